@@ -1,0 +1,78 @@
+"""The event-store contract: append with an expected position, read in order, idempotent retries."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+def verify_key(key: str) -> None:
+    """Raise ValueError unless ``key`` names a log: 1-128 letters, digits, '-' or '_'.
+
+    Keys become one NATS subject token, so dots, spaces and wildcards are refused everywhere.
+    """
+    if not _KEY.match(key):
+        raise ValueError(f"{key!r} is not a valid log key: use 1-128 letters, digits, '-' and '_'.")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record of a log.
+
+    ``position`` increases along a log but need not be dense (JetStream positions are stream
+    sequences shared by every log of the stream); ``msg_id`` is the writer's idempotency key.
+    """
+
+    key: str
+    position: int
+    msg_id: str
+    data: bytes
+
+
+class EventStoreError(Exception):
+    """Base class of event-store failures."""
+
+
+class ConcurrencyConflict(EventStoreError):
+    """The log moved on since the writer read it: reload, decide again, retry."""
+
+    def __init__(self, key: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"log {key!r} is at position {actual}, not at the expected position {expected}"
+        )
+        self.key = key
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreUnavailable(EventStoreError):
+    """The store did not answer within the retry budget; the append may or may not have landed.
+
+    Retrying with the same ``msg_id`` is always safe.
+    """
+
+
+class EventStore(Protocol):
+    """Append-only logs keyed by name, with optimistic concurrency and idempotent appends."""
+
+    async def append(self, key: str, data: bytes, *, expected_position: int, msg_id: str) -> int:
+        """Append ``data`` as one record if ``key``'s last position is ``expected_position``.
+
+        ``expected_position`` is 0 for an empty log. Returns the new record's position. If a
+        record with the same ``msg_id`` already landed (a retried command), returns its position
+        and appends nothing. Otherwise a moved log raises :class:`ConcurrencyConflict`.
+        """
+        ...
+
+    def read(self, key: str, after: int = 0) -> AsyncIterator[Record]:
+        """The records of ``key`` with a position greater than ``after``, in order, up to the
+        last one present when the read began."""
+        ...
+
+    async def last_position(self, key: str) -> int:
+        """The position of ``key``'s last record, 0 for an empty log."""
+        ...

@@ -1,0 +1,50 @@
+"""An in-memory event store with the same contract as the JetStream one (for tests and tools).
+
+>>> import asyncio
+>>> store = InMemoryEventStore()
+>>> asyncio.run(store.append("t1", b"a", expected_position=0, msg_id="c1"))
+1
+>>> asyncio.run(store.append("t1", b"a", expected_position=0, msg_id="c1"))  # a retry lands once
+1
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from eventstore.api import ConcurrencyConflict, Record, verify_key
+
+
+class InMemoryEventStore:
+    """Logs in a dict; positions are shared across keys like JetStream stream sequences."""
+
+    def __init__(self) -> None:
+        self._logs: dict[str, list[Record]] = {}
+        self._landed: dict[tuple[str, str], int] = {}
+        self._next_position = 1
+
+    async def append(self, key: str, data: bytes, *, expected_position: int, msg_id: str) -> int:
+        """See :meth:`eventstore.api.EventStore.append`."""
+        verify_key(key)
+        landed = self._landed.get((key, msg_id))
+        if landed is not None:
+            return landed
+        actual = await self.last_position(key)
+        if actual != expected_position:
+            raise ConcurrencyConflict(key, expected_position, actual)
+        record = Record(key=key, position=self._next_position, msg_id=msg_id, data=data)
+        self._next_position += 1
+        self._logs.setdefault(key, []).append(record)
+        self._landed[key, msg_id] = record.position
+        return record.position
+
+    async def read(self, key: str, after: int = 0) -> AsyncIterator[Record]:
+        """See :meth:`eventstore.api.EventStore.read`."""
+        for record in list(self._logs.get(key, ())):
+            if record.position > after:
+                yield record
+
+    async def last_position(self, key: str) -> int:
+        """See :meth:`eventstore.api.EventStore.last_position`."""
+        log = self._logs.get(key)
+        return log[-1].position if log else 0

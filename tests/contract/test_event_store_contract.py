@@ -1,0 +1,148 @@
+"""One contract, two event stores: the in-memory one and JetStream on a real nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import nats
+import nats.js.errors
+import pytest
+
+from eventstore.api import ConcurrencyConflict, EventStore, Record
+from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from eventstore.memory import InMemoryEventStore
+from tests.support.nats_server import NatsServer
+
+
+@pytest.fixture(params=["memory", "jetstream"])
+async def store(
+    request: pytest.FixtureRequest, nats_server: NatsServer
+) -> AsyncIterator[EventStore]:
+    """Each contract test runs once per implementation."""
+    if request.param == "memory":
+        yield InMemoryEventStore()
+        return
+    client = await nats.connect(nats_server.url)
+    try:
+        jetstream = JetStreamEventStore(client.jetstream())
+        await jetstream.ensure_stream()
+        yield jetstream
+    finally:
+        await client.drain()
+
+
+def new_key() -> str:
+    """A fresh log per test: tests share one JetStream stream."""
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+async def read_all(store: EventStore, key: str, after: int = 0) -> list[Record]:
+    return [record async for record in store.read(key, after)]
+
+
+async def test_an_empty_log_is_at_position_zero_and_reads_nothing(store: EventStore) -> None:
+    key = new_key()
+    assert await store.last_position(key) == 0
+    assert await read_all(store, key) == []
+
+
+async def test_appends_read_back_in_order_with_their_ids(store: EventStore) -> None:
+    key = new_key()
+    first = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    second = await store.append(key, b"two", expected_position=first, msg_id="c2")
+    assert 0 < first < second
+    records = await read_all(store, key)
+    assert [(r.position, r.msg_id, r.data) for r in records] == [
+        (first, "c1", b"one"),
+        (second, "c2", b"two"),
+    ]
+    assert await store.last_position(key) == second
+
+
+async def test_read_after_a_position_returns_only_later_records(store: EventStore) -> None:
+    key = new_key()
+    position = 0
+    for index in range(5):
+        position = await store.append(
+            key, b"%d" % index, expected_position=position, msg_id=f"c{index}"
+        )
+    middle = (await read_all(store, key))[2].position
+    assert [r.data for r in await read_all(store, key, after=middle)] == [b"3", b"4"]
+    assert await read_all(store, key, after=position) == []
+
+
+async def test_a_stale_expected_position_is_a_conflict_and_appends_nothing(
+    store: EventStore,
+) -> None:
+    key = new_key()
+    position = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    with pytest.raises(ConcurrencyConflict) as caught:
+        await store.append(key, b"stale", expected_position=0, msg_id="c2")
+    assert caught.value.actual == position
+    assert [r.data for r in await read_all(store, key)] == [b"one"]
+
+
+async def test_a_retried_append_lands_once(store: EventStore) -> None:
+    key = new_key()
+    first = await store.append(key, b"one", expected_position=0, msg_id="same")
+    again = await store.append(key, b"one", expected_position=0, msg_id="same")
+    assert again == first
+    assert len(await read_all(store, key)) == 1
+
+
+async def test_a_retry_after_other_appends_still_lands_once(store: EventStore) -> None:
+    key = new_key()
+    first = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    await store.append(key, b"two", expected_position=first, msg_id="c2")
+    assert await store.append(key, b"one", expected_position=0, msg_id="c1") == first
+    assert [r.data for r in await read_all(store, key)] == [b"one", b"two"]
+
+
+async def test_two_writers_racing_on_one_position_one_wins(store: EventStore) -> None:
+    key = new_key()
+    results = await asyncio.gather(
+        *(
+            store.append(key, f"w{n}".encode(), expected_position=0, msg_id=f"w{n}")
+            for n in range(8)
+        ),
+        return_exceptions=True,
+    )
+    winners = [result for result in results if isinstance(result, int)]
+    conflicts = [result for result in results if isinstance(result, ConcurrencyConflict)]
+    assert len(winners) == 1
+    assert len(conflicts) == 7
+    assert len(await read_all(store, key)) == 1
+
+
+async def test_logs_are_independent(store: EventStore) -> None:
+    first_key, second_key = new_key(), new_key()
+    await store.append(first_key, b"a", expected_position=0, msg_id="c1")
+    await store.append(second_key, b"b", expected_position=0, msg_id="c1")
+    assert [r.data for r in await read_all(store, first_key)] == [b"a"]
+    assert [r.data for r in await read_all(store, second_key)] == [b"b"]
+
+
+@pytest.mark.parametrize("key", ["", "a.b", "a b", "t*", ">", "x" * 129])
+async def test_a_key_that_is_not_one_subject_token_is_refused(store: EventStore, key: str) -> None:
+    with pytest.raises(ValueError, match="not a valid log key"):
+        await store.append(key, b"x", expected_position=0, msg_id="c1")
+
+
+async def test_the_jetstream_stream_refuses_delete_and_purge(nats_server: NatsServer) -> None:
+    client = await nats.connect(nats_server.url)
+    try:
+        settings = StreamSettings()
+        store = JetStreamEventStore(client.jetstream(), settings)
+        await store.ensure_stream()
+        key = new_key()
+        position = await store.append(key, b"kept", expected_position=0, msg_id="c1")
+        manager = client.jetstream()
+        with pytest.raises(nats.js.errors.APIError):
+            await manager.purge_stream(settings.stream)
+        with pytest.raises(nats.js.errors.APIError):
+            await manager.delete_msg(settings.stream, position)
+        assert await store.last_position(key) == position
+    finally:
+        await client.drain()
