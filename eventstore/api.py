@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
-_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_KEY = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def verify_key(key: str) -> None:
@@ -15,7 +15,7 @@ def verify_key(key: str) -> None:
 
     Keys become one NATS subject token, so dots, spaces and wildcards are refused everywhere.
     """
-    if not _KEY.match(key):
+    if not _KEY.fullmatch(key):
         raise ValueError(f"{key!r} is not a valid log key: use 1-128 letters, digits, '-' and '_'.")
 
 

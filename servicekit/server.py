@@ -1,0 +1,182 @@
+"""Build, run and gracefully stop a grpc.aio server with health checking and reflection.
+
+The life of a service (ARCHITECTURE.md section 6)::
+
+    server = GrpcServer("dealer", interceptors=standard_interceptors(...))
+    server.add_service(SERVICE_NAME, lambda s: add_DealerServicer_to_server(servicer, s))
+    server.on_shutdown(lambda: drain_nats(client))
+    port = await server.start()       # listening; health NOT_SERVING
+    ...                               # catch up, take leases
+    await server.set_serving()        # health SERVING
+    await server.serve_until_stopped()  # SIGTERM/SIGINT -> graceful stop
+
+Stopping: health NOT_SERVING (probes and load balancers stop sending) -> optional drain delay
+-> stop accepting calls -> in-flight calls get ``grace_s`` to finish, then are cancelled ->
+shutdown hooks run, last registered first -> return.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import structlog
+from grpc_health.v1 import (
+    health,
+    health_pb2,
+    health_pb2_grpc,
+)
+from grpc_reflection.v1alpha import reflection
+
+from servicekit.auth import AuthInterceptor, Role
+from servicekit.errors import ErrorInterceptor, ExtraFamilies
+from servicekit.observability import GrpcMetrics, ObservabilityInterceptor
+
+_log = structlog.get_logger(__name__)
+
+ShutdownHook = Callable[[], Awaitable[object]]
+
+#: The health service's name for the server as a whole.
+WHOLE_SERVER = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Where to listen and how long each stopping step may take.
+
+    ``drain_delay_s`` keeps answering (with health NOT_SERVING) for a while before refusing
+    calls, for load balancers that poll health; 0 in tests.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    grace_s: float = 10.0
+    drain_delay_s: float = 0.0
+    hook_timeout_s: float = 10.0
+
+
+def standard_interceptors(
+    *,
+    metrics: GrpcMetrics,
+    token_secret: bytes | None,
+    roles_by_method: Mapping[str, Collection[Role]] | None = None,
+    extra_errors: ExtraFamilies | None = None,
+) -> list[Any]:
+    """The interceptor stack, outermost first: observe, authenticate, map errors.
+
+    Observability is outermost so it logs and counts the final status, including the ones
+    authentication and error mapping produce. ``token_secret`` None turns authentication off
+    (local tools and tests only).
+    """
+    interceptors: list[Any] = [ObservabilityInterceptor(metrics)]
+    if token_secret is not None:
+        interceptors.append(AuthInterceptor(token_secret, roles_by_method=roles_by_method))
+    interceptors.append(ErrorInterceptor(extra_errors))
+    return interceptors
+
+
+class GrpcServer:
+    """A grpc.aio server with health, reflection, interceptors and a graceful stop.
+
+    Construct it inside the running event loop: grpc.aio binds its server to that loop.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        settings: ServerSettings | None = None,
+        interceptors: Sequence[Any] = (),
+    ) -> None:
+        self.name = name
+        self.settings = settings or ServerSettings()
+        self._server = grpc.aio.server(interceptors=list(interceptors))
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self._server)
+        self._service_names: list[str] = []
+        self._hooks: list[ShutdownHook] = []
+        self._stop_requested = asyncio.Event()
+        self._stopped: asyncio.Task[None] | None = None
+        self.port: int | None = None
+
+    def add_service(self, service_name: str, register: Callable[[Any], object]) -> None:
+        """Add a service: ``register(grpc_server)`` adds its handlers; ``service_name`` (the
+        full proto name) is what health and reflection know it by. Before :meth:`start`."""
+        register(self._server)
+        self._service_names.append(service_name)
+
+    def on_shutdown(self, hook: ShutdownHook) -> None:
+        """Run ``hook`` after the server stopped serving; hooks run last registered first."""
+        self._hooks.append(hook)
+
+    async def start(self) -> int:
+        """Listen and start serving with health NOT_SERVING; returns the bound port."""
+        reflection.enable_server_reflection(
+            [*self._service_names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server
+        )
+        address = f"{self.settings.host}:{self.settings.port}"
+        port = int(self._server.add_insecure_port(address))
+        if port == 0:
+            raise OSError(f"could not bind gRPC to {address}")
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self._server.start()
+        self.port = port
+        _log.info("grpc_listening", server=self.name, address=f"{self.settings.host}:{port}")
+        return port
+
+    async def set_serving(self) -> None:
+        """Tell health checks the server (and each service) is ready."""
+        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        _log.info("grpc_serving", server=self.name)
+
+    async def _set_health(self, status: Any) -> None:
+        for service in (WHOLE_SERVER, *self._service_names):
+            await self.health.set(service, status)
+
+    def request_stop(self) -> None:
+        """Ask :meth:`serve_until_stopped` to stop (what SIGTERM and SIGINT do)."""
+        self._stop_requested.set()
+
+    async def serve_until_stopped(
+        self, signals: Sequence[signal.Signals] = (signal.SIGTERM, signal.SIGINT)
+    ) -> None:
+        """Serve until a signal or :meth:`request_stop`, then stop gracefully."""
+        loop = asyncio.get_running_loop()
+        for signum in signals:
+            loop.add_signal_handler(signum, self.request_stop)
+        try:
+            await self._stop_requested.wait()
+            _log.info("grpc_stop_requested", server=self.name)
+        finally:
+            for signum in signals:
+                loop.remove_signal_handler(signum)
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Stop gracefully (see the module docstring); safe to call more than once."""
+        if self._stopped is None:
+            self._stopped = asyncio.ensure_future(self._stop_gracefully())
+        await asyncio.shield(self._stopped)
+
+    async def _stop_gracefully(self) -> None:
+        await self.health.enter_graceful_shutdown()
+        if self.settings.drain_delay_s > 0:
+            await asyncio.sleep(self.settings.drain_delay_s)
+        try:
+            await self._server.stop(self.settings.grace_s)
+            _log.info("grpc_stopped", server=self.name)
+        finally:
+            await self._run_hooks()
+
+    async def _run_hooks(self) -> None:
+        """Every hook runs, each within the timeout; one failing does not skip the rest."""
+        for hook in reversed(self._hooks):
+            name = getattr(hook, "__qualname__", repr(hook))
+            try:
+                await asyncio.wait_for(hook(), timeout=self.settings.hook_timeout_s)
+            except Exception:
+                _log.exception("shutdown_hook_failed", hook=name)
