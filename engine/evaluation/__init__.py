@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from engine.cards import DECK_52, Card, verify_distinct, verify_in_deck
@@ -48,6 +48,11 @@ class Ranking:
     total_sizes: frozenset[int]
     deck: tuple[Card, ...] = DECK_52
     deck_name: str = "52-card"
+    _deck_set: frozenset[Card] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Built once: membership checks run on every rank_hand call.
+        object.__setattr__(self, "_deck_set", frozenset(self.deck))
 
     def verify_cards(self, hole: Sequence[Card], board: Sequence[Card]) -> None:
         """Raise ValueError with a sentence if these cards cannot be ranked here."""
@@ -72,7 +77,7 @@ class Ranking:
             if not isinstance(card, Card):
                 raise ValueError(f"{card!r} is not a card.")
         verify_distinct(cards)
-        if self.deck is not DECK_52:
+        if not self._deck_set.issuperset(cards):
             verify_in_deck(cards, self.deck, self.deck_name)
 
 
@@ -80,7 +85,7 @@ def _describe_sizes(sizes: frozenset[int]) -> str:
     ordered = sorted(sizes)
     if len(ordered) == 1:
         return str(ordered[0])
-    if ordered == list(range(ordered[0], ordered[-1] + 1)):
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
         return f"{ordered[0]} to {ordered[-1]}"
     return ", ".join(map(str, ordered[:-1])) + f" or {ordered[-1]}"
 
