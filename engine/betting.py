@@ -1,0 +1,236 @@
+"""Betting structures: the smallest and largest wager, full raises and the raise cap.
+
+A structure is a small strategy object (RULES.md §4.3). It answers, for the current betting round:
+
+* ``bounds``: the smallest and largest total a bet or raise may bring the player's round bet to
+  (before the player's stack is taken into account);
+* ``is_full``: whether a wager (usually a short all-in) counts as a full bet or raise, which
+  reopens the betting and counts toward the cap (RULES.md §4.5);
+* ``reopen_threshold``: by how much the bet level must have risen since a player last acted before
+  he may raise again;
+* ``capped``: whether the 1 bet + 3 raises cap applies (RULES.md §4.4).
+
+Every amount is a *total for the round* ("raise to"), in currency units.
+
+>>> facing_blinds = Round(level=2, full_level=2, min_increment=2, unit=0, raises=1)
+>>> NO_LIMIT.bounds(facing_blinds, pot_total=3, owed=2, chip_unit=1)[0]
+4
+>>> POT_LIMIT.bounds(facing_blinds, pot_total=3, owed=2, chip_unit=1)
+(4, 7)
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final, NamedTuple
+
+UNLIMITED: Final = sys.maxsize
+"""The upper bound of a no-limit wager before the stack is applied."""
+
+
+class Structure(Enum):
+    """The five betting structures (RULES.md §4.3); values match ``pokerpb.BettingStructure``."""
+
+    FIXED_LIMIT = 1
+    SPREAD_LIMIT = 2
+    POT_LIMIT = 3
+    HALF_POT_LIMIT = 4
+    NO_LIMIT = 5
+
+
+class HeadsUpUncap(Enum):
+    """When the limit raise cap is lifted for two players (decision A11)."""
+
+    ROUND_START = 1  # exactly two acting players when the round begins (the seed's rule)
+    BEFORE_CAP = 2  # the action becomes heads-up before the cap is reached (Robert's Rules)
+    NEVER = 3
+
+
+class IncompleteRaiseRule(Enum):
+    """Whether a short all-in reopens a fixed/spread-limit round (RULES.md §4.5)."""
+
+    HALF_BET = 1
+    FULL_BET = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Stakes:
+    """The table's amounts in currency units.
+
+    ``spread_round_max`` holds the maximum bet or raise of each betting round (spread limit); build
+    it from an "a-b-c" limit with :func:`spread_schedule`.
+    """
+
+    small_blind: int
+    big_blind: int
+    ante: int = 0
+    small_bet: int = 0
+    big_bet: int = 0
+    spread_round_max: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BettingRules:
+    """Table switches for betting (RULES.md §11)."""
+
+    chip_unit: int = 1
+    max_raises: int = 3
+    heads_up_uncap: HeadsUpUncap = HeadsUpUncap.ROUND_START
+    incomplete_raise_rule: IncompleteRaiseRule = IncompleteRaiseRule.HALF_BET
+    spread_round_ceiling: bool = False
+    action_timer_ms: int = 30_000
+
+
+class Round(NamedTuple):
+    """The betting facts of the current round.
+
+    ``level`` is the amount every player must reach to stay in; ``full_level`` the level set by the
+    last full bet or raise (the big blind pre-flop); ``min_increment`` the largest full increment
+    so far (pot and no limit); ``unit`` the fixed-limit bet or the spread-limit round maximum;
+    ``raises`` counts full bets and raises, the big blind included; ``aggressor`` is the index of
+    the last player who bet or raised (-1: nobody).
+    """
+
+    level: int = 0
+    full_level: int = 0
+    min_increment: int = 0
+    unit: int = 0
+    raises: int = 0
+    uncapped: bool = False
+    started: bool = False
+    aggressor: int = -1
+
+
+class BettingStructure:
+    """Base strategy: no-limit style minimum raise, no maximum, no cap."""
+
+    __slots__ = ("structure",)
+    capped: bool = False
+
+    def __init__(self, structure: Structure) -> None:
+        self.structure = structure
+
+    def bounds(self, round_: Round, pot_total: int, owed: int, chip_unit: int) -> tuple[int, int]:
+        """Smallest and largest bet/raise total; a bet is a raise from level 0."""
+        return round_.level + round_.min_increment, UNLIMITED
+
+    def is_full(self, round_: Round, amount: int, half_bet: bool) -> bool:
+        """Whether a wager to ``amount`` is a full bet or raise (RULES.md §4.5)."""
+        return amount - round_.level >= round_.min_increment
+
+    def reopen_threshold(self, round_: Round, half_bet: bool) -> int:
+        """How far the level must rise past a player's last action to let him raise again."""
+        return round_.min_increment
+
+    def __repr__(self) -> str:
+        return f"<{self.structure.name}>"
+
+
+class _PotLimit(BettingStructure):
+    """Raise by at most the pot after calling (RULES.md §4.3.3); ``divisor`` 2 is half pot."""
+
+    __slots__ = ("divisor",)
+
+    def __init__(self, structure: Structure, divisor: int) -> None:
+        super().__init__(structure)
+        self.divisor = divisor
+
+    def bounds(self, round_: Round, pot_total: int, owed: int, chip_unit: int) -> tuple[int, int]:
+        lowest = round_.level + round_.min_increment
+        raise_by = (pot_total + owed) // self.divisor
+        raise_by -= raise_by % chip_unit  # half pot rounds down to the chip unit (A33)
+        # The minimum bet (the big blind) stays allowed even when the pot is smaller.
+        return lowest, max(lowest, round_.level + raise_by)
+
+
+class _FixedLimit(BettingStructure):
+    """Every bet and raise is exactly one unit of the round (RULES.md §4.3.1)."""
+
+    __slots__ = ()
+    capped = True
+
+    def bounds(self, round_: Round, pot_total: int, owed: int, chip_unit: int) -> tuple[int, int]:
+        target = round_.full_level + round_.unit
+        return target, target
+
+    def is_full(self, round_: Round, amount: int, half_bet: bool) -> bool:
+        added = amount - round_.full_level
+        return 2 * added >= round_.unit if half_bet else added >= round_.unit
+
+    def reopen_threshold(self, round_: Round, half_bet: bool) -> int:
+        return (round_.unit + 1) // 2 if half_bet else round_.unit
+
+
+class _SpreadLimit(BettingStructure):
+    """Any increment from the largest full one up to the round maximum (decision A10)."""
+
+    __slots__ = ()
+    capped = True
+
+    def bounds(self, round_: Round, pot_total: int, owed: int, chip_unit: int) -> tuple[int, int]:
+        lowest = round_.level + round_.min_increment
+        return lowest, max(lowest, round_.level + round_.unit)
+
+    def is_full(self, round_: Round, amount: int, half_bet: bool) -> bool:
+        added = amount - round_.level
+        if half_bet:
+            return 2 * added >= round_.min_increment
+        return added >= round_.min_increment
+
+    def reopen_threshold(self, round_: Round, half_bet: bool) -> int:
+        return (round_.min_increment + 1) // 2 if half_bet else round_.min_increment
+
+
+FIXED_LIMIT: Final = _FixedLimit(Structure.FIXED_LIMIT)
+SPREAD_LIMIT: Final = _SpreadLimit(Structure.SPREAD_LIMIT)
+POT_LIMIT: Final = _PotLimit(Structure.POT_LIMIT, 1)
+HALF_POT_LIMIT: Final = _PotLimit(Structure.HALF_POT_LIMIT, 2)
+NO_LIMIT: Final = BettingStructure(Structure.NO_LIMIT)
+
+STRUCTURES: Final[dict[Structure, BettingStructure]] = {
+    strategy.structure: strategy
+    for strategy in (FIXED_LIMIT, SPREAD_LIMIT, POT_LIMIT, HALF_POT_LIMIT, NO_LIMIT)
+}
+
+
+def spread_schedule(low: int, middle: int, high: int, rounds: int) -> tuple[int, ...]:
+    """The per-round maxima of an "a-b-c" spread limit (decision A10).
+
+    >>> spread_schedule(1, 2, 3, 4)
+    (1, 1, 2, 3)
+    >>> spread_schedule(1, 2, 3, 5), spread_schedule(1, 2, 3, 2)
+    ((1, 1, 2, 2, 3), (1, 3))
+    """
+    if rounds == 2:
+        return (low, high)
+    if rounds == 4:
+        return (low, low, middle, high)
+    if rounds == 5:
+        return (low, low, middle, middle, high)
+    raise ValueError(f"A spread limit has no default schedule for {rounds} betting rounds.")
+
+
+# Decision A9: the room's small blinds for its fixed-limit stakes, keyed by (small bet, big bet)
+# in euro cents. Not a formula: no single rounding rule gives all five.
+_FIXED_LIMIT_SMALL_BLINDS: Final = {(25, 50): 10, (100, 200): 50, (200, 400): 100, (300, 600): 100}
+_FIXED_LIMIT_SMALL_BLINDS[(500, 1000)] = 200
+
+
+def fixed_limit_stakes(
+    small_bet: int, big_bet: int, small_blind: int | None = None, chip_unit: int = 1, ante: int = 0
+) -> Stakes:
+    """Fixed-limit stakes with the room's defaults: big blind = small bet (A9).
+
+    Without ``small_blind`` the room's table for its stakes applies (amounts in cents), else half
+    the big blind rounded down to the chip unit.
+
+    >>> fixed_limit_stakes(500, 1000).small_blind, fixed_limit_stakes(5, 10).small_blind
+    (200, 2)
+    """
+    if small_blind is None:
+        small_blind = _FIXED_LIMIT_SMALL_BLINDS.get((small_bet, big_bet), 0)
+        if not small_blind:
+            small_blind = small_bet // 2 // chip_unit * chip_unit
+    return Stakes(small_blind, small_bet, ante=ante, small_bet=small_bet, big_bet=big_bet)

@@ -1,0 +1,157 @@
+"""Games as data: what is dealt when, who acts first, which bet size applies, how hands rank.
+
+The hand state machine knows nothing about Hold'em or Omaha: it walks the :class:`Street` entries
+of a :class:`GameDefinition`. Adding a game means adding a definition here (RULES.md §2, §8).
+
+A street is one dealing step followed by one betting round: hole cards dealt face down and face
+up (one pass per card, clockwise from the left of the dealer position), then community cards.
+Stud games will add streets with face-up cards and a bring-in first-actor rule, draw games a
+draw before the deal; both are new values of the enums below, not new control flow.
+
+>>> HOLDEM.streets[1].name, HOLDEM.streets[1].board, HOLDEM.streets[3].bet_size.name
+('flop', 3, 'BIG')
+>>> get_game("omaha-hilo").low_ranking
+'omaha-low8'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Final
+
+from engine.cards import DECK_52, Card
+
+
+class DealerKind(Enum):
+    """Where the dealer position is (RULES.md §1.2)."""
+
+    BUTTON = "button"  # moves clockwise every hand
+    FIXED = "fixed"  # the chip box: stud-type games
+
+
+class ForcedBets(Enum):
+    """Which forced bets open the first betting round (RULES.md §4.2)."""
+
+    BLINDS = "blinds"  # small and big blind, optional ante
+    ANTE_BRING_IN = "ante-bring-in"  # stud-type games (not implemented by the hand machine yet)
+
+
+class BetSize(Enum):
+    """Which fixed-limit size applies to a betting round (RULES.md §4.3.1)."""
+
+    SMALL = "small"
+    BIG = "big"
+
+
+class FirstActor(Enum):
+    """Who acts first in a betting round (RULES.md §8)."""
+
+    LEFT_OF_BIG_BLIND = "left-of-big-blind"  # pre-flop in blind games (the button when heads-up)
+    LEFT_OF_BUTTON = "left-of-button"  # later rounds of button games
+
+
+@dataclass(frozen=True, slots=True)
+class Street:
+    """One dealing step and the betting round that follows it."""
+
+    name: str
+    down: int = 0  # hole cards dealt face down to each player, one pass per card
+    up: int = 0  # hole cards dealt face up to each player (stud)
+    board: int = 0  # community cards
+    bet_size: BetSize = BetSize.SMALL
+    first_actor: FirstActor = FirstActor.LEFT_OF_BUTTON
+
+
+@dataclass(frozen=True, slots=True)
+class GameDefinition:
+    """Everything the hand machine needs to know about one poker variant."""
+
+    key: str
+    name: str
+    deck: tuple[Card, ...]
+    max_players: int
+    dealer: DealerKind
+    forced_bets: ForcedBets
+    streets: tuple[Street, ...]
+    high_ranking: str | None  # name for engine.evaluation.rank_hand, None in low-only games
+    low_ranking: str | None = None  # set for low-only and hi/lo games
+    rake_street: int = 1  # the hand is raked once this street has been dealt (the flop)
+    card_set: frozenset[Card] = field(init=False, repr=False, compare=False)  # the deck as a set
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "card_set", frozenset(self.deck))
+
+    @property
+    def is_hi_lo(self) -> bool:
+        """Whether every pot is split between the best high and the best qualifying low."""
+        return self.high_ranking is not None and self.low_ranking is not None
+
+    @property
+    def hole_card_count(self) -> int:
+        """How many cards each player holds at the end of the hand."""
+        return sum(street.down + street.up for street in self.streets)
+
+
+def _community_streets(hole_cards: int) -> tuple[Street, ...]:
+    """Pre-flop, flop, turn and river, as in Hold'em and the Omaha family (RULES.md §8.1)."""
+    return (
+        Street("preflop", down=hole_cards, first_actor=FirstActor.LEFT_OF_BIG_BLIND),
+        Street("flop", board=3),
+        Street("turn", board=1, bet_size=BetSize.BIG),
+        Street("river", board=1, bet_size=BetSize.BIG),
+    )
+
+
+def _community_game(
+    key: str, name: str, *, hole_cards: int, max_players: int, high: str, low: str | None = None
+) -> GameDefinition:
+    return GameDefinition(
+        key=key,
+        name=name,
+        deck=DECK_52,
+        max_players=max_players,
+        dealer=DealerKind.BUTTON,
+        forced_bets=ForcedBets.BLINDS,
+        streets=_community_streets(hole_cards),
+        high_ranking=high,
+        low_ranking=low,
+    )
+
+
+HOLDEM: Final = _community_game(
+    "holdem", "Texas Hold'em", hole_cards=2, max_players=10, high="high"
+)
+OMAHA: Final = _community_game("omaha", "Omaha", hole_cards=4, max_players=8, high="omaha-high")
+OMAHA_5: Final = _community_game(
+    "omaha5", "5-Card Omaha", hole_cards=5, max_players=8, high="omaha-high"
+)
+OMAHA_HI_LO: Final = _community_game(
+    "omaha-hilo",
+    "Omaha Hi/Lo 8-or-better",
+    hole_cards=4,
+    max_players=8,
+    high="omaha-high",
+    low="omaha-low8",
+)
+OMAHA_5_HI_LO: Final = _community_game(
+    "omaha5-hilo",
+    "5-Card Omaha Hi/Lo 8-or-better",
+    hole_cards=5,
+    max_players=8,
+    high="omaha-high",
+    low="omaha-low8",
+)
+
+GAMES: Final[dict[str, GameDefinition]] = {
+    game.key: game for game in (HOLDEM, OMAHA, OMAHA_5, OMAHA_HI_LO, OMAHA_5_HI_LO)
+}
+"""Every game the hand machine can deal, by key."""
+
+
+def get_game(key: str) -> GameDefinition:
+    """The definition of the game called ``key``; ValueError with a sentence for an unknown key."""
+    game = GAMES.get(key)
+    if game is None:
+        raise ValueError(f"{key!r} is not a game here; the games are {', '.join(GAMES)}.")
+    return game

@@ -1,0 +1,161 @@
+"""Between engine values and the wire: hand configuration and cards.
+
+Cards travel as card strings, their text forms one after the other ("AsKd"), see events.proto.
+
+>>> config = HandConfig("holdem", Structure.NO_LIMIT, Stakes(1, 2), rake=RakeSchedule())
+>>> config_from_wire(*config_to_wire(config)) == config
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Final
+
+from engine.betting import BettingRules, HeadsUpUncap, IncompleteRaiseRule, Stakes, Structure
+from engine.cards import DECK_52, Card
+from engine.hand.commands import HandConfig
+from engine.hand.memo import IdentityMemo
+from engine.hand.rake import RakeSchedule
+from pokerpb import events_pb2 as pb
+
+CARD_BY_TEXT: Final[dict[str, Card]] = {str(card): card for card in DECK_52}
+CARD_TEXT: Final[tuple[str, ...]] = tuple(str(card) for card in DECK_52)
+
+
+def cards_to_wire(cards: Iterable[Card]) -> str:
+    """The card string of ``cards``: their text forms one after the other.
+
+    >>> from engine.cards import parse_cards
+    >>> cards_to_wire(parse_cards("As Kd 7c"))
+    'AsKd7c'
+    """
+    return "".join([CARD_TEXT[card] for card in cards])
+
+
+# Every one- and two-card string, read once: events are read far more often than written.
+_SINGLE: Final[dict[str, tuple[Card, ...]]] = {text: (card,) for text, card in CARD_BY_TEXT.items()}
+_PAIR: Final[dict[str, tuple[Card, ...]]] = {
+    first + second: (CARD_BY_TEXT[first], CARD_BY_TEXT[second])
+    for first in CARD_TEXT
+    for second in CARD_TEXT
+}
+
+
+def cards_from_wire(text: str) -> tuple[Card, ...]:
+    """The cards of a card string (trusted: it comes from our own events).
+
+    >>> cards_from_wire("AsKd7c"), cards_from_wire("")
+    ((Card('As'), Card('Kd'), Card('7c')), ())
+    """
+    length = len(text)
+    if length == 4:
+        return _PAIR[text]
+    cards: tuple[Card, ...] = ()
+    for start in range(0, length - 3, 4):
+        cards += _PAIR[text[start : start + 4]]
+    if length % 4:
+        cards += _SINGLE[text[-2:]]
+    return cards
+
+
+def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRules]:
+    """Game key, structure number, stakes and rules of ``config`` as protobuf values."""
+    stakes = config.stakes
+    rules = config.rules
+    wire_rules = pb.HandRules(
+        chip_unit=rules.chip_unit,
+        max_raises=rules.max_raises,
+        heads_up_uncap=rules.heads_up_uncap.value,  # type: ignore[arg-type]
+        incomplete_raise_rule=rules.incomplete_raise_rule.value,  # type: ignore[arg-type]
+        spread_round_ceiling=rules.spread_round_ceiling,
+        action_timer_ms=rules.action_timer_ms,
+    )
+    if config.rake is not None:
+        rake = config.rake
+        wire_rules.rake.CopyFrom(
+            pb.RakeSchedule(
+                per=rake.per,
+                step=rake.step,
+                minimum_pot=rake.minimum_pot,
+                band_below=rake.band_below,
+                band_rake=rake.band_rake,
+                caps=[pb.RakeCap(up_to_players=up_to, cap=cap) for up_to, cap in rake.caps],
+                trigger_street=rake.trigger_street,
+            )
+        )
+    wire_stakes = pb.Stakes(
+        small_blind=stakes.small_blind,
+        big_blind=stakes.big_blind,
+        ante=stakes.ante,
+        small_bet=stakes.small_bet,
+        big_bet=stakes.big_bet,
+        spread_round_max=stakes.spread_round_max,
+    )
+    return config.game, config.structure.value, wire_stakes, wire_rules
+
+
+def config_from_wire(
+    game: str, structure: int, stakes: pb.Stakes, rules: pb.HandRules
+) -> HandConfig:
+    """The :class:`HandConfig` that :func:`config_to_wire` wrote."""
+    rake: RakeSchedule | None = None
+    if rules.HasField("rake"):
+        wire_rake = rules.rake
+        rake = RakeSchedule(
+            per=wire_rake.per,
+            step=wire_rake.step,
+            minimum_pot=wire_rake.minimum_pot,
+            band_below=wire_rake.band_below,
+            band_rake=wire_rake.band_rake,
+            caps=tuple((cap.up_to_players, cap.cap) for cap in wire_rake.caps),
+            trigger_street=wire_rake.trigger_street,
+        )
+    return HandConfig(
+        game=game,
+        structure=Structure(structure),
+        stakes=Stakes(
+            small_blind=stakes.small_blind,
+            big_blind=stakes.big_blind,
+            ante=stakes.ante,
+            small_bet=stakes.small_bet,
+            big_bet=stakes.big_bet,
+            spread_round_max=tuple(stakes.spread_round_max),
+        ),
+        rules=BettingRules(
+            chip_unit=rules.chip_unit,
+            max_raises=rules.max_raises,
+            heads_up_uncap=HeadsUpUncap(rules.heads_up_uncap or HeadsUpUncap.ROUND_START.value),
+            incomplete_raise_rule=IncompleteRaiseRule(
+                rules.incomplete_raise_rule or IncompleteRaiseRule.HALF_BET.value
+            ),
+            spread_round_ceiling=rules.spread_round_ceiling,
+            action_timer_ms=rules.action_timer_ms,
+        ),
+        rake=rake,
+    )
+
+
+@lru_cache(maxsize=64)
+def _config_from_bytes(game: str, structure: int, stakes: bytes, rules: bytes) -> HandConfig:
+    return config_from_wire(
+        game, structure, pb.Stakes.FromString(stakes), pb.HandRules.FromString(rules)
+    )
+
+
+def cached_config_from_wire(
+    game: str, structure: int, stakes: pb.Stakes, rules: pb.HandRules
+) -> HandConfig:
+    """:func:`config_from_wire`, remembered: a table deals hand after hand with one config."""
+    return _config_from_bytes(
+        game,
+        structure,
+        stakes.SerializeToString(deterministic=True),
+        rules.SerializeToString(deterministic=True),
+    )
+
+
+cached_config_to_wire: Final = IdentityMemo(config_to_wire)
+""":func:`config_to_wire`, remembered per config object. The messages are shared: copy, never
+modify them."""

@@ -1,0 +1,84 @@
+"""Commands to the hand machine: plain frozen values built by the dealer service.
+
+Randomness and time are inputs: :class:`StartHand` carries the shuffled deck, every command
+carries ``now`` (unix milliseconds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from engine.betting import BettingRules, Stakes, Structure
+from engine.cards import Card
+from engine.hand.rake import RakeSchedule
+
+
+class Action(Enum):
+    """What a player may do on his turn.
+
+    ``amount`` of :class:`Act`: for BET and RAISE the total the player's bet in this round becomes
+    ("raise to"); for CALL either 0 or exactly the chips the call puts in; 0 for FOLD and CHECK.
+    A player goes all-in by calling with too few chips or by betting/raising his whole stack.
+    """
+
+    FOLD = "fold"
+    CHECK = "check"
+    CALL = "call"
+    BET = "bet"
+    RAISE = "raise"
+
+
+@dataclass(frozen=True, slots=True)
+class HandConfig:
+    """What kind of hand to deal: game, structure, stakes and table switches.
+
+    ``rake`` None means no rake (play money).
+    """
+
+    game: str
+    structure: Structure
+    stakes: Stakes
+    rules: BettingRules = field(default_factory=BettingRules)
+    rake: RakeSchedule | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatStack:
+    """A player dealt into the hand: his seat number and the chips in front of him."""
+
+    seat: int
+    stack: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartHand:
+    """Deal a new hand to ``seats`` (any order) with the dealer button on seat ``button``."""
+
+    hand_id: str
+    config: HandConfig
+    seats: tuple[SeatStack, ...]
+    button: int
+    deck: tuple[Card, ...]
+    now: int
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """A player's decision on his turn (see :class:`Action` for ``amount``)."""
+
+    seat: int
+    action: Action
+    amount: int = 0
+    now: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TimeOut:
+    """The player to act let his time run out: he checks if that is free, else he folds."""
+
+    seat: int
+    now: int
+
+
+Command = StartHand | Act | TimeOut

@@ -1,0 +1,149 @@
+"""The state of one hand: an immutable value, replaced (never mutated) by every event.
+
+Players are addressed by their *index* in seat order (0 .. n-1, clockwise); events and commands
+use table seat numbers, which :meth:`HandSetup.index_of` translates. Per-player facts are tuples
+indexed that way. What never changes during the hand lives in :class:`HandSetup`, shared by every
+state of the hand, so that applying an event copies a handful of references only.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from engine.betting import BettingStructure, Round
+from engine.cards import Card
+from engine.games import GameDefinition
+from engine.hand.commands import HandConfig
+
+_new_state = tuple.__new__
+
+NOBODY = -1
+"""The ``to_act`` value when nobody is to act, and the ``acted`` value of a player yet to act."""
+
+SHOWN = 1
+MUCKED = 2
+
+
+class HandSetup(NamedTuple):
+    """What is fixed for the whole hand (recorded in HandStarted).
+
+    ``fresh_rounds`` holds, per street, the betting facts before the first wager.
+    """
+
+    hand_id: str
+    config: HandConfig
+    game: GameDefinition
+    strategy: BettingStructure
+    seats: tuple[int, ...]  # seat numbers in clockwise order
+    starting_stacks: tuple[int, ...]
+    button: int  # index
+    small_blind: int  # index of the small blind
+    big_blind: int  # index of the big blind
+    deck: str  # card string of the shuffled deck (two characters per card), top card first
+    started_at: int
+    fresh_rounds: tuple[Round, ...]
+
+    def index_of(self, seat: int) -> int:
+        """The index of ``seat``; ValueError when the seat is not dealt in."""
+        return self.seats.index(seat)
+
+    @property
+    def player_count(self) -> int:
+        """How many players were dealt in."""
+        return len(self.seats)
+
+    def clockwise_from(self, start: int) -> tuple[int, ...]:
+        """Every index once, clockwise, beginning with ``start``."""
+        count = len(self.seats)
+        return tuple((start + step) % count for step in range(count))
+
+
+class HandState(NamedTuple):
+    """One moment of a hand. Compare states with ``==`` (replay equals the live path).
+
+    The fields that change on every betting action come first (up to ``deadline``), so that
+    :func:`with_betting` can rebuild a state from them and one slice of the rest.
+    """
+
+    setup: HandSetup
+    street: int  # index into setup.game.streets
+    stacks: tuple[int, ...]  # chips behind
+    bets: tuple[int, ...]  # chips put in during the current betting round
+    contributions: tuple[int, ...]  # chips put in during the hand (uncalled bets taken back)
+    folded: tuple[bool, ...]
+    acted: tuple[int, ...]  # the level each player last acted at this round, NOBODY if not yet
+    round: Round
+    to_act: int  # index of the player whose turn it is, NOBODY between turns and after the end
+    deadline: int  # unix ms by which ``to_act`` must act
+    hole: tuple[tuple[Card, ...], ...]  # every card each player holds, in dealing order
+    up: tuple[tuple[Card, ...], ...]  # the face-up ones among them (stud)
+    board: tuple[Card, ...]
+    deck_position: int  # index of the next card to deal
+    showdown: tuple[int, ...]  # 0, SHOWN or MUCKED
+    rake: int
+    awarded: int  # chips already paid out of the pots
+    ended: bool
+
+    def with_betting(
+        self,
+        *,
+        stacks: tuple[int, ...],
+        bets: tuple[int, ...],
+        contributions: tuple[int, ...],
+        folded: tuple[bool, ...],
+        acted: tuple[int, ...],
+        round_: Round,
+        to_act: int,
+        deadline: int,
+    ) -> HandState:
+        """This state with its betting fields replaced: ``_replace`` without its overhead, for the
+        events applied on every action."""
+        return _new_state(
+            HandState,
+            (
+                *self[:2],
+                stacks,
+                bets,
+                contributions,
+                folded,
+                acted,
+                round_,
+                to_act,
+                deadline,
+                *self[10:],
+            ),
+        )
+
+    def with_turn(self, to_act: int, deadline: int, round_: Round) -> HandState:
+        """This state with a new player to act (the event applied after every action)."""
+        return _new_state(HandState, (*self[:7], round_, to_act, deadline, *self[10:]))
+
+    @property
+    def pot(self) -> int:
+        """Chips in the middle not yet paid out or raked (current-round bets included)."""
+        return sum(self.contributions) - self.rake - self.awarded
+
+    def is_all_in(self, index: int) -> bool:
+        """Whether the player has no chips behind and is still in the hand."""
+        return not self.folded[index] and self.stacks[index] == 0
+
+    def is_acting(self, index: int) -> bool:
+        """Whether the player can still make betting decisions (in the hand, chips behind)."""
+        return not self.folded[index] and self.stacks[index] > 0
+
+    def acting_count(self) -> int:
+        """How many players can still make betting decisions."""
+        count = 0
+        for stack, out in zip(self.stacks, self.folded, strict=True):
+            if stack and not out:
+                count += 1
+        return count
+
+    def contenders(self) -> tuple[int, ...]:
+        """Indexes of the players still in the hand (all-in ones included)."""
+        return tuple([index for index, out in enumerate(self.folded) if not out])
+
+    @property
+    def seat_to_act(self) -> int | None:
+        """The seat number of the player whose turn it is, or None."""
+        return None if self.to_act < 0 else self.setup.seats[self.to_act]

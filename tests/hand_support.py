@@ -1,0 +1,165 @@
+"""Helpers for hand-machine tests: stacked decks, starting hands and acting by seat."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
+
+from google.protobuf.message import Message
+
+from engine.betting import BettingRules, Stakes, Structure
+from engine.cards import Card, parse_cards
+from engine.games import get_game
+from engine.hand import (
+    Act,
+    Action,
+    HandConfig,
+    HandEvent,
+    HandState,
+    SeatStack,
+    StartHand,
+    TimeOut,
+    execute,
+    legal_actions,
+    replay,
+)
+from engine.hand.rake import RakeSchedule
+from pokerpb import events_pb2 as pb
+
+EventT = TypeVar("EventT", bound=Message)
+
+NL = Structure.NO_LIMIT
+PL = Structure.POT_LIMIT
+HPL = Structure.HALF_POT_LIMIT
+FL = Structure.FIXED_LIMIT
+SL = Structure.SPREAD_LIMIT
+
+
+def stacked_deck(
+    game_key: str,
+    seats: Sequence[int],
+    button: int,
+    hole: Mapping[int, str] | None = None,
+    board: str = "",
+) -> tuple[Card, ...]:
+    """A deck that deals ``hole[seat]`` to each seat and then ``board``; the rest in order.
+
+    Hole cards go one per pass clockwise from the left of the button, as the machine deals.
+    Seats missing from ``hole`` get the next unused cards.
+    """
+    game = get_game(game_key)
+    ordered = sorted(seats)
+    start = (ordered.index(button) + 1) % len(ordered)
+    order = ordered[start:] + ordered[:start]
+    wanted = {seat: list(parse_cards(text)) for seat, text in (hole or {}).items()}
+    board_cards = list(parse_cards(board))
+    used = {card for cards in wanted.values() for card in cards} | set(board_cards)
+    spare = [card for card in game.deck if card not in used]
+    per_player = game.hole_card_count
+    deck: list[Card] = []
+    for _ in range(per_player):
+        for seat in order:
+            cards = wanted.get(seat)
+            deck.append(cards.pop(0) if cards else spare.pop(0))
+    deck += board_cards
+    deck += [card for card in spare if card not in deck]
+    return tuple(deck)
+
+
+class Table:
+    """One hand in progress, with every event kept, driven by seat numbers."""
+
+    def __init__(
+        self,
+        stacks: Mapping[int, int],
+        *,
+        button: int,
+        game: str = "holdem",
+        structure: Structure = NL,
+        stakes: Stakes | None = None,
+        rules: BettingRules | None = None,
+        rake: RakeSchedule | None = None,
+        hole: Mapping[int, str] | None = None,
+        board: str = "",
+        deck: tuple[Card, ...] | None = None,
+    ) -> None:
+        self.config = HandConfig(
+            game,
+            structure,
+            stakes or Stakes(1, 2),
+            rules or BettingRules(),
+            rake,
+        )
+        seats = tuple(SeatStack(seat, stack) for seat, stack in stacks.items())
+        if deck is None:
+            deck = stacked_deck(game, list(stacks), button, hole, board)
+        self.command = StartHand("hand-1", self.config, seats, button, deck, now=1_000)
+        self.now = 1_000
+        state, events = execute(None, self.command)
+        self.state: HandState = state
+        self.events: list[HandEvent] = list(events)
+        self.last: list[HandEvent] = list(events)
+
+    def act(self, seat: int, action: Action | str, amount: int = 0) -> list[HandEvent]:
+        """Apply one action; returns its events."""
+        if isinstance(action, str):
+            action = Action(action)
+        self.now += 1
+        self.state, events = execute(self.state, Act(seat, action, amount, self.now))
+        self.events += events
+        self.last = list(events)
+        return events
+
+    def play(self, script: str) -> None:
+        """Apply actions written like ``"3 raise 6, 4 call, 1 fold"``."""
+        for step in script.split(","):
+            words = step.split()
+            amount = int(words[2]) if len(words) > 2 else 0
+            self.act(int(words[0]), words[1], amount)
+
+    def time_out(self, seat: int, late_by: int = 0) -> list[HandEvent]:
+        """Let ``seat``'s time run out."""
+        now = self.state.deadline + late_by
+        self.state, events = execute(self.state, TimeOut(seat, now))
+        self.events += events
+        self.last = list(events)
+        return events
+
+    @property
+    def to_act(self) -> int | None:
+        return self.state.seat_to_act
+
+    def legal(self) -> dict[str, tuple[int, int]]:
+        """The legal actions as ``{"call": (2, 2), "raise": (4, 100), ...}``."""
+        return {
+            option.action.value: (option.min_amount, option.max_amount)
+            for option in legal_actions(self.state)
+        }
+
+    def stack(self, seat: int) -> int:
+        return self.state.stacks[self.state.setup.index_of(seat)]
+
+    def stacks(self) -> dict[int, int]:
+        return dict(zip(self.state.setup.seats, self.state.stacks, strict=True))
+
+    def of_type(self, kind: type[EventT]) -> list[EventT]:
+        """Every event of this hand of one message type."""
+        return [event for event in self.events if isinstance(event, kind)]
+
+    def awards(self) -> list[tuple[int, int, int, int]]:
+        """``(pot, seat, amount, share)`` of every PotAwarded."""
+        return [
+            (event.pot, event.seat, event.amount, event.share)
+            for event in self.events
+            if isinstance(event, pb.PotAwarded)
+        ]
+
+    def won(self) -> dict[int, int]:
+        """Chips won per seat over all pots."""
+        totals: dict[int, int] = {}
+        for _, seat, amount, _ in self.awards():
+            totals[seat] = totals.get(seat, 0) + amount
+        return totals
+
+    def replayed(self) -> HandState:
+        return replay(self.events)

@@ -1,0 +1,181 @@
+"""Properties of the hand machine over random legal play, for every game and structure.
+
+Each example deals one hand from a random deck to random stacks and plays random legal actions
+(sometimes a time-out) to the end, checking after every command: chips are conserved to the unit,
+no stack is negative, only an acting player is ever to act, ``decide`` accepts what
+``legal_actions`` offers and refuses samples of what it does not; at the end the replay of the
+events equals the live state.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.betting import (
+    BettingRules,
+    HeadsUpUncap,
+    IncompleteRaiseRule,
+    Stakes,
+    Structure,
+)
+from engine.games import GAMES
+from engine.hand import (
+    Act,
+    Action,
+    HandConfig,
+    HandRuleError,
+    HandState,
+    LegalAction,
+    SeatStack,
+    StartHand,
+    TimeOut,
+    decide,
+    execute,
+    legal_actions,
+    replay,
+)
+from engine.hand.rake import RakeSchedule
+
+STAKES = {
+    Structure.NO_LIMIT: Stakes(1, 2),
+    Structure.POT_LIMIT: Stakes(1, 2),
+    Structure.HALF_POT_LIMIT: Stakes(1, 2),
+    Structure.FIXED_LIMIT: Stakes(1, 2, small_bet=2, big_bet=4),
+    Structure.SPREAD_LIMIT: Stakes(1, 2, spread_round_max=(2, 2, 4, 6)),
+}
+MAX_COMMANDS = 400
+
+
+def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> StartHand:
+    definition = GAMES[game]
+    players = rng.randint(2, definition.max_players)
+    seats = sorted(rng.sample(range(1, 11), players))
+    stacks = tuple(SeatStack(seat, rng.choice((3, 10, 40, 150, 400))) for seat in seats)
+    deck = list(definition.deck)
+    rng.shuffle(deck)
+    stakes = STAKES[structure]
+    if rng.random() < 0.25:
+        stakes = Stakes(
+            stakes.small_blind,
+            stakes.big_blind,
+            ante=1,
+            small_bet=stakes.small_bet,
+            big_bet=stakes.big_bet,
+            spread_round_max=stakes.spread_round_max,
+        )
+    rules = BettingRules(
+        heads_up_uncap=rng.choice(list(HeadsUpUncap)),
+        incomplete_raise_rule=rng.choice(list(IncompleteRaiseRule)),
+        spread_round_ceiling=rng.random() < 0.3,
+    )
+    schedule = RakeSchedule(per=5, minimum_pot=5) if rake else None
+    config = HandConfig(game, structure, stakes, rules, schedule)
+    return StartHand("h", config, stacks, rng.choice(seats), tuple(deck), now=0)
+
+
+def choose(rng: random.Random, options: tuple[LegalAction, ...]) -> tuple[Action, int]:
+    option = rng.choice(options)
+    if option.action in (Action.BET, Action.RAISE):
+        pick = rng.random()
+        if pick < 0.4:
+            return option.action, option.min_amount
+        if pick < 0.6:
+            return option.action, option.max_amount
+        return option.action, rng.randint(option.min_amount, option.max_amount)
+    if option.action is Action.CALL and rng.random() < 0.5:
+        return option.action, 0  # a call may name no amount
+    return option.action, option.min_amount
+
+
+def offered_commands(state: HandState, seat: int) -> list[Act]:
+    """One command for every end of every offered range."""
+    return [
+        Act(seat, option.action, amount, 1)
+        for option in legal_actions(state)
+        for amount in {option.min_amount, option.max_amount}
+    ]
+
+
+def refused_commands(state: HandState, seat: int) -> list[Act]:
+    """Samples of what is not offered: other actions, amounts just outside the ranges, other
+    seats."""
+    options = {option.action: option for option in legal_actions(state)}
+    commands = [Act(other, Action.FOLD, 0, 1) for other in state.setup.seats if other != seat]
+    for action in Action:
+        option = options.get(action)
+        if option is None:
+            commands.append(Act(seat, action, 10, 1))
+            commands.append(Act(seat, action, 0, 1))
+            continue
+        if action in (Action.BET, Action.RAISE, Action.CALL):
+            commands.append(Act(seat, action, option.min_amount - 1, 1))
+            commands.append(Act(seat, action, option.max_amount + 1, 1))
+        else:
+            commands.append(Act(seat, action, 1, 1))
+    return [
+        command
+        for command in commands
+        if not (command.action is Action.CALL and command.amount == 0 and Action.CALL in options)
+    ]
+
+
+def check_invariants(state: HandState, total: int) -> None:
+    assert sum(state.stacks) + state.pot + state.rake == total
+    assert min(state.stacks) >= 0
+    assert state.pot >= 0
+    if state.to_act >= 0:
+        assert not state.ended
+        assert state.is_acting(state.to_act)
+        assert legal_actions(state)
+    else:
+        assert legal_actions(state) == ()
+
+
+def play_random_hand(seed: int, game: str, structure: Structure, rake: bool) -> None:
+    rng = random.Random(seed)
+    command = deal(rng, game, structure, rake)
+    total = sum(seat.stack for seat in command.seats)
+    state, events = execute(None, command)
+    check_invariants(state, total)
+    for _ in range(MAX_COMMANDS):
+        if state.ended:
+            break
+        seat = state.seat_to_act
+        assert seat is not None
+        for offered in offered_commands(state, seat):
+            decide(state, offered)  # accepted: raises nothing
+        for unoffered in rng.sample(refused_commands(state, seat), 4):
+            with pytest.raises(HandRuleError):
+                decide(state, unoffered)
+        if rng.random() < 0.05:
+            state, new = execute(state, TimeOut(seat, state.deadline))
+        else:
+            action, amount = choose(rng, legal_actions(state))
+            state, new = execute(state, Act(seat, action, amount, 1))
+        events += new
+        check_invariants(state, total)
+    assert state.ended, "the hand did not end"
+    assert state.pot == 0
+    assert replay(events) == state
+
+
+GAME_STRUCTURES = [(game, structure) for game in GAMES for structure in Structure]
+
+
+@pytest.mark.parametrize(("game", "structure"), GAME_STRUCTURES)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1), rake=st.booleans())
+def test_random_legal_play_keeps_every_invariant(
+    game: str, structure: Structure, seed: int, rake: bool
+) -> None:
+    play_random_hand(seed, game, structure, rake)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_random_no_limit_holdem_hands_keep_every_invariant(seed: int) -> None:
+    play_random_hand(seed, "holdem", Structure.NO_LIMIT, rake=True)
