@@ -30,6 +30,9 @@ from engine.cards import DECK_52, Card, verify_distinct, verify_in_deck
 
 __all__ = ["RANKING_NAMES", "HandValue", "Ranking", "get_ranking", "rank_hand"]
 
+Evaluate = Callable[[Sequence[Card], Sequence[Card]], int | None]
+"""``Ranking.evaluate``: the strength of checked hole and board cards, or None."""
+
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
@@ -41,7 +44,7 @@ class Ranking:
     """
 
     name: str
-    evaluate: Callable[[Sequence[Card], Sequence[Card]], int | None]
+    evaluate: Evaluate
     describe: Callable[[int], str]
     hole_sizes: frozenset[int]
     board_sizes: frozenset[int]
@@ -53,6 +56,21 @@ class Ranking:
     def __post_init__(self) -> None:
         # Built once: membership checks run on every rank_hand call.
         object.__setattr__(self, "_deck_set", frozenset(self.deck))
+
+    @classmethod
+    def of_five_cards(
+        cls, name: str, evaluate: Evaluate, describe: Callable[[int], str], deck: tuple[Card, ...]
+    ) -> Ranking:
+        """A ranking of exactly five hole cards and no board (the draw games, Soko, Americana)."""
+        five = frozenset({5})
+        return cls(name, evaluate, describe, five, frozenset({0}), five, deck, f"{len(deck)}-card")
+
+    @classmethod
+    def of_best_five(cls, name: str, evaluate: Evaluate, describe: Callable[[int], str]) -> Ranking:
+        """A ranking of the best five of 5 to 7 cards, split any way between hole and board."""
+        return cls(
+            name, evaluate, describe, frozenset(range(8)), frozenset(range(6)), frozenset({5, 6, 7})
+        )
 
     def verify_cards(self, hole: Sequence[Card], board: Sequence[Card]) -> None:
         """Raise ValueError with a sentence if these cards cannot be ranked here."""

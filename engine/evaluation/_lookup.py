@@ -8,6 +8,8 @@ ints are split pots, and the name can be read back from the int alone.
 >>> value = classify_five((13, 13, 5, 5, 13), suited=False)
 >>> hex(value), describe_made_hand(value)
 ('0x6d5000', 'Full house, kings over fives')
+>>> describe_made_hand(classify_five((12, 12, 9, 9, 13), suited=False))
+'Two pair, queens and nines, king kicker'
 
 **Card keys.** Evaluators add one precomputed key per card. The rank part, above bit 16, holds a
 3-bit count per rank (``1 << 3 * rank_index``; counts never exceed 4, so fields never carry), which
@@ -26,7 +28,7 @@ from functools import cache
 from itertools import combinations, combinations_with_replacement
 from typing import Final
 
-from engine.cards import RANK_CHARS, RANK_NAMES
+from engine.evaluation._names import STANDARD_KINDS, hand_name, low_name
 
 HIGH_CARD, ONE_PAIR, TWO_PAIR, THREE_OF_A_KIND, STRAIGHT, FLUSH = range(6)
 FULL_HOUSE, FOUR_OF_A_KIND, STRAIGHT_FLUSH = range(6, 9)
@@ -47,8 +49,6 @@ FLUSH_FLAGS: Final = 0x8888
 _ACE: Final = 14
 _WHEEL_MASK: Final = 0b1_0000_0000_1111
 """Rank bits (bit 0 = deuce) of A-5-4-3-2."""
-
-_PLURALS: Final = tuple("sixes" if name == "six" else name + "s" for name in RANK_NAMES)
 
 
 def pack(category: int, ranks: Sequence[int]) -> int:
@@ -182,31 +182,11 @@ def suited_values() -> list[int]:
 
 
 def describe_made_hand(strength: int) -> str:
-    """Name a high-style strength, e.g. ``"Two pair, queens and nines"`` or ``"Royal flush"``."""
+    """Name a high-style strength, e.g. ``"Two pair, queens and nines, king kicker"``."""
     category, ranks = unpack(strength)
-    first = ranks[0] - 2
-    if category == STRAIGHT_FLUSH:
-        return "Royal flush" if ranks[0] == _ACE else f"Straight flush, {RANK_NAMES[first]} high"
-    if category == FOUR_OF_A_KIND:
-        return f"Four of a kind, {_PLURALS[first]}"
-    if category == FULL_HOUSE:
-        return f"Full house, {_PLURALS[first]} over {_PLURALS[ranks[1] - 2]}"
-    if category == FLUSH:
-        return f"Flush, {RANK_NAMES[first]} high"
-    if category == STRAIGHT:
-        return f"Straight, {RANK_NAMES[first]} high"
-    if category == THREE_OF_A_KIND:
-        return f"Three of a kind, {_PLURALS[first]}"
-    if category == TWO_PAIR:
-        return f"Two pair, {_PLURALS[first]} and {_PLURALS[ranks[1] - 2]}"
-    if category == ONE_PAIR:
-        return f"One pair, {_PLURALS[first]}"
-    return f"High card, {RANK_NAMES[first]}"
-
-
-def rank_chars(strength: int) -> str:
-    """The tie-break ranks of a high-style strength as ``K-Q-J-T-8``."""
-    return "-".join(RANK_CHARS[rank - 2] for rank in unpack(strength)[1])
+    if category == STRAIGHT_FLUSH and ranks[0] == _ACE:
+        return hand_name("royal_flush", ())
+    return hand_name(STANDARD_KINDS[category], ranks)
 
 
 def _low_bit(card: int) -> int:
@@ -238,5 +218,4 @@ LOW_BY_MASK: Final = [_low_strength(mask) for mask in range(256)]
 
 def describe_low(strength: int) -> str:
     """Name a low strength, e.g. ``"8-6-4-2-A low"``."""
-    ranks = [15 - ((strength >> shift) & 0xF) for shift in (16, 12, 8, 4, 0)]
-    return "-".join("A" if rank == 1 else str(rank) for rank in ranks) + " low"
+    return low_name([15 - ((strength >> shift) & 0xF) for shift in (16, 12, 8, 4, 0)])

@@ -14,7 +14,14 @@ The evaluators add one precomputed weight per card (see :func:`card_weights`): t
 the cards of each rank (3 bits per rank), the bits above count the cards of each suit. The rank
 field alone decides every category but the flushes, so each module maps it through a small dict
 built at import from every multiset of ranks (784 for five cards of the 32-card deck, 6,175 for
-the 52-card deck), and reads the suit field only to spot a flush (or Soko's four-flush).
+the 52-card deck; see :func:`by_rank_key`), and reads the suit field only to spot a flush (or
+Soko's four-flush).
+
+Categories and names
+--------------------
+Each module lists its categories once, lowest first, as a :class:`Categories`: the category
+numbers, the strength of a reading and, back from a strength, its kind and vector and its name
+in the style of :mod:`engine.evaluation._names` shared by every ranking.
 
 >>> pack(3, (14, 13)) == 3 << 48 | 0xED
 True
@@ -24,36 +31,35 @@ True
 ((10, 9, 8, 7, 14), (14, 13, 12, 11, 10))
 >>> read_ranks((9, 9, 13, 12, 12), straights(2))
 ('two_pair', (12, 9, 13))
->>> sequence_name((14, 13, 9, 6))
-'ace-king-nine-six'
+>>> categories = Categories(("high", "pair", "two_pair"), low_rank=2)
+>>> categories.name(categories.strength(*read_ranks((9, 9, 13, 12, 12), straights(2))))
+'Two pair, queens and nines, king kicker'
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from itertools import combinations_with_replacement
-from typing import Final
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from itertools import combinations, combinations_with_replacement
+from typing import Final, TypeVar
 
-from engine.cards import ACE, RANK_CHARS, RANK_NAMES, TWO
+from engine.cards import ACE, TWO
+from engine.evaluation._names import STANDARD_KINDS, VECTOR_LENGTHS, Kind, hand_name
 
 CATEGORY_SHIFT: Final = 48
 """Bit position of the category; the payload's (at most 12) nibbles sit below it."""
 
-_PLURALS: Final = (
-    "deuces",
-    "threes",
-    "fours",
-    "fives",
-    "sixes",
-    "sevens",
-    "eights",
-    "nines",
-    "tens",
-    "jacks",
-    "queens",
-    "kings",
-    "aces",
+FLUSH_OVER_FULL_HOUSE: Final[tuple[Kind, ...]] = (
+    *STANDARD_KINDS[:5],  # high card .. straight
+    "full_house",
+    "flush",
+    "quads",
+    "straight_flush",
+    "royal_flush",
 )
+"""The categories of the 32-card games, lowest first: a flush beats a full house (Americana,
+32-card Draw; Telesina has no royal flush, an ace-high straight flush being one of them)."""
+
+_T = TypeVar("_T")
 
 
 # --- strength vectors ---------------------------------------------------------------------------
@@ -75,6 +81,45 @@ def category_of(strength: int) -> int:
 def unpack(strength: int, length: int) -> tuple[int, ...]:
     """The last ``length`` nibbles of the payload, most significant first."""
     return tuple(strength >> (4 * (length - 1 - index)) & 15 for index in range(length))
+
+
+class Categories:
+    """The categories of one variant ranking, lowest first, by their kinds.
+
+    A category's number is its place in ``kinds``; its vector has the length of
+    :data:`~engine.evaluation._names.VECTOR_LENGTHS` (plus one slot for each kind in
+    ``suit_slot``, whose vector ends with a suit value), unless ``lengths`` says otherwise.
+    ``low_rank`` is the deck's lowest rank, for the names of the ace-low straight.
+    """
+
+    __slots__ = ("_lengths", "kinds", "low_rank", "number")
+
+    def __init__(
+        self,
+        kinds: Sequence[Kind],
+        low_rank: int,
+        *,
+        suit_slot: Collection[Kind] = (),
+        lengths: Mapping[Kind, int] = VECTOR_LENGTHS,
+    ) -> None:
+        self.kinds: Final = tuple(kinds)
+        self.number: Final = {kind: category for category, kind in enumerate(kinds)}
+        self.low_rank: Final = low_rank
+        self._lengths = tuple(lengths[kind] + (kind in suit_slot) for kind in kinds)
+
+    def strength(self, kind: Kind, vector: Sequence[int]) -> int:
+        """The strength of a hand of ``kind`` with tie-break vector ``vector``."""
+        return pack(self.number[kind], vector)
+
+    def read(self, strength: int) -> tuple[Kind, tuple[int, ...]]:
+        """The kind and the whole vector of a strength."""
+        category = strength >> CATEGORY_SHIFT
+        return self.kinds[category], unpack(strength, self._lengths[category])
+
+    def name(self, strength: int) -> str:
+        """The name of a strength whose vector holds only ranks (no suit slot)."""
+        kind, values = self.read(strength)
+        return hand_name(kind, values, low_rank=self.low_rank)
 
 
 # --- ranks ----------------------------------------------------------------------------------------
@@ -137,9 +182,25 @@ def rank_multisets(ranks: Sequence[int], size: int) -> Iterator[tuple[int, ...]]
             yield combo
 
 
+def by_rank_key(
+    low_rank: int, sizes: Sequence[int], value: Callable[[tuple[int, ...]], _T], distinct: bool
+) -> dict[int, _T]:
+    """``value(ranks)`` by :func:`rank_key` for every multiset of ``sizes`` ranks of the deck
+    whose lowest rank is ``low_rank`` (every set of distinct ranks with ``distinct``, as suited
+    cards hold). The ranks come sorted from the highest down."""
+    deck_ranks = range(ACE, low_rank - 1, -1)
+    return {
+        rank_key(ranks, low_rank): value(ranks)
+        for size in sizes
+        for ranks in (
+            combinations(deck_ranks, size) if distinct else rank_multisets(deck_ranks, size)
+        )
+    }
+
+
 def read_ranks(
     ranks: Sequence[int], deck_straights: Sequence[tuple[int, ...]]
-) -> tuple[str, tuple[int, ...]]:
+) -> tuple[Kind, tuple[int, ...]]:
     """The best category that five or more ``ranks`` make without looking at suits.
 
     Returns the kind (``quads``, ``full_house``, ``straight``, ``trips``, ``two_pair``, ``pair``
@@ -178,7 +239,7 @@ def read_ranks(
 
 def read_flush(
     ranks: Sequence[int], deck_straights: Sequence[tuple[int, ...]]
-) -> tuple[str, tuple[int, ...]]:
+) -> tuple[Kind, tuple[int, ...]]:
     """Read five or more suited cards of these distinct ranks: the best flush-type hand.
 
     Returns ``("royal_flush", ())``, ``("straight_flush", (top,))`` or ``("flush", five ranks)``.
@@ -191,15 +252,28 @@ def read_flush(
     return "straight_flush", (straight[0],)
 
 
+def five_card_values(categories: Categories, suited: bool) -> dict[int, int]:
+    """The strength of every five ranks of the deck as :func:`read_ranks` reads them (with
+    ``suited``, of every five suited ranks as :func:`read_flush` reads them), by rank key."""
+    deck_straights = straights(categories.low_rank)
+    read = read_flush if suited else read_ranks
+    return by_rank_key(
+        categories.low_rank,
+        (5,),
+        lambda ranks: categories.strength(*read(ranks, deck_straights)),
+        distinct=suited,
+    )
+
+
 # --- card weights ---------------------------------------------------------------------------------
 
 
-def card_weights(low_rank: int) -> tuple[list[int], int]:
+def card_weights(low_rank: int) -> tuple[list[int], int, int]:
     """Per-card weights whose sum over a hand counts its ranks (low bits) and suits (high bits).
 
-    Returns the weights, indexed by card, and the bit position of the suit field; the rank field
-    is everything below it. Cards below ``low_rank`` (outside a 32-card deck) weigh nothing:
-    the rankings check the deck before they evaluate.
+    Returns the weights, indexed by card, the bit position of the suit field and the mask of the
+    rank field (everything below it). Cards below ``low_rank`` (outside a 32-card deck) weigh
+    nothing: the rankings check the deck before they evaluate.
     """
     suit_shift = 3 * (ACE - low_rank + 1)
     weights = [0] * 52
@@ -207,7 +281,7 @@ def card_weights(low_rank: int) -> tuple[list[int], int]:
         rank, suit = index // 4 + TWO, index % 4
         if rank >= low_rank:
             weights[index] = rank_weight(rank, low_rank) | 1 << (suit_shift + 3 * suit)
-    return weights, suit_shift
+    return weights, suit_shift, (1 << suit_shift) - 1
 
 
 def rank_weight(rank: int, low_rank: int) -> int:
@@ -227,61 +301,5 @@ def suit_counts(suit_field: int) -> tuple[int, int, int, int]:
 
 SUIT_FIELDS: Final = range(1 << 12)
 """Every value of the 12-bit suit field (3 bits per suit), to build per-field lookup lists."""
-
-
-# --- names ----------------------------------------------------------------------------------------
-
-
-def rank_name(rank: int) -> str:
-    """``"ace"`` for 14, ``"deuce"`` for 2."""
-    return RANK_NAMES[rank - TWO]
-
-
-def rank_plural(rank: int) -> str:
-    """``"aces"``, ``"sixes"``."""
-    return _PLURALS[rank - TWO]
-
-
-def sequence_name(ranks: Sequence[int]) -> str:
-    """Ranks joined by hyphens, e.g. ``"ace-king-nine-six"``."""
-    return "-".join(rank_name(rank) for rank in ranks)
-
-
-def card_code(rank: int, suit_char: str) -> str:
-    """The short code of a card, e.g. ``"Ah"``."""
-    return RANK_CHARS[rank - TWO] + suit_char
-
-
-def straight_name(top: int, low_rank: int, length: int = 5) -> str:
-    """``"ten high (ace low)"`` for A-7-8-9-T in a 32-card deck, else e.g. ``"king high"``.
-
-    ``length`` is the number of cards in the run: 4 for Soko's four-straight (A-2-3-4 is
-    ``"four high (ace low)"``).
-    """
-    ace_low = top == low_rank + length - 2
-    return f"{rank_name(top)} high" + (" (ace low)" if ace_low else "")
-
-
-def kickers_name(ranks: Sequence[int]) -> str:
-    """``"king kicker"``, ``"jack-seven kickers"``."""
-    return sequence_name(ranks) + (" kicker" if len(ranks) == 1 else " kickers")
-
-
-def describe_common(kind: str, values: Sequence[int], low_rank: int) -> str:
-    """Name a rank-only reading of :func:`read_ranks` (no suits), e.g. ``"Pair of aces, ..."``."""
-    if kind == "quads":
-        return f"Four of a kind, {rank_plural(values[0])}, {kickers_name(values[1:])}"
-    if kind == "full_house":
-        return f"Full house, {rank_plural(values[0])} over {rank_plural(values[1])}"
-    if kind == "straight":
-        return f"Straight, {straight_name(values[0], low_rank)}"
-    if kind == "trips":
-        return f"Three of a kind, {rank_plural(values[0])}, {kickers_name(values[1:])}"
-    if kind == "two_pair":
-        high, low, kicker = values
-        return f"Two pair, {rank_plural(high)} and {rank_plural(low)}, {kickers_name((kicker,))}"
-    if kind == "pair":
-        return f"Pair of {rank_plural(values[0])}, {kickers_name(values[1:])}"
-    if kind == "high":
-        return f"High card, {sequence_name(values)}"
-    raise ValueError(f"{kind!r} is not a rank-only hand kind.")
+FIVE_OF_A_SUIT: Final = [5 in suit_counts(field) for field in SUIT_FIELDS]
+"""For each suit field of five cards, whether they are all of one suit."""

@@ -13,7 +13,9 @@ True
 >>> describe_deuce_seven(best_deuce_seven(parse_cards("Ac 5d 4h 3s 2c")))
 'A-5-4-3-2 (ace low)'
 >>> describe_deuce_seven(best_deuce_seven(parse_cards("7h 5h 4h 3h 2h")))
-'Flush, seven high'
+'Flush, seven-five-four-three-deuce'
+>>> describe_deuce_seven(best_deuce_seven(parse_cards("3c 3d 7h 5s 2c")))
+'One pair, threes, seven-five-deuce kickers'
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from engine.cards import RANK_NAMES, Card
+from engine.cards import DECK_52, Card
 from engine.evaluation import Ranking
 from engine.evaluation._lookup import (
     CARD_KEYS,
@@ -32,10 +34,11 @@ from engine.evaluation._lookup import (
     HIGH_CARD,
     RANK_SHIFT,
     describe_made_hand,
-    rank_chars,
     suited_five,
+    unpack,
     unsuited_five,
 )
+from engine.evaluation._names import deuce_seven_name
 
 __all__ = ["RANKINGS", "best_deuce_seven", "describe_deuce_seven"]
 
@@ -61,21 +64,14 @@ def _evaluate(hole: Sequence[Card], board: Sequence[Card]) -> int:
 
 
 def describe_deuce_seven(strength: int) -> str:
-    """Name a deuce-to-seven strength: ``"8-6-4-3-2 (eight low)"``, ``"One pair, threes"``, ..."""
+    """Name a deuce-to-seven strength: ``"8-6-4-3-2 (eight low)"``, or as a high hand when it
+    pairs or makes a straight or a flush: ``"One pair, threes, seven-five-deuce kickers"``."""
     value = CATEGORY_LIMIT - strength
     if value >> CATEGORY_SHIFT == HIGH_CARD:
-        top = (value >> 16) & 0xF
-        return f"{rank_chars(value)} ({RANK_NAMES[top - 2]} low)"
+        return deuce_seven_name(unpack(value)[1])
     return describe_made_hand(value)
 
 
 RANKINGS: Final = {
-    "deuce-seven": Ranking(
-        name="deuce-seven",
-        evaluate=_evaluate,
-        describe=describe_deuce_seven,
-        hole_sizes=frozenset({5}),
-        board_sizes=frozenset({0}),
-        total_sizes=frozenset({5}),
-    )
+    "deuce-seven": Ranking.of_five_cards("deuce-seven", _evaluate, describe_deuce_seven, DECK_52)
 }

@@ -30,71 +30,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from engine.cards import ACE, DECK_32, SEVEN, TWO, Card
+from engine.cards import DECK_32, SEVEN, TWO, Card
 from engine.evaluation import Ranking
+from engine.evaluation._names import Kind, hand_name, suit_names
 from engine.evaluation._variants import (
-    SUIT_FIELDS,
+    FIVE_OF_A_SUIT,
+    FLUSH_OVER_FULL_HOUSE,
+    Categories,
+    by_rank_key,
     card_weights,
-    category_of,
-    describe_common,
-    pack,
-    rank_key,
-    rank_multisets,
-    rank_name,
     read_flush,
     read_ranks,
-    sequence_name,
-    straight_name,
     straights,
-    suit_counts,
-    unpack,
 )
 
 __all__ = ["RANKINGS", "SUIT_VALUES"]
 
-HIGH_CARD, PAIR, TWO_PAIR, TRIPS, STRAIGHT = range(5)
-FULL_HOUSE, FLUSH, QUADS, STRAIGHT_FLUSH, ROYAL_FLUSH = range(5, 10)
-
 SUIT_VALUES: Final = (1, 3, 2, 0)
 """The 32-card Draw value of each card suit (s, h, d, c): hearts 3 > diamonds 2 > spades 1 >
 clubs 0."""
-_SUIT_NAMES: Final = ("clubs", "spades", "diamonds", "hearts")  # by suit value
+_SUIT_NAMES: Final = suit_names(SUIT_VALUES)
 
-_CATEGORY_OF_KIND: Final = {
-    "quads": QUADS,
-    "full_house": FULL_HOUSE,
-    "straight": STRAIGHT,
-    "trips": TRIPS,
-    "two_pair": TWO_PAIR,
-    "pair": PAIR,
-    "high": HIGH_CARD,
-    "flush": FLUSH,
-    "straight_flush": STRAIGHT_FLUSH,
-    "royal_flush": ROYAL_FLUSH,
-}
-_KIND_OF_CATEGORY: Final = {category: kind for kind, category in _CATEGORY_OF_KIND.items()}
-_SUITED: Final = frozenset(
-    {HIGH_CARD, PAIR, TWO_PAIR, STRAIGHT, FLUSH, STRAIGHT_FLUSH, ROYAL_FLUSH}
+_SUITED: Final[frozenset[Kind]] = frozenset(
+    {"high", "pair", "two_pair", "straight", "flush", "straight_flush", "royal_flush"}
 )
-"""Categories whose vector ends with a suit value."""
-_LENGTH: Final = {
-    HIGH_CARD: 6,
-    PAIR: 5,
-    TWO_PAIR: 4,
-    TRIPS: 3,
-    STRAIGHT: 2,
-    FULL_HOUSE: 2,
-    FLUSH: 6,
-    QUADS: 2,
-    STRAIGHT_FLUSH: 2,
-    ROYAL_FLUSH: 1,
-}
+"""Kinds whose vector ends with a suit value."""
+_LOW: Final = SEVEN
+_CATEGORIES: Final = Categories(FLUSH_OVER_FULL_HOUSE, _LOW, suit_slot=_SUITED)
 _NO_SUIT: Final = -1
 
-_LOW: Final = SEVEN
 _STRAIGHTS: Final = straights(_LOW)
-_WEIGHTS, _SUIT_SHIFT = card_weights(_LOW)
-_RANK_MASK: Final = (1 << _SUIT_SHIFT) - 1
+_WEIGHTS, _SUIT_SHIFT, _RANK_MASK = card_weights(_LOW)
 _CARD_SUIT_VALUES: Final = [SUIT_VALUES[index % 4] for index in range(52)]
 
 
@@ -102,25 +68,20 @@ def _rank_entry(ranks: tuple[int, ...]) -> tuple[int, int]:
     """For five unsuited ranks: the strength with the suit slot at 0, and the card index rank
     (rank - 2) whose highest-suited card fills the slot (-1 when no suit is compared)."""
     kind, vector = read_ranks(ranks, _STRAIGHTS)
-    category = _CATEGORY_OF_KIND[kind]
-    if category not in _SUITED:
-        return pack(category, vector), _NO_SUIT
+    if kind not in _SUITED:
+        return _CATEGORIES.strength(kind, vector), _NO_SUIT
     # The deciding rank leads the vector: the top card, the (higher) pair, the highest card.
-    return pack(category, (*vector, 0)), vector[0] - TWO
+    return _CATEGORIES.strength(kind, (*vector, 0)), vector[0] - TWO
 
 
 def _flush_base(ranks: tuple[int, ...]) -> int:
     """For five suited ranks: the strength with the suit slot at 0."""
     kind, vector = read_flush(ranks, _STRAIGHTS)
-    return pack(_CATEGORY_OF_KIND[kind], (*vector, 0))
+    return _CATEGORIES.strength(kind, (*vector, 0))
 
 
-_FIVE_RANKS: Final = tuple(rank_multisets(range(_LOW, ACE + 1), 5))
-_RANK_ENTRIES: Final = {rank_key(ranks, _LOW): _rank_entry(ranks) for ranks in _FIVE_RANKS}
-_FLUSH_BASES: Final = {
-    rank_key(ranks, _LOW): _flush_base(ranks) for ranks in _FIVE_RANKS if len(set(ranks)) == 5
-}
-_IS_FLUSH: Final = [5 in suit_counts(field) for field in SUIT_FIELDS]
+_RANK_ENTRIES: Final = by_rank_key(_LOW, (5,), _rank_entry, distinct=False)
+_FLUSH_BASES: Final = by_rank_key(_LOW, (5,), _flush_base, distinct=True)
 
 
 def _evaluate(hole: Sequence[Card], board: Sequence[Card]) -> int:
@@ -128,7 +89,7 @@ def _evaluate(hole: Sequence[Card], board: Sequence[Card]) -> int:
     a, b, c, d, e = hole
     total = _WEIGHTS[a] + _WEIGHTS[b] + _WEIGHTS[c] + _WEIGHTS[d] + _WEIGHTS[e]
     key = total & _RANK_MASK
-    if _IS_FLUSH[total >> _SUIT_SHIFT]:
+    if FIVE_OF_A_SUIT[total >> _SUIT_SHIFT]:
         return _FLUSH_BASES[key] + _CARD_SUIT_VALUES[a]
     base, deciding_rank = _RANK_ENTRIES[key]
     if deciding_rank == _NO_SUIT:
@@ -141,36 +102,18 @@ def _evaluate(hole: Sequence[Card], board: Sequence[Card]) -> int:
 
 
 def _describe(strength: int) -> str:
-    """Name a 32-card Draw strength, e.g. ``"Pair of kings, queen-jack-nine kickers (king of
-    hearts)"``."""
-    category = category_of(strength)
-    values = unpack(strength, _LENGTH[category])
-    if category not in _SUITED:
-        return describe_common(_KIND_OF_CATEGORY[category], values, _LOW)
+    """Name a 32-card Draw strength with the suit that breaks ties, e.g. ``"One pair, kings,
+    queen-jack-nine kickers (king of hearts)"`` or ``"Flush of hearts, ace-king-jack-nine-seven"``.
+    """
+    kind, values = _CATEGORIES.read(strength)
+    if kind not in _SUITED:
+        return hand_name(kind, values, low_rank=_LOW)
     *ranks, suit_value = values
     suit = _SUIT_NAMES[suit_value]
-    if category == ROYAL_FLUSH:
-        return f"Royal flush of {suit}"
-    if category == STRAIGHT_FLUSH:
-        return f"Straight flush of {suit}, {straight_name(ranks[0], _LOW)}"
-    if category == FLUSH:
-        return f"Flush of {suit}, {sequence_name(ranks)}"
-    card = f"{rank_name(ranks[0])} of {suit}"
-    if category == STRAIGHT:
-        ace_low = "ace low; " if ranks[0] == _LOW + 3 else ""
-        return f"Straight, {rank_name(ranks[0])} high ({ace_low}{card})"
-    return f"{describe_common(_KIND_OF_CATEGORY[category], ranks, _LOW)} ({card})"
+    if kind in ("flush", "straight_flush", "royal_flush"):
+        return hand_name(kind, ranks, low_rank=_LOW, suit=suit)
+    # The deciding card leads the vector: the top card, the (higher) pair, the highest card.
+    return hand_name(kind, ranks, low_rank=_LOW, card=(ranks[0], suit))
 
 
-RANKINGS: Final = {
-    "draw32": Ranking(
-        name="draw32",
-        evaluate=_evaluate,
-        describe=_describe,
-        hole_sizes=frozenset({5}),
-        board_sizes=frozenset({0}),
-        total_sizes=frozenset({5}),
-        deck=DECK_32,
-        deck_name="32-card",
-    )
-}
+RANKINGS: Final = {"draw32": Ranking.of_five_cards("draw32", _evaluate, _describe, DECK_32)}

@@ -7,6 +7,8 @@
 'Straight, five high'
 >>> describe_high(best_high(parse_cards("Ah Kh Qh Jh Th 9h 9d")))
 'Royal flush'
+>>> describe_high(best_high(parse_cards("Jh Jd 9c 5s 2h Ac 4d")))
+'One pair, jacks, ace-nine-five kickers'
 
 How it is fast: each card contributes one precomputed key (see :mod:`engine.evaluation._lookup`),
 so a hand is one C-level ``sum`` and, unless a suit holds five cards (about 3% of 7-card hands),
@@ -92,13 +94,4 @@ def describe_high(strength: int) -> str:
     return describe_made_hand(strength)
 
 
-RANKINGS: Final = {
-    "high": Ranking(
-        name="high",
-        evaluate=_evaluate,
-        describe=describe_high,
-        hole_sizes=frozenset(range(8)),
-        board_sizes=frozenset(range(6)),
-        total_sizes=frozenset({5, 6, 7}),
-    )
-}
+RANKINGS: Final = {"high": Ranking.of_best_five("high", _evaluate, describe_high)}

@@ -56,13 +56,4 @@ def describe_low8(strength: int) -> str:
     return describe_low(strength)
 
 
-RANKINGS: Final = {
-    "low8": Ranking(
-        name="low8",
-        evaluate=_evaluate,
-        describe=describe_low8,
-        hole_sizes=frozenset(range(8)),
-        board_sizes=frozenset(range(6)),
-        total_sizes=frozenset({5, 6, 7}),
-    )
-}
+RANKINGS: Final = {"low8": Ranking.of_best_five("low8", _evaluate, describe_low8)}

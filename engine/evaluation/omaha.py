@@ -6,10 +6,10 @@ the high and the low are chosen independently.
 >>> from engine.cards import parse_cards
 >>> hole, board = parse_cards("Qs Jh Th 3c"), parse_cards("As Ks 7s 2s 9d")
 >>> describe_made_hand(best_omaha_high(hole, board))  # one spade in hand: no flush, no straight
-'High card, ace'
+'High card, ace-king-queen-jack-nine'
 >>> hole, board = parse_cards("Ah 2d Ks Kd"), parse_cards("3c 5s 8h Kh 9c")
 >>> describe_made_hand(best_omaha_high(hole, board)), describe_low(best_omaha_low8(hole, board))
-('Three of a kind, kings', '8-5-3-2-A low')
+('Three of a kind, kings, nine-eight kickers', '8-5-3-2-A low')
 
 How it is fast: the value of two hole cards plus three board cards, without a flush, depends only
 on the rank multiset of the pair (91 kinds) and of the triple (455 kinds): a precomputed column
@@ -173,25 +173,17 @@ def _best_low(hole_mask: int, board_mask: int) -> int | None:
     return max((low for low in lows if low is not None), default=None)
 
 
-_HOLE_SIZES: Final = frozenset({4, 5})
-_BOARD_SIZES: Final = frozenset({3, 4, 5})
-_TOTAL_SIZES: Final = frozenset(range(7, 11))
-
 RANKINGS: Final = {
-    "omaha-high": Ranking(
-        name="omaha-high",
-        evaluate=best_omaha_high,
-        describe=describe_made_hand,
-        hole_sizes=_HOLE_SIZES,
-        board_sizes=_BOARD_SIZES,
-        total_sizes=_TOTAL_SIZES,
-    ),
-    "omaha-low8": Ranking(
-        name="omaha-low8",
-        evaluate=best_omaha_low8,
-        describe=describe_low,
-        hole_sizes=_HOLE_SIZES,
-        board_sizes=_BOARD_SIZES,
-        total_sizes=_TOTAL_SIZES,
-    ),
+    name: Ranking(
+        name=name,
+        evaluate=evaluate,
+        describe=describe,
+        hole_sizes=frozenset({4, 5}),
+        board_sizes=frozenset({3, 4, 5}),
+        total_sizes=frozenset(range(7, 11)),
+    )
+    for name, evaluate, describe in (
+        ("omaha-high", best_omaha_high, describe_made_hand),
+        ("omaha-low8", best_omaha_low8, describe_low),
+    )
 }

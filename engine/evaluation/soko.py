@@ -11,8 +11,10 @@ card [decision A24]. A hand takes the highest category it satisfies. Suits never
 >>> from engine.evaluation import rank_hand
 >>> rank_hand("soko", parse_cards("Ah 9h 6h 2h 2c")).name
 'Four-flush, ace-nine-six-deuce, deuce kicker'
->>> rank_hand("soko", parse_cards("5c 6d 7h 8s 8c")).name
-'Four-straight, eight high, eight kicker'
+>>> rank_hand("soko", parse_cards("Ah Kh 9h 6h Kc")).name
+'Four-flush, ace-king-nine-six, king kicker'
+>>> rank_hand("soko", parse_cards("5c 6d 7h 8s Ac")).name
+'Four-straight, eight high, ace kicker'
 >>> rank_hand("soko", parse_cards("Ah Kd Qc Jh 2s")).name
 'Four-straight, ace high, deuce kicker'
 """
@@ -20,68 +22,37 @@ card [decision A24]. A hand takes the highest category it satisfies. Suits never
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
 from typing import Final
 
 from engine.cards import ACE, DECK_52, TWO, Card
 from engine.evaluation import Ranking
+from engine.evaluation._names import STANDARD_KINDS
 from engine.evaluation._variants import (
     SUIT_FIELDS,
+    Categories,
+    by_rank_key,
     card_weights,
     category_of,
-    describe_common,
+    five_card_values,
     four_run_top,
-    kickers_name,
     pack,
-    rank_key,
-    rank_multisets,
-    read_flush,
     read_ranks,
-    sequence_name,
-    straight_name,
     straights,
     suit_counts,
-    unpack,
 )
 
 __all__ = ["RANKINGS"]
 
-HIGH_CARD, PAIR, FOUR_STRAIGHT, FOUR_FLUSH, TWO_PAIR, TRIPS = range(6)
-STRAIGHT, FLUSH, FULL_HOUSE, QUADS, STRAIGHT_FLUSH, ROYAL_FLUSH = range(6, 12)
-
-_CATEGORY_OF_KIND: Final = {
-    "quads": QUADS,
-    "full_house": FULL_HOUSE,
-    "straight": STRAIGHT,
-    "trips": TRIPS,
-    "two_pair": TWO_PAIR,
-    "pair": PAIR,
-    "high": HIGH_CARD,
-    "flush": FLUSH,
-    "straight_flush": STRAIGHT_FLUSH,
-    "royal_flush": ROYAL_FLUSH,
-}
-_KIND_OF_CATEGORY: Final = {category: kind for kind, category in _CATEGORY_OF_KIND.items()}
-# Vector lengths, so that describe() can read a strength back.
-_LENGTH: Final = {
-    HIGH_CARD: 5,
-    PAIR: 4,
-    FOUR_STRAIGHT: 2,
-    FOUR_FLUSH: 5,
-    TWO_PAIR: 3,
-    TRIPS: 3,
-    STRAIGHT: 1,
-    FLUSH: 5,
-    FULL_HOUSE: 2,
-    QUADS: 2,
-    STRAIGHT_FLUSH: 1,
-    ROYAL_FLUSH: 0,
-}
-
 _LOW: Final = TWO
+# The usual order, with the four-straight and the four-flush between one pair and two pair.
+_CATEGORIES: Final = Categories(
+    ("high", "pair", "four_straight", "four_flush", *STANDARD_KINDS[2:], "royal_flush"), _LOW
+)
+FOUR_STRAIGHT: Final = _CATEGORIES.number["four_straight"]
+FOUR_FLUSH: Final = _CATEGORIES.number["four_flush"]
+
 _STRAIGHTS: Final = straights(_LOW)
-_WEIGHTS, _SUIT_SHIFT = card_weights(_LOW)
-_RANK_MASK: Final = (1 << _SUIT_SHIFT) - 1
+_WEIGHTS, _SUIT_SHIFT, _RANK_MASK = card_weights(_LOW)
 _RANK_WEIGHTS: Final = [weight & _RANK_MASK for weight in _WEIGHTS]
 _ALL_FIVE: Final = 4  # suit-shape marker for a five-card flush; 0..3 name the suit of a 4-flush
 _NO_SHAPE: Final = -1
@@ -92,23 +63,17 @@ def _run_ranks(top: int) -> tuple[int, ...]:
     return tuple(ACE if rank < _LOW else rank for rank in range(top, top - 4, -1))
 
 
-def _strength(reading: tuple[str, tuple[int, ...]]) -> int:
-    """The strength of a reading of :func:`read_ranks` or :func:`read_flush`."""
-    kind, vector = reading
-    return pack(_CATEGORY_OF_KIND[kind], vector)
-
-
 def _rank_value(ranks: tuple[int, ...]) -> int:
     """The strength of five ranks when they make no flush and no four-flush."""
-    reading = read_ranks(ranks, _STRAIGHTS)
-    if reading[0] in ("pair", "high"):
+    kind, vector = read_ranks(ranks, _STRAIGHTS)
+    if kind in ("pair", "high"):
         top = four_run_top(ranks, _LOW)
         if top is not None:
             rest = list(ranks)
             for rank in _run_ranks(top):
                 rest.remove(rank)
             return pack(FOUR_STRAIGHT, (top, rest[0]))
-    return _strength(reading)
+    return _CATEGORIES.strength(kind, vector)
 
 
 def _suit_shape(field: int) -> int:
@@ -118,18 +83,12 @@ def _suit_shape(field: int) -> int:
     return counts.index(4) if 4 in counts else _NO_SHAPE
 
 
-_FIVE_RANKS: Final = tuple(rank_multisets(range(_LOW, ACE + 1), 5))
-_RANK_VALUES: Final = {rank_key(ranks, _LOW): _rank_value(ranks) for ranks in _FIVE_RANKS}
-_FLUSH_VALUES: Final = {
-    rank_key(ranks, _LOW): _strength(read_flush(ranks, _STRAIGHTS))
-    for ranks in _FIVE_RANKS
-    if len(set(ranks)) == 5
-}
+_RANK_VALUES: Final = by_rank_key(_LOW, (5,), _rank_value, distinct=False)
+_FLUSH_VALUES: Final = five_card_values(_CATEGORIES, suited=True)
 # The four suited ranks of a four-flush, with the odd card's slot left at 0.
-_FOUR_FLUSH_BASES: Final = {
-    rank_key(ranks, _LOW): pack(FOUR_FLUSH, (*ranks, 0))
-    for ranks in combinations(range(ACE, _LOW - 1, -1), 4)
-}
+_FOUR_FLUSH_BASES: Final = by_rank_key(
+    _LOW, (4,), lambda ranks: pack(FOUR_FLUSH, (*ranks, 0)), distinct=True
+)
 _SUIT_SHAPES: Final = [_suit_shape(field) for field in SUIT_FIELDS]
 
 
@@ -152,32 +111,4 @@ def _evaluate(hole: Sequence[Card], board: Sequence[Card]) -> int:
     return _FOUR_FLUSH_BASES[key - _RANK_WEIGHTS[odd]] + odd // 4 + TWO
 
 
-def _describe(strength: int) -> str:
-    """Name a Soko strength, e.g. ``"Four-flush, ace-king-nine-six, king kicker"``."""
-    category = category_of(strength)
-    values = unpack(strength, _LENGTH[category])
-    if category == ROYAL_FLUSH:
-        return "Royal flush"
-    if category == STRAIGHT_FLUSH:
-        return f"Straight flush, {straight_name(values[0], _LOW)}"
-    if category == FLUSH:
-        return f"Flush, {sequence_name(values)}"
-    if category == FOUR_FLUSH:
-        return f"Four-flush, {sequence_name(values[:4])}, {kickers_name(values[4:])}"
-    if category == FOUR_STRAIGHT:
-        return f"Four-straight, {straight_name(values[0], _LOW, 4)}, {kickers_name(values[1:])}"
-    return describe_common(_KIND_OF_CATEGORY[category], values, _LOW)
-
-
-RANKINGS: Final = {
-    "soko": Ranking(
-        name="soko",
-        evaluate=_evaluate,
-        describe=_describe,
-        hole_sizes=frozenset({5}),
-        board_sizes=frozenset({0}),
-        total_sizes=frozenset({5}),
-        deck=DECK_52,
-        deck_name="52-card",
-    )
-}
+RANKINGS: Final = {"soko": Ranking.of_five_cards("soko", _evaluate, _CATEGORIES.name, DECK_52)}

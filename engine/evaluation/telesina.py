@@ -42,25 +42,26 @@ each player use either straight flush.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
 from typing import Final, Literal
 
 from engine.cards import ACE, DECK_32, SEVEN, Card
 from engine.evaluation import HandValue, Ranking
+from engine.evaluation._names import (
+    cards_name,
+    hand_name,
+    straight_name,
+    suit_chars,
+    suit_names,
+)
 from engine.evaluation._variants import (
+    FLUSH_OVER_FULL_HOUSE,
     SUIT_FIELDS,
-    card_code,
+    Categories,
+    by_rank_key,
     card_weights,
     category_of,
-    describe_common,
-    kickers_name,
     pack,
-    rank_key,
-    rank_multisets,
-    rank_name,
-    rank_plural,
     read_ranks,
-    straight_name,
     straights,
     suit_counts,
     unpack,
@@ -68,47 +69,40 @@ from engine.evaluation._variants import (
 
 __all__ = ["RANKINGS", "SUIT_VALUES", "HeadsUpRule", "compare_telesina", "telesina_pot_winners"]
 
-HIGH_CARD, PAIR, TWO_PAIR, TRIPS, STRAIGHT = range(5)
-FULL_HOUSE, FLUSH, QUADS, STRAIGHT_FLUSH = range(5, 9)
-
 SUIT_VALUES: Final = (0, 3, 2, 1)
 """The Telesina value of each card suit (s, h, d, c): hearts 3 > diamonds 2 > clubs 1 > spades 0."""
-_SUIT_NAMES: Final = ("spades", "clubs", "diamonds", "hearts")  # by suit value
-_SUIT_CHARS: Final = "scdh"  # by suit value
+_SUIT_NAMES: Final = suit_names(SUIT_VALUES)
+_SUIT_CHARS: Final = suit_chars(SUIT_VALUES)
 
 HeadsUpRule = Literal["exact", "any_low_sf_beats_royal", "off"]
 """The table parameter ``telesina_headsup_sf`` [decision A18]: ``exact`` (default) — only
 T♠-9♠-8♠-7♠-A♠ beats only A♥-K♥-Q♥-J♥-T♥; ``any_low_sf_beats_royal`` — any A-7-8-9-T straight
 flush beats any A-K-Q-J-T straight flush; ``off`` — no special rule."""
 
-_CATEGORY_OF_KIND: Final = {
-    "quads": QUADS,
-    "full_house": FULL_HOUSE,
-    "straight": STRAIGHT,
-    "trips": TRIPS,
-    "two_pair": TWO_PAIR,
-    "pair": PAIR,
-    "high": HIGH_CARD,
-}
-_KIND_OF_CATEGORY: Final = {category: kind for kind, category in _CATEGORY_OF_KIND.items()}
-_LENGTH: Final = {
-    HIGH_CARD: 10,
-    PAIR: 9,
-    TWO_PAIR: 8,
-    TRIPS: 3,
-    STRAIGHT: 6,
-    FULL_HOUSE: 2,
-    FLUSH: 1,
-    QUADS: 2,
-    STRAIGHT_FLUSH: 3,
-}
-
 _LOW: Final = SEVEN
+_CATEGORIES: Final = Categories(
+    FLUSH_OVER_FULL_HOUSE[:-1],  # no royal flush: an ace-high straight flush is one of them
+    _LOW,
+    # Ranks first, then suit values, as the module's comparison rules say.
+    lengths={
+        "high": 10,  # the (rank, suit) of each card from the highest
+        "pair": 9,  # pair, three kickers; the kickers' suits; the pair's two suits
+        "two_pair": 8,  # high pair, low pair, kicker; the suits of the 2 + 2 + 1 cards
+        "trips": 3,
+        "straight": 6,  # top card; the suits from the top card down
+        "full_house": 2,
+        "flush": 1,  # the suit only
+        "quads": 2,
+        "straight_flush": 3,  # top card, suit, 1 if the next lower one is held too
+    },
+)
+FLUSH: Final = _CATEGORIES.number["flush"]
+STRAIGHT_FLUSH: Final = _CATEGORIES.number["straight_flush"]
+
 _STRAIGHTS: Final = straights(_LOW)
 _STRAIGHT_BY_TOP: Final = {straight[0]: straight for straight in _STRAIGHTS}
 _LOWEST_TOP: Final = _STRAIGHTS[0][0]  # the ten of A-7-8-9-T
-_WEIGHTS, _SUIT_SHIFT = card_weights(_LOW)
-_RANK_MASK: Final = (1 << _SUIT_SHIFT) - 1
+_WEIGHTS, _SUIT_SHIFT, _RANK_MASK = card_weights(_LOW)
 _RANK_WEIGHTS: Final = [weight & _RANK_MASK for weight in _WEIGHTS]
 # One byte per card, rank << 4 | suit value: sorting these sorts cards by rank, then by suit.
 _RANK_SUIT: Final = [(index // 4 + 2) << 4 | SUIT_VALUES[index % 4] for index in range(52)]
@@ -123,23 +117,19 @@ Plan = tuple[int, int, tuple[int, ...]]
 def _plan(ranks: tuple[int, ...]) -> Plan:
     """How to value five or six cards of these ranks that hold no flush."""
     kind, vector = read_ranks(ranks, _STRAIGHTS)
-    category = _CATEGORY_OF_KIND[kind]
     if kind in ("quads", "full_house", "trips"):
-        return _FIXED, pack(category, vector), ()
+        return _FIXED, _CATEGORIES.strength(kind, vector), ()
+    base = _CATEGORIES.strength(kind, (*vector, 0, 0, 0, 0, 0))
     if kind == "straight":
-        return _PLAN_STRAIGHT, pack(category, (*vector, 0, 0, 0, 0, 0)), _STRAIGHT_BY_TOP[vector[0]]
+        return _PLAN_STRAIGHT, base, _STRAIGHT_BY_TOP[vector[0]]
     if kind == "two_pair":
-        return _PLAN_TWO_PAIR, pack(category, (*vector, 0, 0, 0, 0, 0)), vector
+        return _PLAN_TWO_PAIR, base, vector
     if kind == "pair":
-        return _PLAN_PAIR, pack(category, (*vector, 0, 0, 0, 0, 0)), vector[:1]
-    return _PLAN_HIGH, pack(category, ()), ()
+        return _PLAN_PAIR, base, vector[:1]
+    return _PLAN_HIGH, _CATEGORIES.strength(kind, ()), ()
 
 
-_PLANS: Final = {
-    rank_key(ranks, _LOW): _plan(ranks)
-    for size in (5, 6)
-    for ranks in rank_multisets(range(_LOW, ACE + 1), size)
-}
+_PLANS: Final = by_rank_key(_LOW, (5, 6), _plan, distinct=False)
 
 
 def _straight_flush_entry(ranks: tuple[int, ...]) -> tuple[int, int] | None:
@@ -152,10 +142,9 @@ def _straight_flush_entry(ranks: tuple[int, ...]) -> tuple[int, int] | None:
 
 
 _STRAIGHT_FLUSHES: Final = {
-    rank_key(ranks, _LOW): entry
-    for size in (5, 6)
-    for ranks in combinations(range(ACE, _LOW - 1, -1), size)
-    if (entry := _straight_flush_entry(ranks)) is not None
+    key: entry
+    for key, entry in by_rank_key(_LOW, (5, 6), _straight_flush_entry, distinct=True).items()
+    if entry is not None
 }
 
 
@@ -253,38 +242,39 @@ def _straight_suits(ordered: list[int], straight: tuple[int, ...]) -> int:
 
 def _cards(pairs: Sequence[tuple[int, int]]) -> str:
     """``[Kh Kc 9d]`` from (rank, suit value) pairs."""
-    return "[" + " ".join(card_code(rank, _SUIT_CHARS[suit]) for rank, suit in pairs) + "]"
+    return cards_name([(rank, _SUIT_CHARS[suit]) for rank, suit in pairs])
 
 
 def _describe(strength: int) -> str:
-    """Name a Telesina strength; where suits take part, the five cards follow in brackets."""
-    category = category_of(strength)
-    values = unpack(strength, _LENGTH[category])
-    if category == STRAIGHT_FLUSH:
+    """Name a Telesina strength; where several suits take part, the five cards follow in
+    brackets, e.g. ``"Two pair, kings and queens, nine kicker [Kh Kc Qh Qc 9d]"``."""
+    kind, values = _CATEGORIES.read(strength)
+    if kind == "straight_flush":
         top, suit, also_lower = values
-        name = f"Straight flush of {_SUIT_NAMES[suit]}, {straight_name(top, _LOW)}"
-        return name + (f"; also {straight_name(top - 1, _LOW)}" if also_lower else "")
-    if category == FLUSH:
-        return f"Flush of {_SUIT_NAMES[values[0]]}"
-    if category == STRAIGHT:
-        cards = _cards(list(zip(_STRAIGHT_BY_TOP[values[0]], values[1:], strict=True)))
-        return f"Straight, {straight_name(values[0], _LOW)} {cards}"
-    if category == TWO_PAIR:
+        name = hand_name(kind, (top,), low_rank=_LOW, suit=_SUIT_NAMES[suit])
+        if also_lower:
+            name += f"; also {straight_name(top - 1, top - 1 == _LOWEST_TOP)}"
+        return name
+    if kind == "flush":  # only the suit counts
+        return hand_name(kind, (), suit=_SUIT_NAMES[values[0]])
+    if kind == "straight":
+        held = list(zip(_STRAIGHT_BY_TOP[values[0]], values[1:], strict=True))
+        ranks = values[:1]
+    elif kind == "two_pair":
         high, low, kicker, *suits = values
-        ranks = (high, high, low, low, kicker)
-        cards = _cards(list(zip(ranks, suits, strict=True)))
-        pairs = f"{rank_plural(high)} and {rank_plural(low)}"
-        return f"Two pair, {pairs}, {kickers_name((kicker,))} {cards}"
-    if category == PAIR:
+        held = list(zip((high, high, low, low, kicker), suits, strict=True))
+        ranks = values[:3]
+    elif kind == "pair":
         pair, *rest = values
         kickers, kicker_suits, pair_suits = rest[:3], rest[3:6], rest[6:]
         held = [(pair, suit) for suit in pair_suits] + list(zip(kickers, kicker_suits, strict=True))
-        return f"Pair of {rank_plural(pair)}, {kickers_name(kickers)} {_cards(held)}"
-    if category == HIGH_CARD:
+        ranks = values[:4]
+    elif kind == "high":
         held = list(zip(values[::2], values[1::2], strict=True))
-        top_rank, top_suit = held[0]
-        return f"High card, {rank_name(top_rank)} of {_SUIT_NAMES[top_suit]} {_cards(held)}"
-    return describe_common(_KIND_OF_CATEGORY[category], values, _LOW)
+        ranks = values[::2]
+    else:  # four of a kind, full house, three of a kind: no suits
+        return hand_name(kind, values, low_rank=_LOW)
+    return f"{hand_name(kind, ranks, low_rank=_LOW)} {_cards(held)}"
 
 
 # --- the heads-up straight-flush rule ----------------------------------------------------------

@@ -209,7 +209,7 @@ NAME_PREFIXES = (
     ("Two pair", "two pair"),
     ("Four-flush", "four-flush"),
     ("Four-straight", "four-straight"),
-    ("Pair", "pair"),
+    ("One pair", "pair"),
     ("High card", "high card"),
 )
 

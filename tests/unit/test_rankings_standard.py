@@ -77,8 +77,14 @@ def test_high_vectors(hand_a: str, hand_b: str, expected: str) -> None:
     ("hand", "name"),
     [
         pytest.param("6h 7h 8h 9h Th", "Straight flush, ten high", id="H5-straight-flush-ten-high"),
-        pytest.param("Qs Qd 9h 9c Kd", "Two pair, queens and nines", id="H19-two-pair-q-9-k"),
-        pytest.param("Qs Qd Qh 7c Js", "Three of a kind, queens", id="H20-three-queens-j-7"),
+        pytest.param(
+            "Qs Qd 9h 9c Kd", "Two pair, queens and nines, king kicker", id="H19-two-pair-q-9-k"
+        ),
+        pytest.param(
+            "Qs Qd Qh 7c Js",
+            "Three of a kind, queens, jack-seven kickers",
+            id="H20-three-queens-j-7",
+        ),
     ],
 )
 def test_high_classification_vectors(hand: str, name: str) -> None:
@@ -174,7 +180,7 @@ def test_L9_A_5_4_3_2_is_ace_high_no_pair() -> None:
 
 def test_X18_omaha_uses_exactly_two_hole_and_three_board_cards() -> None:
     hand = value("omaha-high", "Qs Jh Th 3c", "As Ks 7s 2s 9d")
-    assert hand.name == "High card, ace"
+    assert hand.name == "High card, ace-king-queen-jack-nine"
     # No flush (one spade in hand), no straight (it would need three hole cards): A-K-Q-J-9.
     assert hand.strength == value("high", "Ac Kd Qh Js 9c").strength
 
@@ -182,7 +188,7 @@ def test_X18_omaha_uses_exactly_two_hole_and_three_board_cards() -> None:
 def test_X19_omaha_hi_lo_high_and_low_chosen_independently() -> None:
     hole, board = "Ah 2d Ks Kd", "3c 5s 8h Kh 9c"
     high = value("omaha-high", hole, board)
-    assert high.name == "Three of a kind, kings"
+    assert high.name == "Three of a kind, kings, nine-eight kickers"
     assert high.strength == value("high", "Ks Kd Kh 9c 8h").strength
     low = value("omaha-low8", hole, board)
     assert low.name == "8-5-3-2-A low"
@@ -194,7 +200,10 @@ def test_omaha_full_house_beats_the_flush_it_could_also_make() -> None:
     assert (
         value("omaha-high", "Ks Kd 2h 3h", "Kc 7h 7d 9h Jh").name == "Full house, kings over sevens"
     )
-    assert value("omaha-high", "As Qd 2h 3h", "Kc 7h 7d 9h Jh").name == "Flush, jack high"
+    assert (
+        value("omaha-high", "As Qd 2h 3h", "Kc 7h 7d 9h Jh").name
+        == "Flush, jack-nine-seven-three-deuce"
+    )
 
 
 def test_X20_two_low_board_cards_allow_no_omaha_low() -> None:
@@ -209,20 +218,27 @@ def test_X20_two_low_board_cards_allow_no_omaha_low() -> None:
     [
         ("high", "As Ks Qs Js Ts", "Royal flush"),
         ("high", "6h 7h 8h 9h Th", "Straight flush, ten high"),
-        ("high", "9s 9h 9d 9c 2s", "Four of a kind, nines"),
+        ("high", "9s 9h 9d 9c 2s", "Four of a kind, nines, deuce kicker"),
+        ("high", "9s 9h 9d 9c Ks 2d 3d", "Four of a kind, nines, king kicker"),
         ("high", "Kh Kd 5c 5s Kc", "Full house, kings over fives"),
         ("high", "6s 6h 6d 2c 2d", "Full house, sixes over deuces"),
-        ("high", "Kh 7h 5h 3h 2h", "Flush, king high"),
+        ("high", "Kh 7h 5h 3h 2h", "Flush, king-seven-five-three-deuce"),
+        ("high", "Kh Jh 9h 7h 3h", "Flush, king-jack-nine-seven-three"),
         ("high", "5h 4s 3d 2h Ac", "Straight, five high"),
-        ("high", "Qs Qd Qh 7c Js", "Three of a kind, queens"),
-        ("high", "Qs Qd 9h 9c Kd", "Two pair, queens and nines"),
-        ("high", "Jh Jd 9c 5s 2h", "One pair, jacks"),
-        ("high", "Ah Js 4d 3c 2h", "High card, ace"),
+        ("high", "Qs Qd Qh 7c Js", "Three of a kind, queens, jack-seven kickers"),
+        ("high", "Qs Qd 9h 9c Kd", "Two pair, queens and nines, king kicker"),
+        ("high", "Jh Jd 9c 5s 2h", "One pair, jacks, nine-five-deuce kickers"),
+        ("high", "Jh Jd 9c 4s Ah", "One pair, jacks, ace-nine-four kickers"),
+        ("high", "Ah Js 4d 3c 2h", "High card, ace-jack-four-three-deuce"),
+        ("high", "Ah Qs 9d 5c 3h", "High card, ace-queen-nine-five-three"),
+        ("high", "9c 9d 8c 7d 6s 5h 2c", "Straight, nine high"),
+        ("high", "9c 8c 7c 6c 5c Ac 2d", "Straight flush, nine high"),
         ("high", "Kh Kd 5c 5s Kc 2d 3h", "Full house, kings over fives"),
         ("low8", "8c 6d 4h 2s Ac Kd", "8-6-4-2-A low"),
         ("deuce-seven", "7c 5d 4h 3s 2c", "7-5-4-3-2 (seven low)"),
         ("deuce-seven", "Kc Qd Jh Ts 8c", "K-Q-J-T-8 (king low)"),
-        ("deuce-seven", "3c 3d 7h 5s 2c", "One pair, threes"),
+        ("deuce-seven", "3c 3d 7h 5s 2c", "One pair, threes, seven-five-deuce kickers"),
+        ("deuce-seven", "7h 5h 4h 3h 2h", "Flush, seven-five-four-three-deuce"),
         ("deuce-seven", "6d 5c 4s 3h 2d", "Straight, six high"),
         ("deuce-seven", "As Ks Qs Js Ts", "Royal flush"),
     ],
@@ -239,7 +255,7 @@ def test_best_of_seven_uses_the_board() -> None:
 
 def test_seven_cards_with_flush_and_trips() -> None:
     # Three sevens and five hearts: with seven cards the flush is the best hand.
-    assert value("high", "7h 7c 7d 2h 9h Jh Kh").name == "Flush, king high"
+    assert value("high", "7h 7c 7d 2h 9h Jh Kh").name == "Flush, king-jack-nine-seven-deuce"
 
 
 @pytest.mark.parametrize(

@@ -223,15 +223,34 @@ NAMES = [
         "soko",
         "Ah 2d 3s 4c Kd",
         "",
-        "Four-straight, four high (ace low), king kicker",
+        "Four-straight, four high, king kicker",
         id="soko-four-straight-ace-low",
+    ),
+    pytest.param(
+        "soko",
+        "Ah Kh 9h 6h Kc",
+        "",
+        "Four-flush, ace-king-nine-six, king kicker",
+        id="soko-four-flush-odd-card-pairs",
+    ),
+    pytest.param(
+        "soko",
+        "5c 6d 7h 8s Ac",
+        "",
+        "Four-straight, eight high, ace kicker",
+        id="soko-four-straight-ace-kicker",
     ),
     pytest.param(
         "soko", "5h 6h 7h 8h 9c", "", "Straight, nine high", id="soko-straight-beats-four-flush"
     ),
     pytest.param(
-        "soko", "As 2s 3s 4s 5s", "", "Straight flush, five high (ace low)", id="soko-steel-wheel"
+        "soko",
+        "Tc Td 7h 8s 4c",
+        "",
+        "One pair, tens, eight-seven-four kickers",
+        id="soko-pair",
     ),
+    pytest.param("soko", "As 2s 3s 4s 5s", "", "Straight flush, five high", id="soko-steel-wheel"),
     pytest.param("soko", "As Ks Qs Js Ts", "", "Royal flush", id="soko-royal-flush"),
     pytest.param("soko", "Ac Ad Ah 9s 9d", "", "Full house, aces over nines", id="soko-full-house"),
     pytest.param(
@@ -265,6 +284,34 @@ NAMES = [
     pytest.param("draw32", "Ah Kh Qh Jh Th", "", "Royal flush of hearts", id="draw32-royal"),
     pytest.param(
         "draw32",
+        "As 7s 8s 9s Ts",
+        "",
+        "Straight flush of spades, ten high (ace low)",
+        id="draw32-lowest-straight-flush",
+    ),
+    pytest.param(
+        "draw32",
+        "Ah Qh Jh 9h 7h",
+        "",
+        "Flush of hearts, ace-queen-jack-nine-seven",
+        id="draw32-flush",
+    ),
+    pytest.param(
+        "draw32",
+        "Kh Kc Qs Jd 9c",
+        "",
+        "One pair, kings, queen-jack-nine kickers (king of hearts)",
+        id="draw32-pair",
+    ),
+    pytest.param(
+        "draw32",
+        "Ah Ad Ac As 7d",
+        "",
+        "Four of a kind, aces, seven kicker",
+        id="draw32-quads-no-suit",
+    ),
+    pytest.param(
+        "draw32",
         "Kh Kc Qh Qc 9s",
         "",
         "Two pair, kings and queens, nine kicker (king of hearts)",
@@ -273,9 +320,23 @@ NAMES = [
     pytest.param("telesina", "7h 8h 9h Jh Qh", "", "Flush of hearts", id="telesina-flush"),
     pytest.param(
         "telesina",
+        "Kh Kc Qh Qc 7c",
+        "9d",
+        "Two pair, kings and queens, nine kicker [Kh Kc Qh Qc 9d]",
+        id="telesina-two-pair-vela-kicker",
+    ),
+    pytest.param(
+        "telesina",
+        "Kh Qh Jh Th 9h",
+        "",
+        "Straight flush of hearts, king high",
+        id="telesina-straight-flush",
+    ),
+    pytest.param(
+        "telesina",
         "Ah Qd Jc 9s 7h",
         "",
-        "High card, ace of hearts [Ah Qd Jc 9s 7h]",
+        "High card, ace-queen-jack-nine-seven [Ah Qd Jc 9s 7h]",
         id="telesina-high-card",
     ),
     pytest.param(
@@ -289,7 +350,7 @@ NAMES = [
         "telesina",
         "Kh Kd Qh Jc 7s",
         "9s",
-        "Pair of kings, queen-jack-nine kickers [Kh Kd Qh Jc 9s]",
+        "One pair, kings, queen-jack-nine kickers [Kh Kd Qh Jc 9s]",
         id="telesina-pair-with-vela",
     ),
     pytest.param(
