@@ -4,7 +4,9 @@ Modules: ``commands`` (StartHand, Act, TimeOut and the hand configuration), ``er
 rule error per broken rule), ``state`` (the immutable HandState), ``rules`` (``verify_*`` and
 the betting limits), ``legal`` (legal_actions), ``decide`` (decide / execute and the generic
 street walk), ``evolve`` (evolve / replay), ``pots`` (side pots, splits, odd chips), ``rake``,
-``codec`` (configuration and cards on the wire), ``events`` (the envelope). The live path is
+``codec`` (configuration and cards on the wire), ``events`` (the envelope); for the table
+(``engine.table``): ``posts`` (entry and missed-blind posts), ``protection`` (the artificial
+all-in) and ``void`` (cancelling an unfinished hand). The live path is
 :func:`execute` (state and events together); :func:`decide` returns only the events.
 
 Start a hand, act, read the legal actions and replay the events:
@@ -24,7 +26,16 @@ Start a hand, act, read the legal actions and replay the events:
 True
 """
 
-from engine.hand.commands import Act, Action, HandConfig, SeatStack, StartHand, TimeOut
+from engine.hand.commands import (
+    Act,
+    Action,
+    ExtraPost,
+    HandConfig,
+    SeatStack,
+    StartHand,
+    TimeOut,
+    VoidHand,
+)
 from engine.hand.decide import decide, execute
 from engine.hand.errors import HandRuleError
 from engine.hand.events import HandEvent, unwrap, wrap
@@ -35,6 +46,7 @@ from engine.hand.state import HandState
 __all__ = [
     "Act",
     "Action",
+    "ExtraPost",
     "HandConfig",
     "HandEvent",
     "HandRuleError",
@@ -43,6 +55,7 @@ __all__ = [
     "SeatStack",
     "StartHand",
     "TimeOut",
+    "VoidHand",
     "decide",
     "evolve",
     "execute",

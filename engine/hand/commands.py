@@ -52,6 +52,20 @@ class SeatStack:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtraPost:
+    """A forced post beyond the normal blinds (RULES.md §6.2-6.3, decision A8).
+
+    ``live`` counts as the player's bet (a big blind posted out of position to enter or come
+    back); ``dead`` goes straight into the pot (a missed small blind). The live part is posted
+    first; a short stack posts what it can and is all-in.
+    """
+
+    seat: int
+    live: int = 0
+    dead: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class StartHand:
     """Deal a new hand to ``seats`` (any order) with the dealer button on seat ``button``."""
 
@@ -61,6 +75,7 @@ class StartHand:
     button: int
     deck: tuple[Card, ...]
     now: int
+    posts: tuple[ExtraPost, ...] = ()  # forced posts beyond the blinds (engine.table decides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +90,26 @@ class Act:
 
 @dataclass(frozen=True, slots=True)
 class TimeOut:
-    """The player to act let his time run out: he checks if that is free, else he folds."""
+    """The player to act let his time run out: he checks if that is free, else he folds.
+
+    ``protected``: the table found the disconnection protection open to him (disconnected,
+    fixed or spread limit, real money, allowance left); facing a bet with live chips in, he is
+    then put artificially all-in instead of folding (RULES.md §6.5, decision A27).
+    ``count_forced_bets``: whether blinds and antes count as live chips for that (A27 switch).
+    """
 
     seat: int
     now: int
+    protected: bool = False
+    count_forced_bets: bool = True
 
 
-Command = StartHand | Act | TimeOut
+@dataclass(frozen=True, slots=True)
+class VoidHand:
+    """Cancel the unfinished hand: everyone gets back what he put in, no rake (§6.6, A37)."""
+
+    now: int
+    reason: str = ""
+
+
+Command = StartHand | Act | TimeOut | VoidHand

@@ -16,10 +16,12 @@ from engine.betting import IncompleteRaiseRule
 from engine.evaluation import HandValue, rank_hand
 from engine.games import FirstActor
 from engine.hand.codec import cached_config_to_wire, cards_to_wire
-from engine.hand.commands import Act, Action, Command, StartHand, TimeOut
+from engine.hand.commands import Act, Action, Command, StartHand, TimeOut, VoidHand
 from engine.hand.events import HandEvent
 from engine.hand.evolve import EVENT_HANDLERS
-from engine.hand.pots import Pot, build_pots, split_evenly, split_high_low
+from engine.hand.posts import dead_money, post_extra_blinds, verify_posts
+from engine.hand.pots import Pot, build_pots, build_pots_with_dead, split_evenly, split_high_low
+from engine.hand.protection import artificial_all_in, return_set_aside
 from engine.hand.rake import rake_amount, split_rake
 from engine.hand.rules import (
     Limits,
@@ -29,6 +31,7 @@ from engine.hand.rules import (
     verify_time_out,
 )
 from engine.hand.state import NOBODY, HandState
+from engine.hand.void import void_hand
 from pokerpb import events_pb2 as pb
 
 
@@ -60,6 +63,8 @@ def execute(state: HandState | None, command: Command) -> tuple[HandState, list[
         return _time_out(state, command)
     if type(command) is StartHand:
         return _start(state, command)
+    if type(command) is VoidHand:
+        return void_hand(state, command)
     raise TypeError(f"{type(command).__name__} is not a hand command.")
 
 
@@ -74,6 +79,8 @@ def decide(state: HandState | None, command: Command) -> list[HandEvent]:
 def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list[HandEvent]]:
     verify_no_hand(state)
     verify_start(command)
+    if command.posts:
+        verify_posts(command)
     game_key, structure, stakes, rules = cached_config_to_wire(command.config)
     seats = sorted(command.seats, key=lambda entry: entry.seat)
     recorder = _Recorder(None)
@@ -90,8 +97,12 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
     add_seat = event.seats.add
     for entry in seats:
         add_seat(seat=entry.seat, stack=entry.stack)
+    for post in command.posts:
+        event.posts.add(seat=post.seat, live=post.live, dead=post.dead)
     started = recorder.emit(event)
     _post_forced_bets(recorder)
+    if command.posts:
+        post_extra_blinds(recorder)
     _deal_street(recorder, 0)
     first = _first_actor(started, started.setup.game.streets[0].first_actor)
     _advance(recorder, command.now, first)
@@ -111,9 +122,13 @@ def _time_out(state: HandState | None, command: TimeOut) -> tuple[HandState, lis
     index = running.to_act
     recorder = _Recorder(running)
     owes = running.round.level > running.bets[index]
-    # A time-out checks when checking is free, else folds (RULES.md §6.4).
+    # A time-out checks when checking is free, else folds (RULES.md §6.4); a protected
+    # (disconnected) player with live chips in goes artificially all-in instead (§6.5).
+    protection = artificial_all_in(running, index, command) if owes and command.protected else None
     event: HandEvent = (
-        pb.Folded(seat=command.seat, timed_out=True)
+        protection
+        if protection is not None
+        else pb.Folded(seat=command.seat, timed_out=True)
         if owes
         else pb.Checked(seat=command.seat, timed_out=True)
     )
@@ -284,6 +299,11 @@ def _return_uncalled_bet(recorder: _Recorder) -> None:
 def _pots(state: HandState) -> tuple[Pot, ...]:
     stacks = state.stacks
     folded = state.folded
+    dead = dead_money(state.setup)
+    if dead:  # dead blinds go to the main pot without raising their owner's level (A8)
+        return build_pots_with_dead(
+            state.contributions, dead, [not out for out in folded], [not s for s in stacks]
+        )
     return build_pots(
         state.contributions,
         [not out for out in folded],
@@ -328,6 +348,8 @@ def _finish_without_showdown(recorder: _Recorder, winner: int) -> None:
 
 
 def _end(recorder: _Recorder) -> None:
+    if recorder.state is not None and recorder.state.set_aside:
+        return_set_aside(recorder)
     state = recorder.state
     assert state is not None
     setup = state.setup

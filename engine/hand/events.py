@@ -33,6 +33,10 @@ HandEvent = (
     | pb.RakeTaken
     | pb.PotAwarded
     | pb.HandEnded
+    | pb.DeadBlindPosted
+    | pb.ArtificialAllIn
+    | pb.StackReturned
+    | pb.HandVoided
 )
 
 _BODY_FIELD: Final[dict[str, str]] = {

@@ -16,7 +16,10 @@ from engine.hand.codec import cached_config_from_wire, cards_from_wire
 from engine.hand.commands import HandConfig
 from engine.hand.events import HandEvent
 from engine.hand.memo import IdentityMemo
+from engine.hand.posts import dead_blind_posted
+from engine.hand.protection import artificial_all_in_applied, stack_returned
 from engine.hand.state import MUCKED, NOBODY, SHOWN, HandSetup, HandState
+from engine.hand.void import hand_voided
 from pokerpb import events_pb2 as pb
 
 
@@ -72,6 +75,9 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
         deck=event.deck,
         started_at=event.started_at,
         fresh_rounds=_fresh_rounds(config),
+        posts=tuple((seats.index(post.seat), post.live, post.dead) for post in event.posts)
+        if event.posts
+        else (),
     )
     zeros = (0,) * count
     nothing = ((),) * count
@@ -337,6 +343,11 @@ EVENT_HANDLERS: Final[dict[type, Callable[[Any, Any], HandState]]] = {
     pb.RakeTaken: _rake_taken,
     pb.PotAwarded: _pot_awarded,
     pb.HandEnded: _hand_ended,
+    # Table-driven additions: dead blinds, the artificial all-in, voided hands.
+    pb.DeadBlindPosted: dead_blind_posted,
+    pb.ArtificialAllIn: artificial_all_in_applied,
+    pb.StackReturned: stack_returned,
+    pb.HandVoided: hand_voided,
 }
 
 

@@ -79,3 +79,25 @@ def split_high_low(amount: int, chip_unit: int) -> tuple[int, int]:
     """
     low = amount // chip_unit // 2 * chip_unit
     return amount - low, low
+
+
+def build_pots_with_dead(
+    contributions: Sequence[int],
+    dead: Sequence[int],
+    in_hand: Sequence[bool],
+    all_in: Sequence[bool],
+) -> tuple[Pot, ...]:
+    """:func:`build_pots` when some chips are dead blinds (decision A8): the levels come from
+    the live chips only, and the dead chips go to the main pot.
+
+    >>> build_pots_with_dead((3, 10), (1, 0), in_hand=(True, True), all_in=(True, False))
+    (Pot(amount=5, eligible=(0, 1)), Pot(amount=8, eligible=(1,)))
+    """
+    live = [paid - gone for paid, gone in zip(contributions, dead, strict=True)]
+    pots = list(build_pots(live, in_hand, all_in))
+    extra = sum(dead)
+    if pots:
+        pots[0] = Pot(pots[0].amount + extra, pots[0].eligible)
+    elif extra:
+        pots.append(Pot(extra, tuple(index for index, playing in enumerate(in_hand) if playing)))
+    return tuple(pots)

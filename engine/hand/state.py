@@ -42,6 +42,7 @@ class HandSetup(NamedTuple):
     deck: str  # card string of the shuffled deck (two characters per card), top card first
     started_at: int
     fresh_rounds: tuple[Round, ...]
+    posts: tuple[tuple[int, int, int], ...] = ()  # (index, live, dead) extra posts asked for
 
     def index_of(self, seat: int) -> int:
         """The index of ``seat``; ValueError when the seat is not dealt in."""
@@ -83,6 +84,7 @@ class HandState(NamedTuple):
     rake: int
     awarded: int  # chips already paid out of the pots
     ended: bool
+    set_aside: tuple[int, ...] = ()  # chips kept out of play by an artificial all-in; () = none
 
     def with_betting(
         self,

@@ -1,0 +1,179 @@
+"""Apply one event to a table: ``evolve(state, event) -> state``. No checks but the sequence.
+
+A table's log holds its own events and its hands' events in one stream; hand events go to the
+hand machine's :func:`engine.hand.evolve` and then update what the table keeps across hands
+(positions, debts, stacks, the protection allowance). The live path
+(:func:`engine.table.decide.execute`) and :func:`replay` fold this same function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from engine.hand.evolve import EVENT_HANDLERS as HAND_HANDLERS
+from engine.hand.posts import blind_indexes
+from engine.table.config import DAY_MS, config_from_wire
+from engine.table.events import TableEventBody
+from engine.table.state import Seat, TableState
+from pokerpb import events_pb2 as pb
+
+
+def _seat(state: TableState, number: int) -> Seat:
+    seat = state.seats[number - 1]
+    assert seat is not None, f"seat {number} is empty"
+    return seat
+
+
+def _update(state: TableState, number: int, **changes: Any) -> TableState:
+    return state.with_seat(number, _seat(state, number)._replace(**changes))
+
+
+def _table_created(state: TableState | None, event: pb.TableCreated) -> TableState:
+    config = config_from_wire(event.config)
+    return TableState(config=config, seats=(None,) * config.seat_count)
+
+
+def _player_seated(state: TableState, event: pb.PlayerSeated) -> TableState:
+    seat = Seat(event.player_id, event.amount, post_blinds=event.post_big_blind)
+    departures = tuple(entry for entry in state.departures if entry[0] != event.player_id)
+    return state.with_seat(event.seat, seat)._replace(departures=departures)
+
+
+def _chips_added(state: TableState, event: pb.ChipsAdded) -> TableState:
+    return _update(state, event.seat, stack=_seat(state, event.seat).stack + event.amount)
+
+
+def _sat_out(state: TableState, event: pb.PlayerSatOut) -> TableState:
+    return _update(state, event.seat, sitting_out=True)
+
+
+def _sat_in(state: TableState, event: pb.PlayerSatIn) -> TableState:
+    return _update(state, event.seat, sitting_out=False, post_blinds=event.post_blinds)
+
+
+def _stand_up_requested(state: TableState, event: pb.StandUpRequested) -> TableState:
+    return _update(state, event.seat, leaving=True)
+
+
+def _cashed_out(state: TableState, event: pb.PlayerCashedOut) -> TableState:
+    window = state.config.rejoin_window_ms
+    departures = tuple(
+        entry
+        for entry in state.departures
+        if entry[0] != event.player_id and event.at - entry[2] < window
+    )
+    if event.reason != pb.TABLE_CLOSED:
+        departures += ((event.player_id, event.amount, event.at),)
+    return state.with_seat(event.seat, None)._replace(departures=departures)
+
+
+def _blinds_missed(state: TableState, event: pb.BlindsMissed) -> TableState:
+    for missed in event.seats:
+        seat = _seat(state, missed.seat)
+        state = _update(
+            state,
+            missed.seat,
+            missed_small=seat.missed_small or missed.small_blind,
+            missed_big=seat.missed_big or missed.big_blind,
+        )
+    return state
+
+
+def _next_hand_scheduled(state: TableState, event: pb.NextHandScheduled) -> TableState:
+    return state._replace(next_hand_at=event.not_before)
+
+
+def _table_closed(state: TableState, event: pb.TableClosed) -> TableState:
+    return state._replace(closed=True)
+
+
+_TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
+    pb.TableCreated: _table_created,
+    pb.PlayerSeated: _player_seated,
+    pb.ChipsAdded: _chips_added,
+    pb.PlayerSatOut: _sat_out,
+    pb.PlayerSatIn: _sat_in,
+    pb.StandUpRequested: _stand_up_requested,
+    pb.PlayerCashedOut: _cashed_out,
+    pb.BlindsMissed: _blinds_missed,
+    pb.NextHandScheduled: _next_hand_scheduled,
+    pb.TableClosed: _table_closed,
+}
+
+
+# --- what hands change at the table -------------------------------------------------------------
+
+
+def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
+    """The players dealt in owe nothing any more; the positions are this hand's."""
+    seats = sorted(entry.seat for entry in event.seats)
+    small, big = blind_indexes(len(seats), seats.index(event.button))
+    for number in seats:
+        state = _update(state, number, new=False, missed_small=False, missed_big=False)
+    return state._replace(
+        button=event.button,
+        small_blind=seats[small],
+        big_blind=seats[big],
+        hands_started=state.hands_started + 1,
+    )
+
+
+def _artificial_all_in(state: TableState, event: pb.ArtificialAllIn) -> TableState:
+    """Count one use of the allowance; forget uses older than 24 hours."""
+    player = _seat(state, event.seat).player_id
+    uses = tuple(use for use in state.protection_uses if event.at - use[1] < DAY_MS)
+    return state._replace(protection_uses=(*uses, (player, event.at)))
+
+
+def _hand_over(state: TableState, event: pb.HandEnded | pb.HandVoided) -> TableState:
+    """The hand's final stacks are the seats' stacks."""
+    for result in event.results:
+        state = _update(state, result.seat, stack=result.stack)
+    return state
+
+
+_AFTER_HAND_EVENT: Final[dict[type, Callable[[Any, Any], TableState]]] = {
+    pb.HandStarted: _hand_started,
+    pb.ArtificialAllIn: _artificial_all_in,
+    pb.HandEnded: _hand_over,
+    pb.HandVoided: _hand_over,
+}
+
+
+def _apply(state: TableState | None, event: TableEventBody) -> TableState:
+    kind = type(event)
+    hand_handler = HAND_HANDLERS.get(kind)
+    if hand_handler is not None:  # the hand machine's evolve, without its unwrapping
+        assert state is not None
+        state = state._replace(hand=hand_handler(state.hand, event))
+        after = _AFTER_HAND_EVENT.get(kind)
+        return after(state, event) if after is not None else state
+    handler = _TABLE_HANDLERS.get(kind)
+    if handler is None:
+        raise TypeError(f"{kind.__name__} is not a table event.")
+    return handler(state, event)
+
+
+def evolve(state: TableState | None, event: TableEventBody | pb.TableEvent) -> TableState:
+    """The state after ``event`` (a bare event, or an envelope whose version must follow)."""
+    if type(event) is pb.TableEvent:
+        expected = (state.version if state is not None else 0) + 1
+        if event.version != expected:
+            raise ValueError(f"Event version {event.version} does not follow; {expected} does.")
+        name = event.WhichOneof("body")
+        if name is None:
+            raise ValueError("The table event has no body.")
+        event = getattr(event, name)
+    new = _apply(state, event)  # type: ignore[arg-type]
+    return new._replace(version=new.version + 1)
+
+
+def replay(events: Iterable[TableEventBody | pb.TableEvent]) -> TableState:
+    """The table after all ``events``, from nothing: the fold of :func:`evolve`."""
+    state: TableState | None = None
+    for event in events:
+        state = evolve(state, event)
+    if state is None:
+        raise ValueError("There are no events to replay.")
+    return state

@@ -1,0 +1,99 @@
+"""What clients are shown: seats and their status, who will be dealt in, the actions open.
+
+Built on the same functions ``decide`` uses (the plan, the ``verify_*`` rules and the hand's
+``legal_actions``), so what a client is offered is what the table accepts.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import NamedTuple
+
+from engine.hand.legal import LegalAction
+from engine.hand.legal import legal_actions as hand_legal_actions
+from engine.table.errors import TableRuleError
+from engine.table.plan import Plan
+from engine.table.rules import busted_seats, verify_can_start
+from engine.table.state import TableState, live_stack
+
+
+class SeatStatus(Enum):
+    """Where a seated player stands."""
+
+    IN_HAND = "in hand"  # dealt into the running hand
+    PLAYING = "playing"  # will be dealt the next hand
+    WAITING = "waiting"  # new or owing blinds: waits for the big blind or a place to post
+    SITTING_OUT = "sitting out"
+    LEAVING = "leaving"  # cashed out when the running hand ends
+    BUSTED = "busted"  # no chips: may rebuy until the next hand starts
+
+
+class SeatView(NamedTuple):
+    """One occupied seat as clients see it."""
+
+    seat: int
+    player_id: str
+    stack: int
+    status: SeatStatus
+    owes_small_blind: bool
+    owes_big_blind: bool
+    new: bool
+
+
+def seat_views(state: TableState) -> tuple[SeatView, ...]:
+    """Every occupied seat, ascending."""
+    views = []
+    for number in state.occupied():
+        seat = state.seats[number - 1]
+        assert seat is not None
+        views.append(
+            SeatView(
+                number,
+                seat.player_id,
+                live_stack(state, number),
+                _status(state, number),
+                seat.missed_small,
+                seat.missed_big,
+                seat.new,
+            )
+        )
+    return tuple(views)
+
+
+def _status(state: TableState, number: int) -> SeatStatus:
+    seat = state.seats[number - 1]
+    assert seat is not None
+    if seat.leaving:
+        return SeatStatus.LEAVING
+    if state.in_hand(number):
+        return SeatStatus.IN_HAND
+    if not seat.stack:
+        return SeatStatus.BUSTED
+    if seat.sitting_out:
+        return SeatStatus.SITTING_OUT
+    return SeatStatus.PLAYING if seat.owes is False else SeatStatus.WAITING
+
+
+def next_hand(state: TableState, now: int) -> Plan | None:
+    """Who would be dealt in (with the button, blinds and posts) if the next hand started now;
+    None while it cannot start."""
+    try:
+        return verify_can_start(state, now)
+    except TableRuleError:
+        return None
+
+
+def who_can_play(state: TableState) -> tuple[int, ...]:
+    """The seats that would be dealt in next, ignoring the pause and a running hand."""
+    busted = set(busted_seats(state))
+    idle = state._replace(hand=None, next_hand_at=0)
+    plan = next_hand(idle, 0)
+    return () if plan is None else tuple(seat for seat in plan.seats if seat not in busted)
+
+
+def legal_actions(state: TableState, seat: int) -> tuple[LegalAction, ...]:
+    """The actions open to the player in ``seat`` now: empty unless it is his turn."""
+    hand = state.hand
+    if hand is None or hand.ended or hand.seat_to_act != seat:
+        return ()
+    return hand_legal_actions(hand)

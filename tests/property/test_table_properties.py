@@ -1,0 +1,279 @@
+"""Properties of the table over thousands of consecutive hands with random churn.
+
+Each example runs one table through many hands with random joins, leaves, top-ups, sit-outs,
+sit-ins, time-outs (some disconnected), voids and refused commands, checking after every
+command that the chips on the table change only by buy-ins, top-ups, cash-outs and rake; at
+every deal that nobody who owes blinds is dealt in without posting them (or being the big blind)
+and that, while the players stay the same, each posts one big blind per orbit; at the end that
+the replay of the log (bare, and through serialized envelopes) equals the live table.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.betting import Stakes, Structure, fixed_limit_stakes
+from engine.games import get_game
+from engine.hand import Action, HandRuleError
+from engine.table import (
+    Act,
+    Command,
+    CreateTable,
+    MissedBlindsPolicy,
+    SitDown,
+    SitIn,
+    SitOut,
+    StandUp,
+    StartNextHand,
+    TableConfig,
+    TableEventBody,
+    TableRuleError,
+    TableState,
+    TimeOut,
+    TopUp,
+    VoidHand,
+    buy_in_range,
+    chips_on_table,
+    envelopes,
+    execute,
+    legal_actions,
+    make_config,
+    replay,
+)
+from engine.table.plan import eligible_seats
+from pokerpb import events_pb2 as pb
+
+HANDS = 150
+CONFIGS = {
+    "nl-holdem": lambda: make_config(
+        "holdem", Structure.NO_LIMIT, Stakes(1, 2), seat_count=6, pause_between_hands_ms=0
+    ),
+    "fl-holdem": lambda: make_config(
+        "holdem", Structure.FIXED_LIMIT, fixed_limit_stakes(2, 4), seat_count=6,
+        pause_between_hands_ms=0, artificial_allin_per_24h=3,
+    ),
+    "pl-omaha-seed-literal": lambda: make_config(
+        "omaha", Structure.POT_LIMIT, Stakes(1, 2), seat_count=5, pause_between_hands_ms=0,
+        missed_blinds_policy=MissedBlindsPolicy.SEED_LITERAL,
+    ),
+}  # fmt: skip
+
+
+class Run:
+    """A table driven at random, with the money that crossed its edge."""
+
+    def __init__(self, seed: int, config: TableConfig) -> None:
+        self.rng = random.Random(seed)
+        self.now = 1_000
+        self.state: TableState | None = None
+        self.events: list[TableEventBody] = []
+        self.wire: list[pb.TableEvent] = []
+        self.money_in = 0
+        self.money_out = 0
+        self.players = 0
+        # (dealt-in (seat, player) pairs, the big blind's pair) of every hand
+        self.hands: list[tuple[frozenset[tuple[int, str]], tuple[int, str]]] = []
+        self.run(CreateTable(config, self.now))
+
+    @property
+    def table(self) -> TableState:
+        assert self.state is not None
+        return self.state
+
+    def run(self, command: Command) -> None:
+        before = self.state
+        self.state, events = execute(before, command)
+        for event in events:
+            self._account(before, event)
+        self.events += events
+        self.wire += envelopes(before, events, table_id="t-1", now=self.now)
+        assert chips_on_table(self.state) == self.money_in - self.money_out
+        assert all(seat is None or seat.stack >= 0 for seat in self.state.seats)
+
+    def _account(self, before: TableState | None, event: TableEventBody) -> None:
+        if isinstance(event, pb.PlayerSeated | pb.ChipsAdded):
+            self.money_in += event.amount
+        elif isinstance(event, pb.PlayerCashedOut | pb.RakeTaken):
+            self.money_out += event.amount
+        elif isinstance(event, pb.HandStarted):
+            assert before is not None
+            self._check_owed_blinds(before, event)
+
+    def refused(self, command: Command) -> None:
+        """A command that must be refused and change nothing."""
+        before = self.state
+        with pytest.raises((TableRuleError, HandRuleError)):
+            execute(before, command)
+        assert self.state is before
+
+    # --- the owed-blinds property ----------------------------------------------------------
+
+    def _check_owed_blinds(self, before: TableState, event: pb.HandStarted) -> None:
+        """Nobody owing blinds is dealt in without posting them, unless he is the big blind or
+        the game (re)starts (fewer than two players owing nothing)."""
+        seats = sorted(entry.seat for entry in event.seats)
+        count = len(seats)
+        button = seats.index(event.button)
+        big_blind = seats[(button + 1) % count] if count == 2 else seats[(button + 2) % count]
+        posts = {post.seat: (post.live, post.dead) for post in event.posts}
+        eligible = [n for n in eligible_seats(before) if before.seats[n - 1].stack]  # type: ignore[union-attr]
+        in_game = [n for n in eligible if not before.seats[n - 1].owes]  # type: ignore[union-attr]
+        stakes = before.config.stakes
+        for number in seats:
+            seat = before.seats[number - 1]
+            assert seat is not None
+            if not seat.owes or number == big_blind or len(in_game) < 2:
+                assert number not in posts
+                continue
+            live, dead = posts[number]
+            if seat.new or seat.missed_big:
+                literal = before.config.missed_blinds_policy is MissedBlindsPolicy.SEED_LITERAL
+                if not (literal and seat.missed_small and not seat.new):
+                    assert live == stakes.big_blind
+            if seat.missed_small and not seat.new:
+                assert dead == stakes.small_blind
+        # Players, not seats: a new player in a seat is a different player.
+        players = {number: before.seats[number - 1].player_id for number in seats}  # type: ignore[union-attr]
+        self.hands.append((frozenset(players.items()), (big_blind, players[big_blind])))
+
+    def check_orbits(self) -> None:
+        """While the same players play, each posts one big blind in every orbit."""
+        run: list[tuple[int, str]] = []
+        players: frozenset[tuple[int, str]] = frozenset()
+        for dealt, big_blind in self.hands:
+            if dealt != players:
+                players, run = dealt, []
+            run.append(big_blind)
+            if len(run) >= len(players):
+                assert set(run[-len(players) :]) == players, (players, run)
+
+    # --- random play -----------------------------------------------------------------------
+
+    def between_hands(self) -> None:
+        """Random seat changes, then deal (joining players until two can play)."""
+        for _ in range(self.rng.randint(0, 3)):
+            self.random_seat_change()
+        for _ in range(20):
+            deck = list(get_game(self.table.config.game).deck)
+            self.rng.shuffle(deck)
+            self.now += 1
+            try:
+                self.run(StartNextHand(f"h{self.now}", tuple(deck), self.now))
+                return
+            except TableRuleError:
+                self.random_seat_change(join=True)
+        raise AssertionError("no hand could start")
+
+    def random_seat_change(self, *, join: bool = False) -> None:
+        table = self.table
+        self.now += 1
+        occupied = table.occupied()
+        empty = [n for n in range(1, len(table.seats) + 1) if table.seats[n - 1] is None]
+        pick = self.rng.random()
+        if (join or pick < 0.3) and empty:
+            self.players += 1
+            player = f"p{self.players}"
+            low, high = buy_in_range(table, player, self.now)
+            amount = self.rng.randint(low, high if high is not None else 3 * low)
+            post = self.rng.random() < 0.5
+            self.run(
+                SitDown(self.rng.choice(empty), player, amount, f"hold{self.now}", self.now, post)
+            )
+        elif not occupied:
+            return
+        elif pick < 0.45:
+            self.act_on_seat(StandUp)
+        elif pick < 0.6:
+            self.act_on_seat(SitOut)
+        elif pick < 0.85:
+            for number in occupied:
+                seat = table.seats[number - 1]
+                if seat is not None and seat.sitting_out and seat.stack:
+                    self.run(SitIn(number, seat.player_id, self.now, self.rng.random() < 0.5))
+                    return
+        else:
+            self.top_up_someone()
+
+    def act_on_seat(self, kind: Any) -> None:
+        number = self.rng.choice(self.table.occupied())
+        seat = self.table.seats[number - 1]
+        assert seat is not None
+        command = kind(number, seat.player_id, self.now)
+        try:
+            self.run(command)
+        except TableRuleError:
+            assert kind is SitOut or (kind is StandUp and seat.leaving)
+
+    def top_up_someone(self) -> None:
+        table = self.table
+        number = self.rng.choice(table.occupied())
+        seat = table.seats[number - 1]
+        assert seat is not None
+        config = table.config
+        top = (
+            config.max_buy_in
+            if config.max_buy_in is not None
+            else seat.stack + 3 * config.min_buy_in
+        )
+        room = top - seat.stack
+        low = max(1, config.min_buy_in - seat.stack)
+        if room < low or table.in_hand(number):
+            self.refused(TopUp(number, seat.player_id, max(room + 1, 1), "h", self.now))
+            return
+        self.run(
+            TopUp(number, seat.player_id, self.rng.randint(low, room), f"t{self.now}", self.now)
+        )
+
+    def play_hand(self) -> None:
+        while self.table.hand_running:
+            hand = self.table.hand
+            assert hand is not None
+            seat = hand.seat_to_act
+            assert seat is not None
+            player = self.table.seats[seat - 1]
+            assert player is not None
+            self.now += 1
+            roll = self.rng.random()
+            if roll < 0.02:
+                self.run(VoidHand(self.now, "crash"))
+            elif roll < 0.10:
+                self.now = max(self.now, hand.deadline)
+                self.run(TimeOut(seat, self.now, disconnected=self.rng.random() < 0.6))
+            elif roll < 0.13:
+                self.random_seat_change()
+            else:
+                if roll < 0.15:
+                    self.refused(TopUp(seat, player.player_id, 1, "h", self.now))
+                action, amount = self.choose(seat)
+                self.run(Act(seat, player.player_id, action, amount, self.now))
+
+    def choose(self, seat: int) -> tuple[Action, int]:
+        options = legal_actions(self.table, seat)
+        weights = [1 if o.action is Action.FOLD else 3 for o in options]
+        option = self.rng.choices(options, weights)[0]
+        if option.action in (Action.BET, Action.RAISE):
+            return option.action, self.rng.choice((option.min_amount, option.max_amount))
+        return option.action, option.min_amount
+
+
+def run_table(seed: int, config_name: str) -> None:
+    run = Run(seed, CONFIGS[config_name]())
+    for _ in range(HANDS):
+        run.between_hands()
+        run.play_hand()
+    run.check_orbits()
+    assert replay(run.events) == run.table
+    wire = [pb.TableEvent.FromString(envelope.SerializeToString()) for envelope in run.wire]
+    assert replay(wire) == run.table
+
+
+@pytest.mark.parametrize("config_name", sorted(CONFIGS))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_random_table_life_keeps_chips_blinds_and_replay(config_name: str, seed: int) -> None:
+    run_table(seed, config_name)
