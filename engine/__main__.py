@@ -1,7 +1,8 @@
-"""Command line of the rules engine: ``python -m engine {rank,demo}``.
+"""Command line of the rules engine: ``python -m engine {rank,demo,phh}``.
 
 ``rank`` names the value of one hand under one ranking; ``demo`` deals a few random hands of each
-ranking and shows how they compare. Randomness lives here, at the edge, never in the engine.
+ranking and shows how they compare; ``phh replay FILE ...`` plays PHH hand histories through the
+hand machine (see :mod:`engine.phh.cli`). Randomness lives here, at the edge, never in the engine.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 from engine.cards import DECK_32, Card, format_cards, parse_cards
 from engine.evaluation import RANKING_NAMES, HandValue, get_ranking, rank_hand
+from engine.phh.cli import replay_files
 
 # How many hole and board cards a demo deal gives under each ranking.
 _DEMO_SHAPES: dict[str, tuple[int, int]] = {
@@ -72,6 +74,10 @@ def _verdict(first: HandValue | None, second: HandValue | None) -> str:
     return "first wins" if first > second else "second wins"
 
 
+def _phh_replay_command(args: argparse.Namespace) -> int:
+    return replay_files(args.files, sys.stdout)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the engine's command line; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
@@ -84,6 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="deal random hands of every ranking")
     demo.add_argument("--hands", type=int, default=3, help="hands per ranking (default 3)")
     demo.set_defaults(handler=_demo_command)
+    phh = commands.add_parser("phh", help="PHH hand histories")
+    phh_commands = phh.add_subparsers(dest="phh_command", required=True)
+    phh_replay = phh_commands.add_parser("replay", help="replay PHH files, one JSON line a hand")
+    phh_replay.add_argument("files", nargs="+", metavar="FILE")
+    phh_replay.set_defaults(handler=_phh_replay_command)
     args = parser.parse_args(argv)
     handler = args.handler
     return int(handler(args))

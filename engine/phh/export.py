@@ -1,0 +1,172 @@
+"""From a finished hand's events to a PHH hand history.
+
+Players are numbered as PHH numbers them: ``p1`` is the first player left of the button, ``pN``
+the button (heads-up ``p1`` is the big blind). ``seats`` records the table seat numbers and
+``hand`` the hand id. Every hole card dealt is written (the events hold them all), the board as
+far as it was dealt, and the showdown as it happened (``pK sm cards`` for a shown hand, ``pK sm``
+for a mucked one). Forced bets, returned bets and pot awards are not actions in PHH: a reader
+derives them. Time-outs are written as the fold or check they caused, with a ``# timed out``
+commentary. ``finishing_stacks`` holds our result, so that a reader can check its own.
+
+Two table rules have no PHH form and are written as extensions that other PHH readers ignore
+(the leading comment says so): forced posts beyond the blinds (an entering player's big blind, a
+missed small blind) as the user-defined field ``_extra_posts = [{player = "p3", live = 2,
+dead = 1}]``, and the disconnection protection as a no-op commentary ``# p3 artificial all-in
+for 6`` at the point of the time-out. A voided hand has no hand history: it did not happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
+
+from engine.betting import Structure
+from engine.games import get_game
+from engine.hand.codec import config_from_wire
+from engine.hand.events import HandEvent
+from engine.phh.config import config_to_fields
+from engine.phh.model import HandHistory, dump_phh
+from engine.phh.variants import is_standard, parse_variant, variant_code
+from pokerpb import events_pb2 as pb
+
+Players = dict[int, str]  # seat number -> "pK"
+
+
+def export_hand(events: Iterable[HandEvent | pb.TableEvent]) -> str:
+    """The PHH text of one finished hand, given its events (bare or in their envelopes).
+
+    ValueError with a sentence when the events are not one whole hand.
+    """
+    history = history_from_events(events)
+    comment = _comment(history.variant)
+    if "_extra_posts" in history.fields or any("artificial all-in" in a for a in history.actions):
+        comment += "\nuses engine.phh extensions (extra posts, artificial all-ins) others ignore"
+    return dump_phh(history, comment)
+
+
+def history_from_events(events: Iterable[HandEvent | pb.TableEvent]) -> HandHistory:
+    """The :class:`HandHistory` of one finished hand, given its events."""
+    bodies = [_body(event) for event in events]
+    if not bodies or not isinstance(bodies[0], pb.HandStarted):
+        raise ValueError("The events do not begin with the start of a hand.")
+    started = bodies[0]
+    ended = bodies[-1]
+    if any(isinstance(body, pb.HandVoided) for body in bodies):
+        raise ValueError("A voided hand has no hand history: every chip was given back.")
+    if not isinstance(ended, pb.HandEnded):
+        raise ValueError("The hand is not over yet; only finished hands can be exported.")
+    config = config_from_wire(started.game, started.structure, started.stakes, started.rules)
+    order = _phh_order([entry.seat for entry in started.seats], started.button)
+    players = {seat: f"p{number}" for number, seat in enumerate(order, start=1)}
+    stacks = {entry.seat: entry.stack for entry in started.seats}
+    finishing = {result.seat: result.stack for result in ended.results}
+    phh, user = config_to_fields(config, len(order))
+    if started.posts:
+        user["_extra_posts"] = [
+            {"player": players[post.seat], "live": post.live, "dead": post.dead}
+            for post in started.posts
+        ]
+    return HandHistory(
+        variant=variant_code(config.game, config.structure),
+        starting_stacks=tuple(stacks[seat] for seat in order),
+        actions=tuple(_actions(bodies[1:], players)),
+        hand=started.hand_id or None,
+        seats=tuple(order),
+        finishing_stacks=tuple(finishing[seat] for seat in order),
+        fields=user,
+        **phh,
+    )
+
+
+def _body(event: HandEvent | pb.TableEvent) -> Any:
+    if isinstance(event, pb.TableEvent):
+        name = event.WhichOneof("body")
+        return None if name is None else getattr(event, name)
+    return event
+
+
+def _phh_order(seats: Sequence[int], button: int) -> list[int]:
+    """Seats clockwise from the first one left of the button; the button last."""
+    ordered = sorted(seats)
+    start = ordered.index(button) + 1
+    return ordered[start:] + ordered[:start]
+
+
+def _actions(events: Iterable[Any], players: Players) -> list[str]:
+    actions: list[str] = []
+    for event in events:
+        writer = _WRITERS.get(type(event))
+        if writer is not None:
+            actions.extend(writer(event, players))
+    return actions
+
+
+def _hole(event: pb.HoleCardsDealt, players: Players) -> list[str]:
+    return [f"d dh {players[hand.seat]} {hand.down}{hand.up}" for hand in event.hands]
+
+
+def _board(event: pb.BoardDealt, players: Players) -> list[str]:
+    return [f"d db {event.cards}"] if event.cards else []
+
+
+def _timed(text: str, timed_out: bool) -> list[str]:
+    return [f"{text} # timed out" if timed_out else text]
+
+
+def _folded(event: pb.Folded, players: Players) -> list[str]:
+    return _timed(f"{players[event.seat]} f", event.timed_out)
+
+
+def _checked(event: pb.Checked, players: Players) -> list[str]:
+    return _timed(f"{players[event.seat]} cc", event.timed_out)
+
+
+def _called(event: pb.Called, players: Players) -> list[str]:
+    return [f"{players[event.seat]} cc"]
+
+
+def _wager(event: pb.BetPlaced | pb.RaisedTo, players: Players) -> list[str]:
+    return [f"{players[event.seat]} cbr {event.amount}"]
+
+
+def _shown(event: pb.HandShown, players: Players) -> list[str]:
+    return [f"{players[event.seat]} sm {event.cards}"]
+
+
+def _mucked(event: pb.HandMucked, players: Players) -> list[str]:
+    return [f"{players[event.seat]} sm"]
+
+
+def _artificial_all_in(event: pb.ArtificialAllIn, players: Players) -> list[str]:
+    return [f"# {players[event.seat]} artificial all-in for {event.contributed}"]
+
+
+_WRITERS: Final[dict[type, Callable[[Any, Players], list[str]]]] = {
+    pb.HoleCardsDealt: _hole,
+    pb.BoardDealt: _board,
+    pb.Folded: _folded,
+    pb.Checked: _checked,
+    pb.Called: _called,
+    pb.BetPlaced: _wager,
+    pb.RaisedTo: _wager,
+    pb.HandShown: _shown,
+    pb.HandMucked: _mucked,
+    pb.ArtificialAllIn: _artificial_all_in,
+}
+
+_STRUCTURE_NAMES: Final = {
+    Structure.FIXED_LIMIT: "fixed limit",
+    Structure.SPREAD_LIMIT: "spread limit",
+    Structure.POT_LIMIT: "pot limit",
+    Structure.HALF_POT_LIMIT: "half-pot limit",
+    Structure.NO_LIMIT: "no limit",
+}
+
+
+def _comment(code: str) -> str:
+    """A leading comment naming the game; for our extension codes, saying they are ours."""
+    game, structure = parse_variant(code)
+    name = f"{get_game(game).name}, {_STRUCTURE_NAMES[structure]}"
+    if is_standard(code):
+        return name
+    return f"{name}: variant {code} is engine.phh's extension of the PHH variant codes"
