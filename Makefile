@@ -43,11 +43,14 @@ test: lint typecheck unit
 bench: setup
 	$(PY) -m bench
 
-# Until the services exist, `make run` runs what exists: the evaluation demo.
+# nats-server (deploy/nats/nats.conf, data under ./var) and the dealer, until Ctrl-C; then try
+# `.venv/bin/pokerctl create` and `.venv/bin/pokerctl bots <table id>` in another terminal.
 run: setup
-	$(PY) -m engine demo
+	$(PY) -m dealer_service.devrun
 
-demo: run
+# The evaluation demo of the engine.
+demo: setup
+	$(PY) -m engine demo
 
 clean:
 	rm -rf $(VENV) pokerpb .mypy_cache .ruff_cache .pytest_cache .hypothesis bench-results.json

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import contextvars
 import enum
 import hashlib
@@ -253,4 +254,7 @@ class AuthInterceptor(ScopeInterceptor):
         try:
             yield
         finally:
-            _principal.reset(token)
+            # A stream the client dropped may be finished in another context, which never saw
+            # this principal: there is nothing to undo there.
+            with contextlib.suppress(ValueError):
+                _principal.reset(token)

@@ -1,0 +1,145 @@
+"""The composition root: NATS, the stores, the application service, gRPC, in the right order.
+
+Start (ARCHITECTURE.md §6): connect to NATS -> ensure the stream and the buckets -> gRPC listening
+with health NOT_SERVING -> take over the tables nobody owns (rebuilt, crash rule applied) ->
+SERVING. Stop: NOT_SERVING -> stop accepting calls, finish in-flight ones -> stop scanning and the
+timers -> release the leases (a successor takes over at once) -> drain NATS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+from nats.aio.client import Client
+from prometheus_client import CollectorRegistry
+
+from dealer_service.config import DealerSettings
+from dealer_service.feed import JetStreamFeed
+from dealer_service.grpc_api import ERROR_FAMILIES, ROLES_BY_METHOD, SERVICE_NAME, DealerServicer
+from dealer_service.metrics import DealerMetrics
+from dealer_service.ownership import LeaseOwnership, TakeoverScanner
+from dealer_service.repository import TableRepository
+from dealer_service.tables import TableService
+from dealer_service.wallet_port import DevWallet, WalletPort
+from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from eventstore.leases import JetStreamLeaseStore, LeaseSettings
+from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
+from pokerpb import dealer_pb2_grpc
+from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
+from servicekit.observability import GrpcMetrics
+from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
+
+_log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class Dealer:
+    """One running dealer process's parts."""
+
+    settings: DealerSettings
+    nats: Client
+    server: GrpcServer
+    tables: TableService
+    ownership: LeaseOwnership
+    scanner: TakeoverScanner
+    repository: TableRepository
+
+    async def start(self) -> int:
+        """Listen, take over the free tables, then report SERVING; returns the gRPC port."""
+        port = await self.server.start()
+        await self.scanner.scan_once()
+        self.scanner.start()
+        await self.server.set_serving()
+        return port
+
+    async def stop(self) -> None:
+        """The graceful stop (see the module docstring)."""
+        await self.server.stop()
+
+    async def crash(self) -> None:
+        """Stop as a crash would, for tests: no lease released, NATS closed without draining."""
+        await self.scanner.stop()
+        await self.tables.close()
+        await self.ownership.close(release=False)
+        await self.server.stop()  # its hooks would release: they see no leases left
+        if not self.nats.is_closed:
+            await self.nats.close()
+
+
+def _wallet(settings: DealerSettings) -> WalletPort:
+    if settings.wallet == "dev":
+        _log.warning("dev_wallet", note="every hold is granted: play money, never production")
+        return DevWallet()
+    raise ValueError(f"unknown wallet {settings.wallet!r}")  # pragma: no cover - argparse checks
+
+
+async def build_dealer(
+    settings: DealerSettings,
+    *,
+    registry: CollectorRegistry | None = None,
+    wallet: WalletPort | None = None,
+) -> Dealer:
+    """Connect and wire everything; call :meth:`Dealer.start` next (in the same event loop)."""
+    nats = await connect_nats(
+        NatsSettings(servers=(settings.nats_url,), name=f"dealer-{settings.owner_id}")
+    )
+    js = nats.jetstream()
+    store = JetStreamEventStore(
+        js, StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix)
+    )
+    await store.ensure_stream()
+    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=settings.snapshot_bucket))
+    await snapshots.ensure_bucket()
+    leases = JetStreamLeaseStore(
+        js, LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s)
+    )
+    await leases.ensure_bucket()
+
+    metrics = DealerMetrics(registry)
+    repository = TableRepository(store, snapshots, metrics, snapshot_every=settings.snapshot_every)
+    ownership = LeaseOwnership(leases, settings.owner_id, metrics)
+    feed = JetStreamFeed(js, store.settings)
+    tables = TableService(
+        repository,
+        wallet if wallet is not None else _wallet(settings),
+        metrics,
+        gate=ownership,
+        feed=feed,
+        crash_rule=settings.crash_rule,
+        max_attempts=settings.max_attempts,
+        hold_ttl_s=settings.hold_ttl_s,
+    )
+    ownership.on_lost(tables.forget)
+    scanner = TakeoverScanner(feed, ownership, tables.adopt, settings.scan_interval_s)
+
+    server = GrpcServer(
+        "dealer",
+        settings=ServerSettings(
+            host=settings.grpc_host, port=settings.grpc_port, grace_s=settings.grace_s
+        ),
+        interceptors=standard_interceptors(
+            metrics=GrpcMetrics("dealer", registry),
+            token_secret=settings.token_secret,
+            roles_by_method=ROLES_BY_METHOD,
+            extra_errors=ERROR_FAMILIES,
+        ),
+    )
+    servicer = DealerServicer(tables)
+    server.add_service(
+        SERVICE_NAME,
+        lambda grpc_server: dealer_pb2_grpc.add_DealerServicer_to_server(servicer, grpc_server),
+    )
+
+    # Hooks run last registered first: stop deciding, then free the leases, then drain NATS.
+    async def drain() -> None:
+        await drain_nats(nats)
+
+    async def stop_tables() -> None:
+        await scanner.stop()
+        await tables.close()
+
+    server.on_shutdown(drain)
+    server.on_shutdown(ownership.close)
+    server.on_shutdown(stop_tables)
+    return Dealer(settings, nats, server, tables, ownership, scanner, repository)

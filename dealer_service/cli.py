@@ -1,0 +1,259 @@
+"""``pokerctl``: a command-line client of the dealer, with bot players, for newcomers and demos.
+
+    pokerctl create --game holdem --blinds 1/2          # prints the new table id
+    pokerctl bots <table> --count 3 --hands 5           # seats bots and plays 5 hands
+    pokerctl watch <table>                              # the table's events as a spectator
+    pokerctl show <table> [--as bot-1]                  # the table (bot-1's cards with --as)
+    pokerctl history <hand id>                          # a finished hand in PHH
+    pokerctl tables | close <table> | token <subject>
+
+Tokens are signed with the dealer's secret (``--secret-file``, default ``var/token-secret``,
+written by ``make run``; or ``POKER_TOKEN_SECRET`` in hex): a local-development convenience, the
+way a real client would get its token from a login service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import text_format
+
+from dealer_service.testing import Client, choose_action
+from pokerpb import dealer_pb2 as dpb
+from pokerpb import events_pb2 as pb
+from servicekit.auth import Role, issue_token
+
+_STRUCTURES = {
+    "no-limit": pb.NO_LIMIT,
+    "pot-limit": pb.POT_LIMIT,
+    "half-pot-limit": pb.HALF_POT_LIMIT,
+    "fixed-limit": pb.FIXED_LIMIT,
+}
+_ACTION_NAMES: dict[int, str] = {
+    int(value): name.removeprefix("ACTION_").lower() for name, value in dpb.ActionKind.items()
+}
+_MAX_BOT_TURNS = 100_000
+
+
+def _secret(args: argparse.Namespace) -> bytes:
+    text = os.environ.get("POKER_TOKEN_SECRET", "")
+    if not text:
+        path = Path(args.secret_file)
+        if not path.exists():
+            raise SystemExit(f"no token secret: start the dealer with `make run` ({path})")
+        text = path.read_text(encoding="ascii").strip()
+    return bytes.fromhex(text)
+
+
+def _client(
+    channel: grpc.aio.Channel, args: argparse.Namespace, subject: str, role: Role
+) -> Client:
+    return Client(channel, _secret(args), subject, role)
+
+
+def _cid() -> str:
+    return uuid.uuid4().hex
+
+
+def _line(event: pb.TableEvent) -> str:
+    body = event.WhichOneof("body") or "?"
+    fields = text_format.MessageToString(getattr(event, body), as_one_line=True)
+    hand = f" [{event.hand_id}]" if event.hand_id else ""
+    return f"#{event.version}{hand} {body} {fields}"
+
+
+async def _create(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    small, _, big = args.blinds.partition("/")
+    operator = _client(channel, args, "operator", Role.OPERATOR)
+    reply = await operator.call(
+        "CreateTable",
+        dpb.CreateTableRequest(
+            command_id=_cid(),
+            table_id=args.table_id,
+            game=args.game,
+            structure=_STRUCTURES[args.structure],
+            stakes=pb.Stakes(small_blind=int(small), big_blind=int(big)),
+            play_money=not args.real_money,
+            action_timer_ms=args.timer_ms,
+            pause_between_hands_ms=args.pause_ms,
+        ),
+    )
+    print(reply.table_id)
+
+
+async def _tables(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    reply = await _client(channel, args, "operator", Role.OPERATOR).call(
+        "ListTables", dpb.ListTablesRequest()
+    )
+    for table in reply.tables:
+        state = "closed" if table.closed else ("playing" if table.hand_running else "waiting")
+        print(
+            f"{table.table_id}  {table.game}  {table.stakes.small_blind}/"
+            f"{table.stakes.big_blind}  {table.players}/{table.seat_count}  {state}"
+        )
+
+
+async def _show(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    client = (
+        _client(channel, args, args.as_player, Role.PLAYER)
+        if args.as_player
+        else _client(channel, args, "operator", Role.OPERATOR)
+    )
+    view = await client.call("GetTable", dpb.GetTableRequest(table_id=args.table))
+    print(text_format.MessageToString(view))
+
+
+async def _watch(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    client = (
+        _client(channel, args, args.as_player, Role.PLAYER)
+        if args.as_player
+        else _client(channel, args, "operator", Role.OPERATOR)
+    )
+    stream = client.stub.WatchTable(
+        dpb.WatchTableRequest(table_id=args.table, from_seq=args.from_seq),
+        metadata=client.metadata,
+    )
+    async for event in stream:
+        print(_line(event), flush=True)
+
+
+async def _history(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    client = (
+        _client(channel, args, args.as_player, Role.PLAYER)
+        if args.as_player
+        else _client(channel, args, "operator", Role.OPERATOR)
+    )
+    reply = await client.call("GetHandHistory", dpb.GetHandHistoryRequest(hand_id=args.hand_id))
+    print(reply.phh)
+
+
+async def _close(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    reply = await _client(channel, args, "operator", Role.OPERATOR).call(
+        "CloseTable", dpb.CloseTableRequest(command_id=_cid(), table_id=args.table)
+    )
+    print(f"closed at version {reply.version}")
+
+
+async def _bots(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    """Seat ``--count`` bots in the free seats, then play until ``--hands`` more hands ended."""
+    operator = _client(channel, args, "operator", Role.OPERATOR)
+    view = await operator.call("GetTable", dpb.GetTableRequest(table_id=args.table))
+    taken = {seat.seat for seat in view.seats}
+    free = [n for n in range(1, view.config.seat_count + 1) if n not in taken][: args.count]
+    bots: dict[str, Client] = {}
+    for number in free:
+        name = f"bot-{secrets.token_hex(2)}"
+        bots[name] = _client(channel, args, name, Role.PLAYER)
+        await bots[name].call(
+            "SitDown",
+            dpb.SitDownRequest(
+                command_id=_cid(), table_id=args.table, seat=number, buy_in=args.buy_in
+            ),
+        )
+        print(f"{name} sits in seat {number} with {args.buy_in}")
+    rng = secrets.SystemRandom()
+    target = view.hands_started + args.hands
+    for _ in range(_MAX_BOT_TURNS):
+        view = await operator.call("GetTable", dpb.GetTableRequest(table_id=args.table))
+        hand_over = not view.hand.seat_to_act
+        if view.closed or (view.hands_started >= target and hand_over):
+            break
+        to_act = next((s for s in view.seats if s.seat == view.hand.seat_to_act), None)
+        bot = bots.get(to_act.player_id) if to_act is not None else None
+        if bot is not None and to_act is not None:
+            await asyncio.sleep(args.think_ms / 1000)
+            action, amount = choose_action(view, rng)
+            try:
+                await bot.act(args.table, view.hand.hand_id, action, amount)
+                print(
+                    f"{view.hand.hand_id}: {to_act.player_id} {_ACTION_NAMES[action]} "
+                    f"{amount or ''}".rstrip(),
+                    flush=True,
+                )
+            except grpc.aio.AioRpcError as error:  # the timer may have acted first
+                print(f"{to_act.player_id}: {error.details()}", file=sys.stderr)
+        else:
+            await asyncio.sleep(0.1)
+    print(f"played up to hand {view.hand.hand_id}; `pokerctl history {view.hand.hand_id}`")
+
+
+async def _token(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    print(issue_token(_secret(args), subject=args.subject, role=Role(args.role)))
+
+
+_COMMANDS: dict[str, Any] = {
+    "create": _create,
+    "tables": _tables,
+    "show": _show,
+    "watch": _watch,
+    "history": _history,
+    "close": _close,
+    "bots": _bots,
+    "token": _token,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pokerctl", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--address", default=os.environ.get("POKER_DEALER", "127.0.0.1:50051"))
+    parser.add_argument("--secret-file", default="var/token-secret")
+    commands = parser.add_subparsers(dest="command", required=True)
+    create = commands.add_parser("create", help="open a table (prints its id)")
+    create.add_argument("--game", default="holdem")
+    create.add_argument("--structure", choices=sorted(_STRUCTURES), default="no-limit")
+    create.add_argument("--blinds", default="1/2")
+    create.add_argument("--table-id", default="")
+    create.add_argument("--timer-ms", type=int, default=15_000)
+    create.add_argument("--pause-ms", type=int, default=2_000)
+    create.add_argument("--real-money", action="store_true")
+    commands.add_parser("tables", help="list the tables")
+    for name in ("show", "watch"):
+        sub = commands.add_parser(name, help=f"{name} a table")
+        sub.add_argument("table")
+        sub.add_argument("--as", dest="as_player", default="")
+        if name == "watch":
+            sub.add_argument("--from-seq", type=int, default=0)
+    history = commands.add_parser("history", help="a finished hand in PHH")
+    history.add_argument("hand_id")
+    history.add_argument("--as", dest="as_player", default="")
+    close = commands.add_parser("close", help="close a table")
+    close.add_argument("table")
+    bots = commands.add_parser("bots", help="seat bot players and let them play")
+    bots.add_argument("table")
+    bots.add_argument("--count", type=int, default=3)
+    bots.add_argument("--buy-in", type=int, default=200)
+    bots.add_argument("--hands", type=int, default=5)
+    bots.add_argument("--think-ms", type=int, default=300)
+    token = commands.add_parser("token", help="print a bearer token")
+    token.add_argument("subject")
+    token.add_argument("--role", choices=[role.value for role in Role], default="player")
+    return parser
+
+
+async def _run(args: argparse.Namespace) -> None:
+    async with grpc.aio.insecure_channel(args.address) as channel:
+        await _COMMANDS[args.command](channel, args)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The ``pokerctl`` entry point."""
+    args = _parser().parse_args(argv)
+    try:
+        asyncio.run(_run(args))
+    except grpc.aio.AioRpcError as error:
+        raise SystemExit(f"{error.code().name}: {error.details()}") from None
+    except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C, or `pokerctl watch t | head`
+        sys.stderr.close()
+
+
+if __name__ == "__main__":
+    main()

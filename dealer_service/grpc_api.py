@@ -1,0 +1,337 @@
+# ruff: noqa: N802 - gRPC method names are the proto's (CamelCase).
+"""The Dealer gRPC servicer: check the request, call the application service, build the reply.
+
+Nothing here knows poker: malformed input is refused with INVALID_ARGUMENT before the service
+is called, the caller's identity comes from the token (:func:`servicekit.auth.current_principal`),
+and every error family maps to its status through :data:`ERROR_FAMILIES` and servicekit's
+error interceptor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import AsyncIterator, Collection, Mapping
+from dataclasses import replace
+from typing import Any, Final
+
+from dealer_service.redaction import table_view
+from dealer_service.tables import INTERNAL_PREFIX, CommandResult, TableService
+from engine.betting import BettingRules, Stakes, Structure
+from engine.games import GAMES
+from engine.hand import HandRuleError
+from engine.table import Action, TableConfig, TableRuleError, make_config
+from engine.table.errors import NotYourSeat
+from pokerpb import dealer_pb2 as dpb
+from pokerpb import dealer_pb2_grpc
+from pokerpb import events_pb2 as pb
+from servicekit.auth import Principal, Role, current_principal
+from servicekit.errors import (
+    ExtraFamilies,
+    InvalidArgument,
+    PermissionDenied,
+    RuleViolation,
+    Unavailable,
+)
+
+SERVICE_NAME: Final = "pokerpb.Dealer"
+
+#: The engine's error families and their statuses (the rest is servicekit's table).
+ERROR_FAMILIES: Final[ExtraFamilies] = {
+    NotYourSeat: PermissionDenied,
+    TableRuleError: RuleViolation,
+    HandRuleError: RuleViolation,
+}
+
+
+def _method(name: str) -> str:
+    return f"/{SERVICE_NAME}/{name}"
+
+
+#: Who may call what; methods not listed admit every authenticated caller.
+ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
+    _method("CreateTable"): {Role.OPERATOR},
+    _method("CloseTable"): {Role.OPERATOR},
+    **{
+        _method(name): {Role.PLAYER}
+        for name in ("SitDown", "TopUp", "StandUp", "SitOut", "SitIn", "Act")
+    },
+}
+
+_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_COMMAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_HAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,140}")
+_MAX_AMOUNT = 10**15
+
+_ACTIONS: Final = {
+    dpb.ACTION_FOLD: Action.FOLD,
+    dpb.ACTION_CHECK: Action.CHECK,
+    dpb.ACTION_CALL: Action.CALL,
+    dpb.ACTION_BET: Action.BET,
+    dpb.ACTION_RAISE: Action.RAISE,
+}
+_STUD_ACTIONS: Final = {dpb.ACTION_COMPLETE: "complete", dpb.ACTION_BRING_IN: "bring in"}
+
+
+# --- request checks ---------------------------------------------------------------------------
+
+
+def table_id_of(value: str) -> str:
+    """A table id: 1-64 letters, digits, '-' or '_' (one NATS subject token)."""
+    if not _TABLE_ID.fullmatch(value):
+        raise InvalidArgument("table_id must be 1-64 letters, digits, '-' or '_'.")
+    return value
+
+
+def command_id_of(value: str) -> str:
+    """A client's command id: 1-64 letters, digits, '-', '_', '.' or ':'."""
+    if not _COMMAND_ID.fullmatch(value) or value.startswith(INTERNAL_PREFIX):
+        raise InvalidArgument("command_id must be 1-64 letters, digits, '-', '_', '.' or ':'.")
+    return value
+
+
+def _seat(value: int) -> int:
+    if value < 1:
+        raise InvalidArgument("seat must be a seat number (1 and up).")
+    return value
+
+
+def _amount(name: str, value: int, *, positive: bool) -> int:
+    if value < 0 or (positive and value == 0) or value > _MAX_AMOUNT:
+        raise InvalidArgument(
+            f"{name} must be a {'positive' if positive else 'non-negative'} whole number of chips."
+        )
+    return value
+
+
+def _player(principal: Principal) -> str:
+    if principal.role is not Role.PLAYER:
+        raise PermissionDenied("Only players act at the tables.")
+    return principal.subject
+
+
+def _viewer(principal: Principal) -> str | None:
+    """The player whose cards the caller may see; None for operators and services."""
+    return principal.subject if principal.role is Role.PLAYER else None
+
+
+def config_of(request: dpb.CreateTableRequest) -> TableConfig:
+    """The table configuration a CreateTable request asks for (room defaults for zeros)."""
+    if request.game not in GAMES:
+        raise InvalidArgument(f"game must be one of {', '.join(GAMES)}.")
+    try:
+        structure = Structure(request.structure)
+    except ValueError:
+        raise InvalidArgument("structure must be a betting structure.") from None
+    wire = request.stakes
+    numbers = [wire.small_blind, wire.big_blind, wire.ante, wire.small_bet, wire.big_bet]
+    numbers += [*wire.spread_round_max, request.min_buy_in, request.max_buy_in]
+    numbers += [request.action_timer_ms, request.pause_between_hands_ms, request.seat_count]
+    if any(number < 0 for number in numbers):
+        raise InvalidArgument("Stakes, buy-ins, timers and seat counts may not be negative.")
+    if not request.HasField("stakes") or wire.big_blind <= 0:
+        raise InvalidArgument("stakes with a positive big blind are required.")
+    stakes = Stakes(
+        wire.small_blind,
+        wire.big_blind,
+        wire.ante,
+        wire.small_bet,
+        wire.big_bet,
+        tuple(wire.spread_round_max),
+    )
+    config = make_config(request.game, structure, stakes, real_money=not request.play_money)
+    overrides: dict[str, Any] = {}
+    if request.seat_count:
+        overrides["seat_count"] = request.seat_count
+    if request.min_buy_in:
+        overrides["min_buy_in"] = request.min_buy_in
+    if request.max_buy_in:
+        overrides["max_buy_in"] = request.max_buy_in
+    if request.pause_between_hands_ms:
+        overrides["pause_between_hands_ms"] = request.pause_between_hands_ms
+    if request.action_timer_ms:
+        overrides["rules"] = replace(BettingRules(), action_timer_ms=request.action_timer_ms)
+    return replace(config, **overrides) if overrides else config
+
+
+def _reply(result: CommandResult) -> dpb.CommandReply:
+    return dpb.CommandReply(
+        table_id=result.table_id,
+        command_id=result.command_id,
+        version=result.version,
+        events=result.events,
+    )
+
+
+def _table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
+    if request.table_id:
+        return table_id_of(request.table_id)
+    # The dealer names hands "<table id>.<number>".
+    return table_id_of(request.hand_id.rpartition(".")[0])
+
+
+# --- the servicer -----------------------------------------------------------------------------
+
+
+class DealerServicer(dealer_pb2_grpc.DealerServicer):
+    """The Dealer service over a :class:`TableService`."""
+
+    def __init__(self, tables: TableService) -> None:
+        self._tables = tables
+
+    async def CreateTable(self, request: dpb.CreateTableRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        command_id = command_id_of(request.command_id)
+        table_id = table_id_of(request.table_id) if request.table_id else _new_table_id(command_id)
+        config = config_of(request)
+        return _reply(await self._tables.create_table(table_id, command_id, config))
+
+    async def GetTable(self, request: dpb.GetTableRequest, context: Any) -> dpb.TableView:
+        """See dealer.proto."""
+        table_id = table_id_of(request.table_id)
+        state = await self._tables.table(table_id)
+        return table_view(table_id, state, _viewer(current_principal()))
+
+    async def ListTables(self, request: dpb.ListTablesRequest, context: Any) -> dpb.ListTablesReply:
+        """See dealer.proto."""
+        reply = dpb.ListTablesReply()
+        for table_id in await self._tables.table_ids():
+            state = await self._tables.table(table_id)
+            game, structure, stakes, _ = _hand_wire(state.config)
+            reply.tables.add(
+                table_id=table_id,
+                game=game,
+                structure=structure,
+                stakes=stakes,
+                seat_count=state.config.seat_count,
+                players=len(state.occupied()),
+                hand_running=state.hand_running,
+                closed=state.closed,
+            )
+        return reply
+
+    async def CloseTable(self, request: dpb.CloseTableRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        command_id = command_id_of(request.command_id)
+        table_id = table_id_of(request.table_id)
+        reason = request.reason[:200] or "closed by the operator"
+        return _reply(await self._tables.close_table(table_id, command_id, reason))
+
+    async def SitDown(self, request: dpb.SitDownRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        command_id = command_id_of(request.command_id)
+        table_id = table_id_of(request.table_id)
+        seat = _seat(request.seat)
+        amount = _amount("buy_in", request.buy_in, positive=True)
+        player = _player(current_principal())
+        result = await self._tables.sit_down(
+            table_id, command_id, player, seat, amount, post_big_blind=request.post_big_blind
+        )
+        return _reply(result)
+
+    async def TopUp(self, request: dpb.TopUpRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        command_id = command_id_of(request.command_id)
+        table_id = table_id_of(request.table_id)
+        seat = _seat(request.seat)
+        amount = _amount("amount", request.amount, positive=True)
+        player = _player(current_principal())
+        return _reply(await self._tables.top_up(table_id, command_id, player, seat, amount))
+
+    async def StandUp(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        table_id, command_id, seat, player = self._seat_request(request)
+        return _reply(await self._tables.stand_up(table_id, command_id, player, seat))
+
+    async def SitOut(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        table_id, command_id, seat, player = self._seat_request(request)
+        return _reply(await self._tables.sit_out(table_id, command_id, player, seat))
+
+    async def SitIn(self, request: dpb.SitInRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        table_id, command_id, seat, player = self._seat_request(request)
+        result = await self._tables.sit_in(
+            table_id, command_id, player, seat, post_blinds=request.post_blinds
+        )
+        return _reply(result)
+
+    @staticmethod
+    def _seat_request(request: dpb.SeatRequest | dpb.SitInRequest) -> tuple[str, str, int, str]:
+        command_id = command_id_of(request.command_id)
+        table_id = table_id_of(request.table_id)
+        return table_id, command_id, _seat(request.seat), _player(current_principal())
+
+    async def Act(self, request: dpb.ActRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        command_id = command_id_of(request.command_id)
+        table_id = table_id_of(request.table_id)
+        if not _HAND_ID.fullmatch(request.hand_id):
+            raise InvalidArgument("hand_id is required.")
+        stud = _STUD_ACTIONS.get(request.action)
+        if stud is not None:
+            raise RuleViolation(f"There is no {stud} in this game.")
+        action = _ACTIONS.get(request.action)
+        if action is None:
+            raise InvalidArgument("action must be fold, check, call, bet or raise.")
+        amount = _amount("amount", request.amount, positive=False)
+        player = _player(current_principal())
+        result = await self._tables.act(
+            table_id, command_id, player, hand_id=request.hand_id, action=action, amount=amount
+        )
+        return _reply(result)
+
+    async def WatchTable(
+        self, request: dpb.WatchTableRequest, context: Any
+    ) -> AsyncIterator[pb.TableEvent]:
+        """See dealer.proto."""
+        table_id = table_id_of(request.table_id)
+        if request.from_seq < 0:
+            raise InvalidArgument("from_seq may not be negative.")
+        viewer = _viewer(current_principal())
+        async for event in self._tables.watch(table_id, request.from_seq, viewer):
+            yield event
+
+    async def GetHandHistory(
+        self, request: dpb.GetHandHistoryRequest, context: Any
+    ) -> dpb.HandHistory:
+        """See dealer.proto."""
+        if not _HAND_ID.fullmatch(request.hand_id):
+            raise InvalidArgument("hand_id is required.")
+        table_id = _table_of_hand(request)
+        viewer = _viewer(current_principal())
+        events = await self._tables.hand_history(table_id, request.hand_id, viewer)
+        return dpb.HandHistory(hand_id=request.hand_id, table_id=table_id, phh=_phh(events))
+
+
+def _phh(events: list[pb.TableEvent]) -> str:
+    try:
+        from engine.phh import export_hand
+    except ImportError:  # pragma: no cover - the PHH exporter ships with the engine
+        raise Unavailable("Hand histories are not available in this build.") from None
+    try:
+        return export_hand(events)
+    except ValueError as error:
+        raise RuleViolation(str(error)) from error
+
+
+def _hand_wire(config: TableConfig) -> tuple[str, int, pb.Stakes, pb.HandRules]:
+    from engine.hand.codec import config_to_wire
+
+    return config_to_wire(config.hand)
+
+
+def _new_table_id(command_id: str) -> str:
+    # Derived from the command id, so a retried CreateTable names the same table (and lands once).
+    return f"t-{hashlib.sha256(command_id.encode()).hexdigest()[:10]}"
+
+
+__all__ = [
+    "ERROR_FAMILIES",
+    "ROLES_BY_METHOD",
+    "SERVICE_NAME",
+    "DealerServicer",
+    "command_id_of",
+    "config_of",
+    "table_id_of",
+]

@@ -1,0 +1,72 @@
+"""The dealer's Prometheus metrics. Labels are bounded sets only: never table or player ids."""
+
+from __future__ import annotations
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from servicekit.observability import DURATION_BUCKETS
+
+
+class DealerMetrics:
+    """Counters and histograms of one dealer process (``poker_dealer_*``)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else prometheus_client.REGISTRY
+        self.registry = registry
+        self.hands_started = Counter(
+            "poker_dealer_hands_started",
+            "Hands dealt, by game and betting structure.",
+            ["game", "structure"],
+            registry=registry,
+        )
+        self.hands_completed = Counter(
+            "poker_dealer_hands_completed",
+            "Hands finished, by game, betting structure and outcome (ended or voided).",
+            ["game", "structure", "outcome"],
+            registry=registry,
+        )
+        self.actions = Counter(
+            "poker_dealer_actions",
+            "Player actions applied, by kind (fold, check, call, bet, raise, timeout).",
+            ["action"],
+            registry=registry,
+        )
+        self.append_duration = Histogram(
+            "poker_dealer_append_duration_seconds",
+            "Time to append one command's events to the table log.",
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+        self.conflicts = Counter(
+            "poker_dealer_concurrency_conflicts",
+            "Appends refused because the table log moved (each is reloaded and decided again).",
+            registry=registry,
+        )
+        self.replay_duration = Histogram(
+            "poker_dealer_replay_duration_seconds",
+            "Time to rebuild a table from its snapshot and log.",
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+        self.events_replayed = Counter(
+            "poker_dealer_events_replayed",
+            "Events folded while rebuilding tables.",
+            registry=registry,
+        )
+        self.snapshots_written = Counter(
+            "poker_dealer_snapshots_written",
+            "Table snapshots saved to the KV bucket.",
+            registry=registry,
+        )
+        self.lease_changes = Counter(
+            "poker_dealer_lease_changes",
+            "Table leases acquired, lost or released by this process.",
+            ["change"],
+            registry=registry,
+        )
+        self.tables_owned = Gauge(
+            "poker_dealer_tables_owned",
+            "Tables this process owns now.",
+            registry=registry,
+        )

@@ -1,0 +1,185 @@
+"""Tables in the event store: rebuild (snapshot + the events after it) and append (one batch).
+
+A table's log is one subject of the tables stream; each record is one
+:class:`pokerpb.events_pb2.TableEventBatch`: every event one command caused, in order, appended
+as one unit with the expected last position (a second writer fails) and ``msg_id`` = the
+command id (a retried append lands once). Every ``snapshot_every`` events the state goes to the
+snapshot bucket (compare-and-set on the position: an older snapshot never replaces a newer one).
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from dealer_service.metrics import DealerMetrics
+from dealer_service.snapshot_codec import (
+    CommandIndex,
+    SnapshotLayoutMismatch,
+    decode_table,
+    encode_table,
+)
+from engine.table import TableEventBody, TableState, envelopes, evolve
+from eventstore.api import EventStore, Record, StoreUnavailable
+from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
+from pokerpb import events_pb2 as pb
+
+_log = structlog.get_logger(__name__)
+
+#: Command ids remembered per table, so that a retry long after its first attempt (beyond the
+#: stream's duplicate window) still answers like the first attempt instead of acting twice.
+COMMANDS_REMEMBERED = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedTable:
+    """A table folded up to log ``position`` (0: an empty log, ``state`` None)."""
+
+    table_id: str
+    state: TableState | None
+    position: int = 0
+    commands: CommandIndex = field(default_factory=dict)
+    snapshot_version: int = 0
+
+    @property
+    def version(self) -> int:
+        """The version of the table's last event (0 for no table)."""
+        return 0 if self.state is None else self.state.version
+
+
+def decode_batch(record: Record) -> pb.TableEventBatch:
+    """The batch one record holds."""
+    return pb.TableEventBatch.FromString(record.data)
+
+
+def fold_batch(loaded: LoadedTable, record: Record) -> LoadedTable:
+    """``loaded`` after the events of ``record`` (the same ``evolve`` the live path uses)."""
+    batch = decode_batch(record)
+    state = loaded.state
+    first = state.version + 1 if state is not None else 1
+    for event in batch.events:
+        state = evolve(state, event)
+    commands = loaded.commands
+    if batch.command_id and state is not None:
+        commands = remember(commands, batch.command_id, first, state.version)
+    return LoadedTable(loaded.table_id, state, record.position, commands, loaded.snapshot_version)
+
+
+def remember(commands: CommandIndex, command_id: str, first: int, last: int) -> CommandIndex:
+    """A copy of ``commands`` with one more entry, the oldest dropped beyond the bound."""
+    updated = dict(commands)
+    updated[command_id] = (first, last)
+    while len(updated) > COMMANDS_REMEMBERED:
+        del updated[next(iter(updated))]
+    return updated
+
+
+class TableRepository:
+    """Loads and appends tables; see the module docstring."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        snapshots: SnapshotStore,
+        metrics: DealerMetrics,
+        *,
+        snapshot_every: int = 100,
+    ) -> None:
+        self._store = store
+        self._snapshots = snapshots
+        self._metrics = metrics
+        self._snapshot_every = snapshot_every
+
+    async def load(self, table_id: str) -> LoadedTable:
+        """The table rebuilt from its latest snapshot and the events after it."""
+        started = time.perf_counter()
+        loaded = await self._from_snapshot(table_id)
+        from_version = loaded.version
+        loaded = await self.catch_up(loaded)
+        self._metrics.replay_duration.observe(time.perf_counter() - started)
+        _log.info(
+            "table_rebuilt",
+            table_id=table_id,
+            snapshot_version=loaded.snapshot_version,
+            events_replayed=loaded.version - from_version,
+            seq=loaded.version,
+        )
+        return loaded
+
+    async def catch_up(self, loaded: LoadedTable) -> LoadedTable:
+        """``loaded`` with every record appended after it folded in."""
+        before = loaded.version
+        async for record in self._store.read(loaded.table_id, after=loaded.position):
+            loaded = fold_batch(loaded, record)
+        self._metrics.events_replayed.inc(loaded.version - before)
+        return loaded
+
+    async def _from_snapshot(self, table_id: str) -> LoadedTable:
+        try:
+            snapshot = await self._snapshots.load(table_id)
+        except (CorruptSnapshot, StoreUnavailable) as error:
+            _log.warning("snapshot_unreadable", table_id=table_id, error=str(error))
+            return LoadedTable(table_id, None)
+        if snapshot is None:
+            return LoadedTable(table_id, None)
+        try:
+            state, commands = decode_table(snapshot.data)
+        except (SnapshotLayoutMismatch, pickle.UnpicklingError, ValueError) as error:
+            _log.warning("snapshot_ignored", table_id=table_id, error=str(error))
+            return LoadedTable(table_id, None)
+        return LoadedTable(table_id, state, snapshot.position, commands, state.version)
+
+    async def append(
+        self,
+        loaded: LoadedTable,
+        command_id: str,
+        events: Sequence[TableEventBody],
+        new_state: TableState,
+        now: int,
+    ) -> LoadedTable:
+        """Append one command's ``events`` (decided on ``loaded``) as one batch.
+
+        Raises :class:`~eventstore.api.ConcurrencyConflict` if the log moved since ``loaded``.
+        Returns the table after the command, snapshotted if it crossed a multiple of N events.
+        """
+        wrapped = envelopes(loaded.state, events, table_id=loaded.table_id, now=now)
+        batch = pb.TableEventBatch(command_id=command_id, events=wrapped)
+        started = time.perf_counter()
+        position = await self._store.append(
+            loaded.table_id,
+            batch.SerializeToString(),
+            expected_position=loaded.position,
+            msg_id=command_id,
+        )
+        self._metrics.append_duration.observe(time.perf_counter() - started)
+        commands = remember(loaded.commands, command_id, loaded.version + 1, new_state.version)
+        after = LoadedTable(loaded.table_id, new_state, position, commands, loaded.snapshot_version)
+        return await self._maybe_snapshot(after)
+
+    async def _maybe_snapshot(self, loaded: LoadedTable) -> LoadedTable:
+        assert loaded.state is not None
+        every = self._snapshot_every
+        if loaded.version // every <= loaded.snapshot_version // every:
+            return loaded
+        data = encode_table(loaded.state, loaded.commands)
+        try:
+            await self._snapshots.save(loaded.table_id, loaded.position, data)
+        except Exception as error:  # a snapshot is an optimization: never fail the command
+            _log.warning("snapshot_failed", table_id=loaded.table_id, error=repr(error))
+            return loaded
+        self._metrics.snapshots_written.inc()
+        return LoadedTable(
+            loaded.table_id, loaded.state, loaded.position, loaded.commands, loaded.version
+        )
+
+    async def snapshot(self, table_id: str) -> Snapshot | None:
+        """The stored snapshot of ``table_id`` (tests and tools)."""
+        return await self._snapshots.load(table_id)
+
+    def read(self, table_id: str, after: int = 0) -> AsyncIterator[Record]:
+        """The records of ``table_id`` after position ``after``, up to the last one now."""
+        return self._store.read(table_id, after)

@@ -1,0 +1,196 @@
+"""kill -9 the dealer mid-hand (a real ``python -m dealer_service`` process), start it again: the
+table is rebuilt from the log, and the hand is voided and refunded exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import nats
+import pytest
+
+from dealer_service.repository import decode_batch
+from dealer_service.testing import Client, new_secret
+from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from pokerpb import dealer_pb2 as dpb
+from pokerpb import events_pb2 as pb
+from servicekit.auth import Role
+from tests.support.nats_server import NatsServer
+
+SECRET = new_secret()
+ROOT = Path(__file__).resolve().parents[2]
+_SERVING = re.compile(r"dealer serving grpc=(\S+)")
+
+
+class DealerProcess:
+    """``python -m dealer_service`` as a child process on loopback port 0."""
+
+    def __init__(self, nats_url: str, namespace: str, log: Path) -> None:
+        self.args = [
+            sys.executable,
+            "-m",
+            "dealer_service",
+            "--nats-url",
+            nats_url,
+            "--grpc-port",
+            "0",
+            "--metrics-port",
+            "0",
+            "--token-secret",
+            SECRET.hex(),
+            "--stream",
+            f"K_{namespace}",
+            "--subject-prefix",
+            f"k{namespace}.table",
+            "--snapshot-bucket",
+            f"KS_{namespace}",
+            "--lease-bucket",
+            f"KL_{namespace}",
+            "--lease-ttl",
+            "1.5",
+            "--scan-interval",
+            "0.3",
+            "--snapshot-every",
+            "4",
+            "--log-level",
+            "warning",
+        ]
+        self.log = log
+        self.process: subprocess.Popen[str] | None = None
+        self.address = ""
+
+    def start(self, timeout_s: float = 20.0) -> None:
+        with self.log.open("a") as stderr:
+            self.process = subprocess.Popen(
+                self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True
+            )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()  # the child prints it once serving
+        match = _SERVING.search(line)
+        if match is None:
+            self.kill()
+            raise RuntimeError(f"the dealer did not start: {line!r}; see {self.log}")
+        self.address = match.group(1)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def processes() -> Iterator[list[DealerProcess]]:
+    started: list[DealerProcess] = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            process.kill()
+
+
+async def table_log(nats_url: str, namespace: str, table_id: str) -> list[pb.TableEvent]:
+    client = await nats.connect(nats_url)
+    try:
+        settings = StreamSettings(stream=f"K_{namespace}", subject_prefix=f"k{namespace}.table")
+        store = JetStreamEventStore(client.jetstream(), settings)
+        return [
+            event async for record in store.read(table_id) for event in decode_batch(record).events
+        ]
+    finally:
+        await client.close()
+
+
+async def view_until(client: Client, table_id: str, done: object) -> dpb.TableView:
+    assert callable(done)
+    for _ in range(200):
+        try:
+            view = await client.table(table_id)
+        except grpc.aio.AioRpcError:
+            view = None
+        if view is not None and done(view):
+            return view
+        await asyncio.sleep(0.05)
+    raise AssertionError("the table never got there")
+
+
+async def test_kill_9_mid_hand_then_restart(
+    nats_server: NatsServer, processes: list[DealerProcess], tmp_path: Path
+) -> None:
+    namespace = uuid.uuid4().hex[:8]
+    first = DealerProcess(nats_server.url, namespace, tmp_path / "dealer.log")
+    processes.append(first)
+    first.start()
+    async with grpc.aio.insecure_channel(first.address) as channel:
+        operator = Client(channel, SECRET, "op", Role.OPERATOR)
+        created = await operator.call(
+            "CreateTable",
+            dpb.CreateTableRequest(
+                command_id="create",
+                game="holdem",
+                structure=pb.NO_LIMIT,
+                stakes=pb.Stakes(small_blind=1, big_blind=2),
+                play_money=True,
+                pause_between_hands_ms=60_000,
+            ),
+        )
+        table_id = created.table_id
+        for number, name in ((1, "ann"), (2, "bob"), (3, "cat")):
+            await Client(channel, SECRET, name, Role.PLAYER).call(
+                "SitDown",
+                dpb.SitDownRequest(
+                    command_id=f"sit-{name}", table_id=table_id, seat=number, buy_in=100
+                ),
+            )
+        view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
+        to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
+        await Client(channel, SECRET, to_act, Role.PLAYER).act(
+            table_id, view.hand.hand_id, dpb.ACTION_RAISE, 10
+        )
+        pot = (await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))).hand.pot
+        assert pot > 10
+    first.kill()  # mid-hand: blinds and a raise in the pot
+
+    second = DealerProcess(nats_server.url, namespace, tmp_path / "dealer.log")
+    processes.append(second)
+    second.start()
+    async with grpc.aio.insecure_channel(second.address) as channel:
+        operator = Client(channel, SECRET, "op", Role.OPERATOR)
+        view = await view_until(operator, table_id, lambda v: v.closed)
+    events = await table_log(nats_server.url, namespace, table_id)
+    kinds = [event.WhichOneof("body") for event in events]
+    assert kinds.count("hand_voided") == 1
+    voided = next(e.hand_voided for e in events if e.HasField("hand_voided"))
+    assert sum(refund.amount for refund in voided.refunds) == pot
+    cash_outs = sorted(
+        (e.player_cashed_out.player_id, e.player_cashed_out.amount)
+        for e in events
+        if e.HasField("player_cashed_out")
+    )
+    assert cash_outs == [("ann", 100), ("bob", 100), ("cat", 100)]
+    second.stop()  # a graceful stop this time
+
+    third = DealerProcess(nats_server.url, namespace, tmp_path / "dealer.log")
+    processes.append(third)
+    third.start()
+    async with grpc.aio.insecure_channel(third.address) as channel:
+        operator = Client(channel, SECRET, "op", Role.OPERATOR)
+        view = await view_until(operator, table_id, lambda v: v.closed)
+        assert [s.player_id for s in view.seats] == []
+    assert await table_log(nats_server.url, namespace, table_id) == events  # nothing again
+    third.stop()
