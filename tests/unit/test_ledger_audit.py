@@ -1,0 +1,203 @@
+"""The audit checks every ledger invariant and reports each breach.
+
+Corrupted ledgers are built the only way a real one could get corrupted: with events that never
+went through ``decide`` (a buggy writer, an edited stream), applied by ``evolve``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from wallet_service.ledger import (
+    HOUSE_RAKE,
+    WORLD,
+    BreachKind,
+    CashOut,
+    Deposit,
+    Kind,
+    LedgerState,
+    PlaceHold,
+    PostHold,
+    SettleHand,
+    SourceEvent,
+    audit,
+    evolve,
+    execute,
+)
+from wallet_service.ledger.events import transaction_event
+from wallet_service.ledger.plog import PLog
+from wallet_service.ledger.state import AccountState
+
+T0 = 1_700_000_000_000
+
+
+def consistent() -> LedgerState:
+    """ann and bob at t1 after one raked hand; cat only has cash."""
+    state = LedgerState()
+    for player in ("ann", "bob", "cat"):
+        state, _ = execute(state, Deposit(player, 1_000, f"pay-{player}", now=T0))
+    for position, player in enumerate(("ann", "bob"), start=1):
+        state, _ = execute(state, PlaceHold(f"h-{player}", player, "t1", 500, 30_000, now=T0))
+        source = SourceEvent("t1", position, T0)
+        state, _ = execute(state, PostHold(source, f"h-{player}", player, now=T0))
+    hand = SettleHand(SourceEvent("t1", 3, T0), "hand-1", "omaha", {"ann": 97, "bob": -100}, 3, T0)
+    state, _ = execute(state, hand)
+    return state
+
+
+def forge(state: LedgerState, kind: Kind, postings: list[tuple[str, int]], **details: Any) -> Any:
+    """Apply a transaction that bypassed ``decide``."""
+    event = transaction_event(
+        sequence=state.sequence + 1,
+        transaction_id=state.last_transaction_id + 1,
+        recorded_at=T0,
+        kind=kind,
+        idempotency_key=f"forged-{state.sequence}",
+        postings=postings,
+        occurred_at=T0,
+        **details,
+    )
+    return evolve(state, event)
+
+
+def kinds(state: LedgerState, **kwargs: Any) -> list[BreachKind]:
+    return [breach.kind for breach in audit(state, **kwargs)]
+
+
+def test_audit_is_clean_on_a_consistent_ledger() -> None:
+    state = consistent()
+
+    assert audit(state) == []
+    assert audit(state, {"t1": {"ann": 597, "bob": 400}}) == []
+
+
+def test_audit_is_clean_on_an_empty_ledger() -> None:
+    assert audit(LedgerState(), {}) == []
+
+
+def test_audit_reports_a_transaction_whose_postings_do_not_sum_to_zero() -> None:
+    state = forge(consistent(), Kind.HAND_SETTLED, [("escrow:t1:ann", 50)])
+
+    breaches = audit(state)
+
+    assert breaches[0].kind is BreachKind.UNBALANCED_TRANSACTION
+    assert breaches[0].subject == f"transaction {state.last_transaction_id}"
+    assert "sum to zero" in breaches[0].message
+    assert BreachKind.MONEY_NOT_CONSERVED in kinds(state)
+
+
+def test_audit_reports_negative_cash() -> None:
+    state = forge(consistent(), Kind.WITHDRAWAL, [("cash:cat", -1_500), (WORLD, 1_500)])
+
+    breaches = [b for b in audit(state) if b.kind is BreachKind.NEGATIVE_BALANCE]
+
+    assert [b.subject for b in breaches] == ["cash:cat"]
+    assert "-500" in breaches[0].message
+
+
+def test_audit_reports_held_money_that_no_pending_hold_explains() -> None:
+    state = forge(consistent(), Kind.DEPOSIT, [(WORLD, -70), ("held:cat", 70)])
+
+    breaches = [b for b in audit(state) if b.kind is BreachKind.HELD_MISMATCH]
+
+    assert [b.subject for b in breaches] == ["held:cat"]
+    assert "70 held but his pending holds total 0" in breaches[0].message
+
+
+def test_audit_reports_escrow_that_differs_from_the_dealers_stacks() -> None:
+    breaches = audit(consistent(), {"t1": {"ann": 600, "bob": 400, "dan": 5}, "t2": {}})
+
+    assert [(b.kind, b.subject) for b in breaches] == [
+        (BreachKind.ESCROW_MISMATCH, "escrow:t1:ann"),
+        (BreachKind.ESCROW_MISMATCH, "escrow:t1:dan"),
+    ]
+    assert "dealer shows 600 for player ann at table t1 but the escrow holds 597" in (
+        breaches[0].message
+    )
+
+
+def test_audit_reports_rake_that_did_not_come_from_hands() -> None:
+    state = forge(consistent(), Kind.DEPOSIT, [(WORLD, -10), (HOUSE_RAKE, 10)])
+
+    breaches = [b for b in audit(state) if b.kind is BreachKind.RAKE_MISMATCH]
+
+    assert [b.subject for b in breaches] == [HOUSE_RAKE]
+    assert "holds 13 but the settled hands' rake sums to 3" in breaches[0].message
+
+
+def test_audit_reports_a_hand_whose_declared_rake_was_not_posted() -> None:
+    source = SourceEvent("t1", 4, T0)
+    state = forge(
+        consistent(),
+        Kind.HAND_SETTLED,
+        [("escrow:t1:ann", 5), ("escrow:t1:bob", -5)],
+        source=source,
+        hand_id="hand-2",
+        game="omaha",
+        rake=2,
+    )
+
+    assert kinds(state).count(BreachKind.RAKE_MISMATCH) == 1
+
+
+def test_audit_reports_escrow_left_behind_by_a_player_who_left() -> None:
+    state = forge(
+        consistent(),
+        Kind.CASH_OUT,
+        [("escrow:t1:bob", -100), ("cash:bob", 100)],
+        source=SourceEvent("t1", 4, T0),
+        player_id="bob",
+        leaves_table=True,
+    )
+
+    breaches = [b for b in audit(state) if b.kind is BreachKind.ESCROW_WITHOUT_SEAT]
+
+    assert [b.subject for b in breaches] == ["escrow:t1:bob"]
+
+
+def test_audit_reports_money_created_inside_the_system() -> None:
+    state = forge(consistent(), Kind.HAND_SETTLED, [("escrow:t1:ann", 1)])
+
+    breach = next(b for b in audit(state) if b.kind is BreachKind.MONEY_NOT_CONSERVED)
+
+    assert "hold 3001 but deposits minus withdrawals are 3000" in breach.message
+
+
+def test_audit_reports_a_balance_that_is_not_the_sum_of_its_postings() -> None:
+    state = consistent()
+    tampered = replace(state, accounts=state.accounts.set("cash:cat", AccountState(999, PLog())))
+
+    breaches = [b for b in audit(tampered) if b.kind is BreachKind.BALANCE_DRIFT]
+
+    assert [b.subject for b in breaches] == ["cash:cat"]
+
+
+def test_audit_reports_an_account_outside_the_naming_scheme() -> None:
+    state = forge(consistent(), Kind.DEPOSIT, [(WORLD, -1), ("savings:ann", 1)])
+
+    assert BreachKind.UNKNOWN_ACCOUNT in kinds(state)
+
+
+def test_audit_reports_every_breach_at_once() -> None:
+    state = forge(consistent(), Kind.WITHDRAWAL, [("cash:cat", -1_500), (WORLD, 1_500)])
+    state = forge(state, Kind.DEPOSIT, [(WORLD, -10), (HOUSE_RAKE, 10)])
+    state = forge(state, Kind.DEPOSIT, [("held:cat", 4)])
+
+    found = set(kinds(state, dealer_stacks_by_table={"t1": {"ann": 1}}))
+
+    assert found >= {
+        BreachKind.NEGATIVE_BALANCE,
+        BreachKind.RAKE_MISMATCH,
+        BreachKind.HELD_MISMATCH,
+        BreachKind.UNBALANCED_TRANSACTION,
+        BreachKind.MONEY_NOT_CONSERVED,
+        BreachKind.ESCROW_MISMATCH,
+    }
+
+
+def test_a_consistent_ledger_stays_clean_after_everyone_cashes_out() -> None:
+    state, _ = execute(consistent(), CashOut(SourceEvent("t1", 4, T0), "ann", 597, now=T0))
+    state, _ = execute(state, CashOut(SourceEvent("t1", 5, T0), "bob", 400, now=T0))
+
+    assert audit(state, {"t1": {}}) == []

@@ -1,0 +1,178 @@
+"""Ledger queries: transaction listings, the rake report by table, game and UTC day, balances."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+from wallet_service.ledger import (
+    Deposit,
+    LedgerState,
+    PlaceHold,
+    PostHold,
+    RakeRow,
+    SettleHand,
+    SourceEvent,
+    Withdraw,
+    escrow_by_table,
+    execute,
+    list_transactions,
+    pending_holds,
+    rake_report,
+    utc_day,
+)
+
+T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
+DAY = 86_400_000
+MIDNIGHT = T0 - T0 % DAY + DAY  # 2023-11-15T00:00:00Z
+
+
+def with_deposits(count: int) -> LedgerState:
+    state = LedgerState()
+    for index in range(count):
+        state, _ = execute(state, Deposit("ann", 10 + index, f"pay-{index}", now=T0 + index))
+    return state
+
+
+def test_transactions_are_listed_newest_first() -> None:
+    page = list_transactions(with_deposits(3))
+
+    assert [tx.transaction_id for tx in page.transactions] == [3, 2, 1]
+    assert page.next_before is None
+
+
+def test_listing_pages_with_the_last_id_seen() -> None:
+    state = with_deposits(5)
+
+    first = list_transactions(state, limit=2)
+    second = list_transactions(state, limit=2, before=first.next_before)
+    third = list_transactions(state, limit=2, before=second.next_before)
+
+    assert [tx.transaction_id for tx in first.transactions] == [5, 4]
+    assert [tx.transaction_id for tx in second.transactions] == [3, 2]
+    assert [tx.transaction_id for tx in third.transactions] == [1]
+    assert third.next_before is None
+
+
+def test_a_page_does_not_shift_when_new_transactions_arrive() -> None:
+    state = with_deposits(4)
+    first = list_transactions(state, limit=2)
+    state, _ = execute(state, Deposit("ann", 1, "pay-late", now=T0))
+
+    second = list_transactions(state, limit=2, before=first.next_before)
+
+    assert [tx.transaction_id for tx in second.transactions] == [2, 1]
+
+
+def test_an_accounts_listing_shows_only_the_transactions_that_touched_it() -> None:
+    state = with_deposits(2)
+    state, _ = execute(state, Deposit("bob", 50, "pay-bob", now=T0))
+    state, _ = execute(state, Withdraw("ann", 5, "out-1", now=T0))
+
+    ann = list_transactions(state, account="cash:ann")
+    bob = list_transactions(state, account="cash:bob", limit=1)
+
+    assert [tx.transaction_id for tx in ann.transactions] == [4, 2, 1]
+    assert [tx.transaction_id for tx in bob.transactions] == [3]
+    assert list_transactions(state, account="cash:nobody").transactions == ()
+
+
+def test_a_page_needs_a_positive_limit() -> None:
+    with pytest.raises(ValueError, match="positive limit"):
+        list_transactions(LedgerState(), limit=0)
+
+
+def test_the_utc_day_turns_at_midnight() -> None:
+    assert utc_day(MIDNIGHT - 1) == "2023-11-14"
+    assert utc_day(MIDNIGHT) == "2023-11-15"
+
+
+def raked_ledger() -> LedgerState:
+    """Hands on t1 (holdem) and t2 (omaha) on both sides of a UTC midnight."""
+    state = LedgerState()
+    positions = {"t1": 0, "t2": 0}
+
+    def source(table: str, at: int) -> SourceEvent:
+        positions[table] += 1
+        return SourceEvent(table, positions[table], at)
+
+    for table in ("t1", "t2"):
+        for player in ("ann", "bob"):
+            hold_id = f"h-{table}-{player}"
+            state, _ = execute(state, Deposit(player, 1_000, f"pay-{hold_id}", now=T0))
+            state, _ = execute(state, PlaceHold(hold_id, player, table, 500, 60_000, now=T0))
+            state, _ = execute(state, PostHold(source(table, T0), hold_id, player, now=T0))
+    hands = [
+        ("t1", "holdem", MIDNIGHT - 1, 2),
+        ("t1", "holdem", MIDNIGHT, 3),
+        ("t1", "holdem", MIDNIGHT + 5, 0),
+        ("t2", "omaha", MIDNIGHT - 10, 7),
+    ]
+    for number, (table, game, at, rake) in enumerate(hands):
+        net = {"ann": 10 - rake, "bob": -10}
+        hand = SettleHand(source(table, at), f"hand-{number}", game, net, rake, now=MIDNIGHT + DAY)
+        state, _ = execute(state, hand)
+    return state
+
+
+def test_the_rake_report_groups_by_table_game_and_the_hands_utc_day() -> None:
+    assert rake_report(raked_ledger()) == [
+        RakeRow("t1", "holdem", "2023-11-14", hands=1, rake=2),
+        RakeRow("t2", "omaha", "2023-11-14", hands=1, rake=7),
+        RakeRow("t1", "holdem", "2023-11-15", hands=2, rake=3),
+    ]
+
+
+def test_the_rake_report_can_group_by_any_dimension_and_filter() -> None:
+    state = raked_ledger()
+
+    assert rake_report(state, by=("table",)) == [
+        RakeRow("t1", None, None, hands=3, rake=5),
+        RakeRow("t2", None, None, hands=1, rake=7),
+    ]
+    assert rake_report(state, by=("day",), day_from="2023-11-15") == [
+        RakeRow(None, None, "2023-11-15", hands=2, rake=3)
+    ]
+    assert rake_report(state, by=("game",), game="omaha") == [
+        RakeRow(None, "omaha", None, hands=1, rake=7)
+    ]
+    assert rake_report(state, by=(), table_id="t1", day_to="2023-11-14") == [
+        RakeRow(None, None, None, hands=1, rake=2)
+    ]
+    assert rake_report(LedgerState()) == []
+
+
+def test_escrows_and_pending_holds_are_listed() -> None:
+    state = raked_ledger()
+    state, _ = execute(state, PlaceHold("h-x", "ann", "t3", 5, ttl_ms=9, now=T0))
+    state, _ = execute(state, PlaceHold("h-y", "bob", "t3", 5, ttl_ms=4, now=T0))
+
+    assert escrow_by_table(state) == {
+        "t1": {"ann": 525, "bob": 470},
+        "t2": {"ann": 503, "bob": 490},
+    }
+    assert [h.hold_id for h in pending_holds(state)] == ["h-y", "h-x"]
+    assert [h.hold_id for h in pending_holds(state, "ann")] == ["h-x"]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "wallet_service.ledger",
+        "wallet_service.ledger.accounts",
+        "wallet_service.ledger.decide",
+        "wallet_service.ledger.events",
+        "wallet_service.ledger.evolve",
+        "wallet_service.ledger.plog",
+        "wallet_service.ledger.pmap",
+        "wallet_service.ledger.state",
+    ],
+)
+def test_the_documented_examples_hold(module: str) -> None:
+    # pytest collects doctests only under its testpaths; the ledger's live outside them.
+    result = doctest.testmod(importlib.import_module(module))
+
+    assert result.failed == 0
+    assert result.attempted > 0
