@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-MODULES: Final = ("evaluation", "hand")
-"""Benchmark modules run by default, in order (later: "services")."""
+MODULES: Final = ("evaluation", "hand", "services")
+"""Benchmark modules run by default, in order."""
 
 RESULTS_FILE: Final = Path("bench-results.json")
 

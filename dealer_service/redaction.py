@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from engine.hand.codec import cards_to_wire
 from engine.hand.state import SHOWN, HandState
 from engine.table import SeatStatus, TableState, legal_actions, seat_views
-from engine.table.config import config_to_wire
+from engine.table.config import TableConfig, config_to_wire
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 
@@ -98,13 +98,30 @@ class SeatTracker:
 # --- the table as one viewer sees it ------------------------------------------------------------
 
 
+_CONFIG_WIRES: dict[int, tuple[TableConfig, pb.TableConfig]] = {}
+_CONFIG_WIRES_MAX = 4096
+
+
+def _config_wire(config: TableConfig) -> pb.TableConfig:
+    """``config_to_wire(config)``, converted once per config object (a table keeps its config
+    object from one state to the next; the entry holds the object, so its id stays its own)."""
+    entry = _CONFIG_WIRES.get(id(config))
+    if entry is not None and entry[0] is config:
+        return entry[1]
+    if len(_CONFIG_WIRES) >= _CONFIG_WIRES_MAX:
+        _CONFIG_WIRES.clear()
+    wire = config_to_wire(config)
+    _CONFIG_WIRES[id(config)] = (config, wire)
+    return wire
+
+
 def table_view(table_id: str, state: TableState, viewer: str | None) -> dpb.TableView:
     """The state of the table for ``viewer`` (a player id; None for spectators and operators)."""
     your_seat = state.seat_of(viewer) if viewer is not None else None
     view = dpb.TableView(
         table_id=table_id,
         version=state.version,
-        config=config_to_wire(state.config),
+        config=_config_wire(state.config),
         closed=state.closed,
         next_hand_at=state.next_hand_at,
         your_seat=your_seat or 0,

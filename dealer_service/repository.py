@@ -72,10 +72,14 @@ def fold_batch(loaded: LoadedTable, record: Record) -> LoadedTable:
 def remember(commands: CommandIndex, command_id: str, first: int, last: int) -> CommandIndex:
     """A copy of ``commands`` with one more entry, the oldest dropped beyond the bound."""
     updated = dict(commands)
-    updated[command_id] = (first, last)
-    while len(updated) > COMMANDS_REMEMBERED:
-        del updated[next(iter(updated))]
+    _remember_in_place(updated, command_id, first, last)
     return updated
+
+
+def _remember_in_place(commands: CommandIndex, command_id: str, first: int, last: int) -> None:
+    commands[command_id] = (first, last)
+    while len(commands) > COMMANDS_REMEMBERED:
+        del commands[next(iter(commands))]
 
 
 class TableRepository:
@@ -111,10 +115,33 @@ class TableRepository:
         return loaded
 
     async def catch_up(self, loaded: LoadedTable) -> LoadedTable:
-        """``loaded`` with every record appended after it folded in."""
+        """``loaded`` with every record appended after it folded in.
+
+        The same fold as :func:`fold_batch`, record after record, but into one state variable and
+        one private copy of the command index (not a copy of both per record).
+        """
         before = loaded.version
+        state, position = loaded.state, loaded.position
+        commands: CommandIndex | None = None
         async for record in self._store.read(loaded.table_id, after=loaded.position):
-            loaded = fold_batch(loaded, record)
+            batch = decode_batch(record)
+            first = state.version + 1 if state is not None else 1
+            for event in batch.events:
+                state = evolve(state, event)
+            position = record.position
+            if batch.command_id and state is not None:
+                if commands is None:
+                    commands = dict(loaded.commands)
+                _remember_in_place(commands, batch.command_id, first, state.version)
+        if position == loaded.position:
+            return loaded
+        loaded = LoadedTable(
+            loaded.table_id,
+            state,
+            position,
+            loaded.commands if commands is None else commands,
+            loaded.snapshot_version,
+        )
         self._metrics.events_replayed.inc(loaded.version - before)
         return loaded
 

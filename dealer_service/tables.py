@@ -454,7 +454,7 @@ class TableService:
                     game=game, structure=structure, outcome=outcome
                 ).inc()
             elif isinstance(command, Act):
-                action = _ACTION_EVENTS.get(_snake(kind))
+                action = _action_of(kind)
                 if action is not None:
                     self._metrics.actions.labels(action=action).inc()
 
@@ -514,6 +514,18 @@ def shuffled_deck(state: TableState) -> tuple[Card, ...]:
 
 def _snake(name: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+_ACTION_OF_KIND: dict[str, str | None] = {}
+
+
+def _action_of(kind: str) -> str | None:
+    """The action an event class name records (None for others), worked out once per class."""
+    try:
+        return _ACTION_OF_KIND[kind]
+    except KeyError:
+        action = _ACTION_OF_KIND[kind] = _ACTION_EVENTS.get(_snake(kind))
+        return action
 
 
 __all__ = ["CommandResult", "TableService", "shuffled_deck"]

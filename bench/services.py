@@ -1,0 +1,674 @@
+"""Service benchmarks: the dealer over gRPC and JetStream, next to raw JetStream on the same server.
+
+Everything runs on 127.0.0.1 against one real ``nats-server`` (:mod:`tests.support.nats_server`,
+a temporary store directory) started here and stopped at the end.
+
+* **Play.** A real dealer process (``python -m dealer_service``, a child process as in
+  tests/faults: its own interpreter and GIL, as in production, default log level ``info`` with
+  the log going to a file) serves :data:`TABLE_COUNTS` tables of :data:`PLAYERS` bots each
+  (no-limit Hold'em 1/2, a 1 ms pause between hands). The bots run in this process, one task per
+  table: GetTable, then Act for the seat to act (check/call mostly, min-raise 15 %, fold 7 % of
+  calls), a few hands per table (:data:`HANDS_PER_TABLE`) or :data:`PLAY_CAP_S`, whichever comes
+  first. Hands/s and events/s are counted from the log itself (events whose ``occurred_at`` falls
+  in the timed window), the Act latency is the client's, call to reply.
+* **Raw JetStream.** As many concurrent append chains as tables, each appending with the dealer's
+  headers (``Nats-Msg-Id`` and ``Nats-Expected-Last-Subject-Sequence``, request/reply publish, one
+  in flight per chain) records of the dealer's mean record size, for :data:`RAW_SECONDS`; the
+  dealer process is stopped by then. The peer figure of the dealer's appends/s.
+* **Rebuild.** A table log of :data:`REPLAY_HANDS` hands played by the pure engine in this process
+  (one record per command, as the dealer writes them) is folded by the dealer's
+  :class:`~dealer_service.repository.TableRepository` with no snapshot, against the raw read of
+  the same subject by an ordered consumer (best of :data:`REPEATS` each).
+* **Recovery.** A table with 10^6 events in its log is rebuilt from its snapshot plus the events
+  after it. The history is built in a few seconds: seat two players, then the prefix is the cheap
+  command pair SitOut/SitIn of one player (one event each; the state repeats every pair, checked
+  by folding the first records with the engine), packed :data:`BULK_EVENTS_PER_RECORD` events per
+  record; then real hands are played by the engine and appended through the repository, which
+  writes its snapshot every 100 events as the dealer does, until the tail after the snapshot is
+  :data:`RECOVERY_TAIL` events. Reported: the median of :data:`REPEATS` full ``load()`` calls.
+
+Set ``BENCH_DEALER_PROFILE=<file>`` to run the dealer under cProfile (written when it stops).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import Final
+
+import grpc
+import nats
+import structlog
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from prometheus_client import CollectorRegistry
+
+from bench.harness import Result
+from dealer_service.metrics import DealerMetrics
+from dealer_service.repository import LoadedTable, TableRepository, decode_batch
+from dealer_service.testing import Client, new_secret
+from engine.betting import Stakes, Structure
+from engine.cards import DECK_52
+from engine.table import (
+    Act,
+    Action,
+    Command,
+    CreateTable,
+    SitDown,
+    SitIn,
+    SitOut,
+    StartNextHand,
+    TableState,
+    TopUp,
+    envelopes,
+    evolve,
+    execute,
+    legal_actions,
+    make_config,
+)
+from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from eventstore.snapshots import InMemorySnapshotStore, JetStreamSnapshotStore, SnapshotSettings
+from pokerpb import dealer_pb2 as dpb
+from pokerpb import events_pb2 as pb
+from servicekit.auth import Role
+from tests.support.nats_server import NatsServer
+
+ROOT: Final = Path(__file__).resolve().parents[1]
+SEED: Final = 20_260_301
+TABLE_COUNTS: Final = (10, 100)
+PLAYERS: Final = 3
+HANDS_PER_TABLE: Final = {10: 40, 100: 6}
+PLAY_CAP_S: Final = 40.0
+RAW_SECONDS: Final = 4.0
+REPLAY_HANDS: Final = 1_500
+RECOVERY_EVENTS: Final = 1_000_000
+BULK_EVENTS_PER_RECORD: Final = 200
+RECOVERY_TAIL: Final = 60
+SNAPSHOT_EVERY: Final = 100
+REPEATS: Final = 5
+_SERVING: Final = re.compile(r"dealer serving grpc=(\S+)")
+
+
+# --- the dealer process ---------------------------------------------------------------------------
+
+
+class DealerProcess:
+    """``python -m dealer_service`` as a child process on loopback port 0 (as in tests/faults)."""
+
+    def __init__(self, nats_url: str, namespace: str, secret: bytes, log: Path) -> None:
+        profile = os.environ.get("BENCH_DEALER_PROFILE")
+        prefix = ["-m", "cProfile", "-o", profile] if profile else []
+        self.args = [
+            sys.executable,
+            *prefix,
+            "-m",
+            "dealer_service",
+            *("--nats-url", nats_url, "--grpc-port", "0", "--metrics-port", "0"),
+            *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
+            *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
+            *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
+        ]
+        self.namespace = namespace
+        self.log = log
+        self.process: subprocess.Popen[str] | None = None
+        self.address = ""
+
+    @property
+    def stream(self) -> StreamSettings:
+        """Where this dealer's tables live."""
+        return StreamSettings(
+            stream=f"B_{self.namespace}", subject_prefix=f"b{self.namespace}.table"
+        )
+
+    def start(self) -> None:
+        """Start and wait for the 'serving' line."""
+        with self.log.open("a") as stderr:
+            self.process = subprocess.Popen(
+                self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True
+            )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = _SERVING.search(line)
+        if match is None:
+            self.stop()
+            raise RuntimeError(f"the dealer did not start: {line!r}; see {self.log}")
+        self.address = match.group(1)
+
+    def cpu_seconds(self) -> float:
+        """The process's user + system CPU time so far (Linux /proc)."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        """SIGTERM (a graceful stop, which also writes the profile), SIGKILL if it lingers."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@contextlib.contextmanager
+def running(process: DealerProcess) -> Iterator[DealerProcess]:
+    """The dealer, started, stopped on the way out whatever happens."""
+    try:
+        process.start()
+        yield process
+    finally:
+        process.stop()
+
+
+# --- bots -----------------------------------------------------------------------------------------
+
+
+def choose(view: dpb.TableView, rng: random.Random) -> tuple[int, int]:
+    """Check or call mostly, min-raise 15 %, fold 7 % of the calls (pokerctl's bots, seeded)."""
+    options = {option.action: option for option in view.hand.legal_actions}
+    roll = rng.random()
+    wager = options.get(dpb.ACTION_RAISE) or options.get(dpb.ACTION_BET)
+    if wager is not None and roll < 0.15:
+        return wager.action, wager.min_amount
+    if dpb.ACTION_CALL in options and roll > 0.93:
+        return dpb.ACTION_FOLD, 0
+    for passive in (dpb.ACTION_CHECK, dpb.ACTION_CALL):
+        if passive in options:
+            return passive, options[passive].min_amount
+    return dpb.ACTION_FOLD, 0
+
+
+@dataclass(slots=True)
+class PlayStats:
+    """What the bots saw."""
+
+    act_latencies: list[float] = field(default_factory=list)
+    refused: int = 0
+
+
+async def seat_table(
+    channel: grpc.aio.Channel, secret: bytes, table_id: str
+) -> tuple[Client, dict[int, Client]]:
+    """Create the table and seat the bots; returns the operator and the bots by seat."""
+    operator = Client(channel, secret, "operator", Role.OPERATOR)
+    await operator.call(
+        "CreateTable",
+        dpb.CreateTableRequest(
+            command_id=f"create-{table_id}",
+            table_id=table_id,
+            game="holdem",
+            structure=pb.NO_LIMIT,
+            stakes=pb.Stakes(small_blind=1, big_blind=2),
+            play_money=True,
+            pause_between_hands_ms=1,
+        ),
+    )
+    bots: dict[int, Client] = {}
+    for seat in range(1, PLAYERS + 1):
+        bot = bots[seat] = Client(channel, secret, f"{table_id}-p{seat}", Role.PLAYER)
+        await bot.call(
+            "SitDown",
+            dpb.SitDownRequest(
+                command_id=f"sit-{table_id}-{seat}", table_id=table_id, seat=seat, buy_in=200
+            ),
+        )
+    return operator, bots
+
+
+async def play_table(
+    operator: Client,
+    bots: dict[int, Client],
+    table_id: str,
+    *,
+    hands: int,
+    deadline: float,
+    rng: random.Random,
+    stats: PlayStats,
+) -> None:
+    """Play until ``hands`` more hands have started and ended, or the deadline."""
+    target: int | None = None
+    while time.monotonic() < deadline:
+        view = await operator.table(table_id)
+        if target is None:
+            target = view.hands_started + hands
+        to_act = view.hand.seat_to_act
+        if not to_act:
+            if view.hands_started >= target or view.closed:
+                return
+            await asyncio.sleep(0.002)  # between hands: the dealer's timer deals the next one
+            continue
+        action, amount = choose(view, rng)
+        started = time.perf_counter()
+        try:
+            await bots[to_act].act(table_id, view.hand.hand_id, action, amount)
+        except grpc.aio.AioRpcError:
+            stats.refused += 1
+        stats.act_latencies.append(time.perf_counter() - started)
+
+
+@dataclass(frozen=True, slots=True)
+class LogCounts:
+    """What the tables' logs hold within a time window."""
+
+    records: int
+    events: int
+    hands: int
+    data_bytes: int
+
+
+async def count_logs(
+    js: JetStreamContext, settings: StreamSettings, tables: list[str], window: tuple[int, int]
+) -> LogCounts:
+    """Records, events, ended hands and payload bytes with ``occurred_at`` within ``window``."""
+    store = JetStreamEventStore(js, settings)
+    records = events = hands = data_bytes = 0
+    for table_id in tables:
+        async for record in store.read(table_id):
+            batch = decode_batch(record)
+            inside = [e for e in batch.events if window[0] <= e.occurred_at <= window[1]]
+            if not inside:
+                continue
+            records += 1
+            data_bytes += len(record.data)
+            events += len(inside)
+            hands += sum(1 for e in inside if e.WhichOneof("body") == "hand_ended")
+    return LogCounts(records, events, hands, data_bytes)
+
+
+async def raw_chains(js: JetStreamContext, chains: int, size: int, seconds: float) -> float:
+    """Appends/s of ``chains`` concurrent chains with the dealer's headers, ``size``-byte data."""
+    namespace = uuid.uuid4().hex[:8]
+    settings = StreamSettings(stream=f"RAW_{namespace}", subject_prefix=f"raw{namespace}")
+    await JetStreamEventStore(js, settings).ensure_stream()
+    payload = random.Random(SEED).randbytes(size)
+    counts = [0] * chains
+    lasts = [0] * chains
+
+    async def chain(index: int, deadline: float) -> None:
+        subject = f"{settings.subject_prefix}.c{index}"
+        while time.monotonic() < deadline:
+            headers = {
+                "Nats-Msg-Id": f"c{index}:{lasts[index]}",
+                "Nats-Expected-Last-Subject-Sequence": str(lasts[index]),
+            }
+            ack = await js.publish(subject, payload, timeout=5.0, headers=headers)
+            lasts[index] = ack.seq
+            counts[index] += 1
+
+    await asyncio.gather(*(chain(i, time.monotonic() + 0.3) for i in range(chains)))  # warm-up
+    counts[:] = [0] * chains
+    started = time.perf_counter()
+    await asyncio.gather(*(chain(i, time.monotonic() + seconds) for i in range(chains)))
+    elapsed = time.perf_counter() - started
+    return sum(counts) / elapsed
+
+
+async def play(nats_url: str, tables: int, work: Path) -> list[Result]:
+    """One play scenario: ``tables`` tables, then the raw chains; see the module docstring."""
+    secret = new_secret()
+    namespace = uuid.uuid4().hex[:8]
+    dealer = DealerProcess(nats_url, namespace, secret, work / f"dealer-{tables}.log")
+    stats = PlayStats()
+    rng = random.Random(SEED + tables)
+    table_ids = [f"bench{n:03d}" for n in range(tables)]
+    with running(dealer):
+        async with grpc.aio.insecure_channel(dealer.address) as channel:
+            seated = [await seat_table(channel, secret, table_id) for table_id in table_ids]
+            await asyncio.sleep(0.2)  # the first hands are dealt
+            window_start = time.time_ns() // 1_000_000
+            started = time.perf_counter()
+            dealer_cpu = dealer.cpu_seconds()
+            bench_cpu = time.process_time()
+            deadline = time.monotonic() + PLAY_CAP_S
+            hands = HANDS_PER_TABLE[tables]
+            await asyncio.gather(
+                *(
+                    play_table(
+                        operator,
+                        bots,
+                        table_id,
+                        hands=hands,
+                        deadline=deadline,
+                        rng=rng,
+                        stats=stats,
+                    )
+                    for table_id, (operator, bots) in zip(table_ids, seated, strict=True)
+                )
+            )
+            elapsed = time.perf_counter() - started
+            window_end = time.time_ns() // 1_000_000
+            dealer_cpu = dealer.cpu_seconds() - dealer_cpu
+            bench_cpu = time.process_time() - bench_cpu
+    client = await nats.connect(nats_url)
+    try:
+        js = client.jetstream()
+        counts = await count_logs(js, dealer.stream, table_ids, (window_start, window_end))
+        mean_size = max(1, round(counts.data_bytes / max(1, counts.records)))
+        raw = await raw_chains(js, tables, mean_size, RAW_SECONDS)
+    finally:
+        await client.close()
+    latencies = sorted(stats.act_latencies)
+    prefix = f"services.play.{tables}_tables"
+    return [
+        Result(f"{prefix}.hands", counts.hands / elapsed, "hands/s"),
+        Result(f"{prefix}.events", counts.events / elapsed, "events/s"),
+        Result(f"{prefix}.act_p50", 1000 * _quantile(latencies, 0.50), "ms"),
+        Result(f"{prefix}.act_p99", 1000 * _quantile(latencies, 0.99), "ms"),
+        Result(f"{prefix}.acts", len(latencies), "acts"),
+        Result(f"{prefix}.acts_refused", stats.refused, "acts"),
+        Result(f"{prefix}.dealer_cpu", 100 * dealer_cpu / elapsed, "% of a core"),
+        Result(f"{prefix}.bots_cpu", 100 * bench_cpu / elapsed, "% of a core"),
+        Result(f"{prefix}.mean_batch", counts.events / max(1, counts.records), "events/append"),
+        Result(f"{prefix}.mean_record", mean_size, "bytes"),
+        Result(
+            f"{prefix}.appends",
+            counts.records / elapsed,
+            "appends/s",
+            peer=f"raw JetStream, {tables} chains",
+            peer_value=raw,
+        ),
+    ]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+# --- tables played by the pure engine -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class EngineTable:
+    """A table played in-process by the engine: the state and a fake clock."""
+
+    table_id: str
+    state: TableState | None = None
+    now: int = 1_000
+    commands: int = 0
+    records: list[tuple[str, bytes]] = field(default_factory=list)
+
+    def run(self, command: Callable[[int], Command]) -> list[pb.TableEvent]:
+        """Execute ``command(now)``, record its batch (id, bytes); the enveloped events."""
+        self.now += 1
+        self.commands += 1
+        state, events = execute(self.state, command(self.now))
+        wrapped = envelopes(self.state, events, table_id=self.table_id, now=self.now)
+        self.state = state
+        command_id = f"c{self.commands}"
+        batch = pb.TableEventBatch(command_id=command_id, events=wrapped)
+        self.records.append((command_id, batch.SerializeToString()))
+        return wrapped
+
+
+def engine_table(table_id: str, players: int) -> EngineTable:
+    """A created table with ``players`` seated, no pause between hands."""
+    table = EngineTable(table_id)
+    config = replace(
+        make_config("holdem", Structure.NO_LIMIT, Stakes(1, 2)), pause_between_hands_ms=0
+    )
+    table.run(partial(CreateTable, config))
+    for seat in range(1, players + 1):
+        table.run(partial(SitDown, seat, f"p{seat}", 200, f"h{seat}"))
+    return table
+
+
+def hand_commands(table: EngineTable, rng: random.Random) -> Iterator[Callable[[int], Command]]:
+    """The commands of one hand: top-ups of short stacks, the deal, the actions (bot policy)."""
+    state = table.state
+    assert state is not None
+    for number in state.occupied():
+        seat = state.seat(number)
+        if seat is not None and seat.stack < 100:
+            yield partial(TopUp, number, seat.player_id, 200 - seat.stack, f"top{table.commands}")
+    deck = tuple(rng.sample(DECK_52, len(DECK_52)))
+    hand_id = f"{table.table_id}.{table.commands}"
+    yield partial(StartNextHand, hand_id, deck)  # no pause between hands: "now" is late enough
+    wagers = 0
+    while table.state is not None and table.state.hand_running:
+        hand = table.state.hand
+        assert hand is not None and hand.seat_to_act is not None
+        seat_number = hand.seat_to_act
+        options = {o.action: o for o in legal_actions(table.state, seat_number)}
+        roll = rng.random()
+        wager = options.get(Action.RAISE) or options.get(Action.BET)
+        if wager is not None and roll < 0.15 and wagers < 4:
+            wagers += 1
+            action, amount = wager.action, wager.min_amount
+        elif Action.CALL in options and roll > 0.90:
+            action, amount = Action.FOLD, 0
+        elif Action.CHECK in options:
+            action, amount = Action.CHECK, 0
+        else:
+            action, amount = Action.CALL, options[Action.CALL].min_amount
+        player = table.state.seats[seat_number - 1]
+        assert player is not None
+        yield partial(Act, seat_number, player.player_id, action, amount)
+
+
+def play_hands(table: EngineTable, hands: int, rng: random.Random) -> None:
+    """Play ``hands`` hands (recorded in ``table.records``)."""
+    for _ in range(hands):
+        for command in hand_commands(table, rng):
+            table.run(command)
+
+
+async def publish_all(
+    js: JetStreamContext, store: JetStreamEventStore, key: str, records: list[tuple[str, bytes]]
+) -> int:
+    """Append ``records`` to ``key``'s log pipelined (setup, not timed); the last position."""
+    subject = store.subject(key)
+    for command_id, data in records:
+        await js.publish_async(subject, data, headers={"Nats-Msg-Id": f"{key}:{command_id}"})
+    await js.publish_async_completed()
+    return await store.last_position(key)
+
+
+# --- rebuild and recovery -------------------------------------------------------------------------
+
+
+async def raw_read(js: JetStreamContext, subject: str, end: int) -> int:
+    """Read ``subject`` from the start with an ordered consumer, the fastest way nats-py offers
+    (a callback into a queue, as the event store reads; ``next_msg`` is several times slower);
+    nothing decoded. The records read."""
+    queue: asyncio.Queue[Msg] = asyncio.Queue()
+
+    async def deliver(message: Msg) -> None:
+        queue.put_nowait(message)
+
+    subscription = await js.subscribe(
+        subject, cb=deliver, ordered_consumer=True, pending_msgs_limit=-1, pending_bytes_limit=-1
+    )
+    records = 0
+    try:
+        while True:
+            message = queue.get_nowait() if not queue.empty() else await queue.get()
+            records += 1
+            if message.metadata.sequence.stream >= end:
+                return records
+    finally:
+        await subscription.unsubscribe()
+
+
+async def best_time(action: Callable[[], object], repeats: int = REPEATS) -> list[float]:
+    """The durations of ``repeats`` runs of the coroutine function ``action``, sorted."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        await action()  # type: ignore[misc]
+        times.append(time.perf_counter() - started)
+    return sorted(times)
+
+
+async def rebuild(nats_url: str) -> list[Result]:
+    """Replay rate against the raw read rate, and the recovery of a 10^6-event table."""
+    client = await nats.connect(nats_url)
+    namespace = uuid.uuid4().hex[:8]
+    settings = StreamSettings(stream=f"REB{namespace}".upper(), subject_prefix=f"reb{namespace}")
+    try:
+        js = client.jetstream(publish_async_max_pending=2_000)
+        store = JetStreamEventStore(js, settings)
+        await store.ensure_stream()
+        metrics = DealerMetrics(CollectorRegistry())
+
+        # Replay: real hands, one record per command, no snapshot.
+        table = engine_table("replayed", 4)
+        play_hands(table, REPLAY_HANDS, random.Random(SEED))
+        assert table.state is not None
+        records = table.records
+        subject = store.subject("replayed")
+        end = await publish_all(js, store, "replayed", records)
+        events = table.state.version
+        no_snapshot = TableRepository(
+            store, InMemorySnapshotStore(), metrics, snapshot_every=10**12
+        )
+        loaded: list[LoadedTable] = []
+
+        async def replay() -> None:
+            loaded.append(await no_snapshot.load("replayed"))
+
+        async def read() -> None:
+            await raw_read(js, subject, end)
+
+        await replay()  # warm-up
+        replay_s = (await best_time(replay))[0]
+        read_s = (await best_time(read))[0]
+        assert loaded[-1].state == table.state, "the replayed table differs from the live one"
+
+        # Recovery: 10^6 events, then the snapshot and a short tail.
+        recovery, tail = await recovery_time(js, store, metrics)
+    finally:
+        with contextlib.suppress(Exception):
+            await client.jetstream().delete_stream(settings.stream)
+        await client.close()
+    return [
+        Result(
+            "services.rebuild.replay",
+            events / replay_s,
+            "events/s",
+            peer="raw ordered-consumer read",
+            peer_value=events / read_s,
+        ),
+        Result("services.rebuild.replay_log", events, "events"),
+        Result("services.rebuild.replay_records", len(records), "records"),
+        Result("services.rebuild.recovery_1M_events", 1000 * recovery, "ms"),
+        Result("services.rebuild.recovery_tail", tail, "events"),
+    ]
+
+
+async def recovery_time(
+    js: JetStreamContext, store: JetStreamEventStore, metrics: DealerMetrics
+) -> tuple[float, int]:
+    """Build the 10^6-event table (see the module docstring); the median load time and the tail."""
+    table_id = "million"
+    table = engine_table(table_id, 2)
+    head = list(table.records)
+    # One SitOut/SitIn pair with the engine: its events and the state after it, which repeats.
+    sat_out = table.run(partial(SitOut, 1, "p1"))[0].player_sat_out
+    sat_in = table.run(partial(SitIn, 1, "p1"))[0].player_sat_in
+    assert table.state is not None
+    cycle_state = table.state
+    first = cycle_state.version - 1  # the version of the first SitOut event
+    bulk_events = RECOVERY_EVENTS - first + 1 - 400  # leave room for the hands at the end
+    bulk_events -= bulk_events % 2
+    records = list(head)
+    version = first
+    command = 0
+    while version < first + bulk_events:
+        batch = pb.TableEventBatch()
+        for _ in range(min(BULK_EVENTS_PER_RECORD, first + bulk_events - version)):
+            envelope = batch.events.add(table_id=table_id, version=version, occurred_at=table.now)
+            if (version - first) % 2 == 0:
+                envelope.player_sat_out.CopyFrom(sat_out)
+            else:
+                envelope.player_sat_in.CopyFrom(sat_in)
+            version += 1
+        command += 1
+        batch.command_id = f"bulk{command}"
+        records.append((batch.command_id, batch.SerializeToString()))
+    position = await publish_all(js, store, table_id, records)
+    state = cycle_state._replace(version=version - 1)
+    # The pair's state repeats: fold the first bulk records with the engine and compare.
+    check: TableState | None = None
+    async for record in store.read(table_id):
+        for event in decode_batch(record).events:
+            check = evolve(check, event)
+        if check is not None and check.version >= first + 3 * BULK_EVENTS_PER_RECORD - 1:
+            break
+    assert check is not None and check == cycle_state._replace(version=check.version), (
+        "the bulk history is not a valid table log"
+    )
+
+    # Real hands through the repository (snapshots every 100 events), until the tail is reached.
+    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=f"SNAP_{uuid.uuid4().hex[:8]}"))
+    await snapshots.ensure_bucket()
+    repository = TableRepository(store, snapshots, metrics, snapshot_every=SNAPSHOT_EVERY)
+    commands = {f"bulk{n}": (0, 0) for n in range(max(1, command - 2047), command + 1)}
+    loaded = LoadedTable(table_id, state, position, commands, state.version)
+    table.state = state
+    rng = random.Random(SEED)
+    while not _tail_reached(loaded):
+        for build in hand_commands(table, rng):
+            table.now += 1
+            table.commands += 1
+            new_state, events = execute(table.state, build(table.now))
+            loaded = await repository.append(
+                loaded, f"c{table.commands}", events, new_state, table.now
+            )
+            table.state = new_state
+            if _tail_reached(loaded):
+                break
+    recovered: list[LoadedTable] = []
+
+    async def recover() -> None:
+        recovered.append(await repository.load(table_id))
+
+    times = await best_time(recover)
+    assert recovered[-1].state == loaded.state, "the recovered table differs from the live one"
+    assert recovered[-1].snapshot_version > 0
+    return statistics.median(times), loaded.version - recovered[-1].snapshot_version
+
+
+def _tail_reached(loaded: LoadedTable) -> bool:
+    return loaded.version >= RECOVERY_EVENTS and loaded.version % SNAPSHOT_EVERY >= RECOVERY_TAIL
+
+
+# --- the module's entry point ---------------------------------------------------------------------
+
+
+async def _run_all() -> list[Result]:
+    with tempfile.TemporaryDirectory(prefix="bench-services-") as work:
+        server = NatsServer(Path(work) / "jetstream")
+        server.start()
+        try:
+            results: list[Result] = []
+            for tables in TABLE_COUNTS:
+                results += await play(server.url, tables, Path(work))
+            results += await rebuild(server.url)
+            return results
+        finally:
+            server.stop()
+
+
+def run() -> list[Result]:
+    """The service benchmarks (see the module docstring); about two minutes."""
+    # The repository logs every rebuild; keep the bench's output to the results.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    return asyncio.run(_run_all())
