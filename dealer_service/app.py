@@ -21,6 +21,7 @@ from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import LeaseOwnership, TakeoverScanner
 from dealer_service.repository import TableRepository
 from dealer_service.tables import TableService
+from dealer_service.wallet_client import GrpcWallet
 from dealer_service.wallet_port import DevWallet, WalletPort
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from eventstore.leases import JetStreamLeaseStore, LeaseSettings
@@ -68,6 +69,9 @@ class Dealer:
 
 
 def _wallet(settings: DealerSettings) -> WalletPort:
+    if settings.wallet_address:
+        addresses = [a.strip() for a in settings.wallet_address.split(",") if a.strip()]
+        return GrpcWallet(addresses, settings.token_secret, subject=f"dealer-{settings.owner_id}")
     if settings.wallet == "dev":
         _log.warning("dev_wallet", note="every hold is granted: play money, never production")
         return DevWallet()
@@ -100,9 +104,10 @@ async def build_dealer(
     repository = TableRepository(store, snapshots, metrics, snapshot_every=settings.snapshot_every)
     ownership = LeaseOwnership(leases, settings.owner_id, metrics)
     feed = JetStreamFeed(js, store.settings)
+    wallet_port = wallet if wallet is not None else _wallet(settings)
     tables = TableService(
         repository,
-        wallet if wallet is not None else _wallet(settings),
+        wallet_port,
         metrics,
         gate=ownership,
         feed=feed,
@@ -140,6 +145,8 @@ async def build_dealer(
         await tables.close()
 
     server.on_shutdown(drain)
+    if isinstance(wallet_port, GrpcWallet):
+        server.on_shutdown(wallet_port.close)
     server.on_shutdown(ownership.close)
     server.on_shutdown(stop_tables)
     return Dealer(settings, nats, server, tables, ownership, scanner, repository)

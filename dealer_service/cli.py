@@ -7,6 +7,9 @@
     pokerctl history <hand id>                          # a finished hand in PHH
     pokerctl tables | close <table> | token <subject>
 
+    pokerctl deposit alice 5000 [--key K] | withdraw alice 100 --key K   # the wallet
+    pokerctl balance alice | transactions alice | escrow <table> | rake | audit
+
 Tokens are signed with the dealer's secret (``--secret-file``, default ``var/token-secret``,
 written by ``make run``; or ``POKER_TOKEN_SECRET`` in hex): a local-development convenience, the
 way a real client would get its token from a login service.
@@ -30,7 +33,10 @@ from google.protobuf import text_format
 from dealer_service.testing import Client, choose_action
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role, issue_token
+from pokerpb import ledger_pb2 as lpb
+from pokerpb import wallet_pb2 as wpb
+from pokerpb import wallet_pb2_grpc
+from servicekit.auth import Role, bearer_metadata, issue_token
 
 _STRUCTURES = {
     "no-limit": pb.NO_LIMIT,
@@ -42,6 +48,7 @@ _ACTION_NAMES: dict[int, str] = {
     int(value): name.removeprefix("ACTION_").lower() for name, value in dpb.ActionKind.items()
 }
 _MAX_BOT_TURNS = 100_000
+_WALLET_RETRIES = 40  # the wallet may still be taking its lease right after `make run` starts
 
 
 def _secret(args: argparse.Namespace) -> bytes:
@@ -152,6 +159,8 @@ async def _bots(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
     bots: dict[str, Client] = {}
     for number in free:
         name = f"bot-{secrets.token_hex(2)}"
+        if args.fund:
+            await _fund_bot(args, name)
         bots[name] = _client(channel, args, name, Role.PLAYER)
         await bots[name].call(
             "SitDown",
@@ -186,6 +195,102 @@ async def _bots(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
     print(f"played up to hand {view.hand.hand_id}; `pokerctl history {view.hand.hand_id}`")
 
 
+async def _wallet_call(
+    args: argparse.Namespace, method: str, request: Any, subject: str = "operator"
+) -> Any:
+    """One Wallet call as the operator (retried while the wallet is not serving yet)."""
+    token = issue_token(_secret(args), subject=subject, role=Role.OPERATOR)
+    async with grpc.aio.insecure_channel(args.wallet) as channel:
+        rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
+        for attempt in range(_WALLET_RETRIES):
+            try:
+                return await rpc(request, metadata=bearer_metadata(token), timeout=5)
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == _WALLET_RETRIES - 1:
+                    raise
+                await asyncio.sleep(0.25)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _money(balance: wpb.Balance) -> str:
+    tables = ", ".join(f"{line.table_id}: {line.amount}" for line in balance.escrow)
+    return (
+        f"{balance.player_id}: cash {balance.cash}, held {balance.held}, "
+        f"at tables {sum(line.amount for line in balance.escrow)}"
+        + (f" ({tables})" if tables else "")
+        + f", total {balance.total}"
+    )
+
+
+async def _deposit(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    method, request_type = (
+        ("Deposit", wpb.DepositRequest)
+        if args.command == "deposit"
+        else ("Withdraw", wpb.WithdrawRequest)
+    )
+    request = request_type(
+        player_id=args.player, amount=args.amount, idempotency_key=args.key or _cid()
+    )
+    reply = await _wallet_call(args, method, request)
+    print(f"transaction {reply.transaction_id}; {_money(reply.balance)}")
+
+
+async def _balance(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    for player in args.players:
+        print(
+            _money(await _wallet_call(args, "GetBalance", wpb.GetBalanceRequest(player_id=player)))
+        )
+
+
+async def _transactions(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    request = wpb.ListTransactionsRequest(player_id=args.player, page_size=args.limit)
+    reply = await _wallet_call(args, "ListTransactions", request)
+    for tx in reply.transactions:
+        kind = lpb.TransactionKind.Name(tx.kind)
+        legs = " ".join(f"{p.account}{p.amount:+d}" for p in tx.postings)
+        where = f" {tx.table_id}@{tx.position}" if tx.table_id else ""
+        print(
+            f"#{tx.transaction_id} {kind.removeprefix('TRANSACTION_KIND_').lower()}{where} {legs}"
+        )
+
+
+async def _escrow(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    reply = await _wallet_call(
+        args, "GetTableEscrow", wpb.GetTableEscrowRequest(table_id=args.table)
+    )
+    for line in reply.escrow:
+        print(f"{line.player_id}: {line.amount}")
+    state = "closed" if reply.closed else "open"
+    print(f"total {reply.total} ({state}, applied up to event {reply.last_applied_position})")
+
+
+async def _rake(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    request = wpb.GetRakeReportRequest(
+        group_by=[wpb.RAKE_BY_DAY, wpb.RAKE_BY_TABLE, wpb.RAKE_BY_GAME]
+    )
+    reply = await _wallet_call(args, "GetRakeReport", request)
+    for row in reply.rows:
+        print(f"{row.day}  {row.table_id}  {row.game}  hands {row.hands}  rake {row.rake}")
+    print(f"total rake {reply.total_rake} over {reply.total_hands} hands")
+
+
+async def _audit(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+    reply = await _wallet_call(args, "Audit", wpb.AuditRequest())
+    for breach in reply.breaches:
+        print(f"BREACH {breach.kind} {breach.subject}: {breach.message}")
+    verdict = "clean" if reply.clean else f"{len(reply.breaches)} breaches"
+    print(f"audit {verdict}: ledger event {reply.ledger_sequence}, {reply.tables_checked} tables")
+
+
+async def _fund_bot(args: argparse.Namespace, name: str) -> None:
+    """Give a new bot its buy-in through the wallet; a dealer on the dev wallet needs none."""
+    request = wpb.DepositRequest(player_id=name, amount=args.buy_in, idempotency_key=_cid())
+    try:
+        await _wallet_call(args, "Deposit", request)
+    except grpc.aio.AioRpcError as error:
+        print(f"(no deposit for {name}: {error.code().name})", file=sys.stderr)
+
+
 async def _token(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
     print(issue_token(_secret(args), subject=args.subject, role=Role(args.role)))
 
@@ -199,12 +304,20 @@ _COMMANDS: dict[str, Any] = {
     "close": _close,
     "bots": _bots,
     "token": _token,
+    "deposit": _deposit,
+    "withdraw": _deposit,
+    "balance": _balance,
+    "transactions": _transactions,
+    "escrow": _escrow,
+    "rake": _rake,
+    "audit": _audit,
 }
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pokerctl", description=__doc__.split("\n\n")[0])
     parser.add_argument("--address", default=os.environ.get("POKER_DEALER", "127.0.0.1:50051"))
+    parser.add_argument("--wallet", default=os.environ.get("POKER_WALLET", "127.0.0.1:50061"))
     parser.add_argument("--secret-file", default="var/token-secret")
     commands = parser.add_subparsers(dest="command", required=True)
     create = commands.add_parser("create", help="open a table (prints its id)")
@@ -233,6 +346,23 @@ def _parser() -> argparse.ArgumentParser:
     bots.add_argument("--buy-in", type=int, default=200)
     bots.add_argument("--hands", type=int, default=5)
     bots.add_argument("--think-ms", type=int, default=300)
+    bots.add_argument(
+        "--no-fund", dest="fund", action="store_false", help="do not deposit the bots' buy-ins"
+    )
+    for name in ("deposit", "withdraw"):
+        move = commands.add_parser(name, help=f"{name} money (the wallet)")
+        move.add_argument("player")
+        move.add_argument("amount", type=int)
+        move.add_argument("--key", default="", help="idempotency key (default: a fresh one)")
+    balance = commands.add_parser("balance", help="players' cash, held money and chips at tables")
+    balance.add_argument("players", nargs="+")
+    transactions = commands.add_parser("transactions", help="a player's ledger, newest first")
+    transactions.add_argument("player", nargs="?", default="")
+    transactions.add_argument("--limit", type=int, default=20)
+    escrow = commands.add_parser("escrow", help="the money at a table, per player")
+    escrow.add_argument("table")
+    commands.add_parser("rake", help="the rake report by day, table and game")
+    commands.add_parser("audit", help="check every invariant of the ledger")
     token = commands.add_parser("token", help="print a bearer token")
     token.add_argument("subject")
     token.add_argument("--role", choices=[role.value for role in Role], default="player")

@@ -53,6 +53,9 @@ class DealerSettings:
     max_attempts: int = 5
     crash_rule: CrashRule = CrashRule.CLOSE
     wallet: str = "dev"
+    # The wallet service's gRPC address(es), comma-separated (leader and standby); set, it
+    # replaces the dev wallet.
+    wallet_address: str = ""
     hold_ttl_s: float = 120.0
     grace_s: float = 5.0
     log_level: str = "info"
@@ -95,6 +98,11 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         default=default("crash-rule", CrashRule.CLOSE.value),
     )
     parser.add_argument("--wallet", choices=["dev"], default=default("wallet", "dev"))
+    parser.add_argument(
+        "--wallet-address",
+        default=default("wallet-address", ""),
+        help="host:port of the wallet service (comma-separated for a standby); else dev wallet",
+    )
     parser.add_argument("--grace", type=float, default=float(default("grace", "5")))
     parser.add_argument("--log-level", default=default("log-level", "info"))
     parser.add_argument("--owner-id", default=default("owner-id", ""))
@@ -140,6 +148,7 @@ def load_settings(
         max_attempts=args.max_attempts,
         crash_rule=CrashRule(args.crash_rule),
         wallet=args.wallet,
+        wallet_address=args.wallet_address,
         grace_s=args.grace,
         log_level=args.log_level,
         **extra,

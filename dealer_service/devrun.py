@@ -1,8 +1,11 @@
-"""``make run``: nats-server (deploy/nats/nats.conf, data under ./var) and one dealer, until Ctrl-C.
+"""``make run``: nats-server (deploy/nats/nats.conf, data under ./var), the wallet and one dealer,
+until Ctrl-C.
 
-Both run as child processes; Ctrl-C (or SIGTERM) stops the dealer gracefully first (it releases
-its leases and drains NATS), then nats-server. The token secret of the local setup is created
-once in ``var/token-secret``; ``pokerctl`` reads it from there.
+All run as child processes; Ctrl-C (or SIGTERM) stops the dealer gracefully first (it releases
+its leases and drains NATS), then the wallet, then nats-server. The dealer holds buy-ins through
+the wallet (``--wallet-address``), and demo accounts (``DEMO_ACCOUNTS``) are funded once, with
+fixed idempotency keys, so a restart does not fund them again. The token secret of the local
+setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NATS_ADDRESS = ("127.0.0.1", 4222)
+WALLET_ADDRESS = ("127.0.0.1", 50061)
+#: Funded at every start (idempotently): players to seat by hand, and the bots' bank.
+DEMO_ACCOUNTS = {"alice": 10_000, "bob": 10_000, "carol": 10_000, "dave": 10_000}
 
 
 def _nats_server_binary() -> str:
@@ -39,14 +45,38 @@ def _secret_file() -> Path:
     return path
 
 
-def _wait_for_port(address: tuple[str, int], process: subprocess.Popen[bytes]) -> None:
-    for _ in range(200):
+def _wait_for_port(
+    address: tuple[str, int], process: subprocess.Popen[bytes], name: str = "nats-server"
+) -> None:
+    for _ in range(400):
         if process.poll() is not None:
-            raise SystemExit(f"nats-server exited with code {process.returncode}")
+            raise SystemExit(f"{name} exited with code {process.returncode}")
         with contextlib.suppress(OSError), socket.create_connection(address, timeout=0.2):
             return
         time.sleep(0.05)
-    raise SystemExit("nats-server did not start listening")
+    raise SystemExit(f"{name} did not start listening")
+
+
+def _seed_accounts(secret: Path) -> None:
+    """Fund the demo accounts through pokerctl (idempotent keys: once per account, ever)."""
+    for player, amount in DEMO_ACCOUNTS.items():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dealer_service.cli",
+                "--secret-file",
+                str(secret),
+                "deposit",
+                player,
+                str(amount),
+                "--key",
+                f"demo-seed-{player}",
+            ],
+            cwd=ROOT,
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def _stop(process: subprocess.Popen[bytes], name: str) -> None:
@@ -62,7 +92,7 @@ def _stop(process: subprocess.Popen[bytes], name: str) -> None:
 
 
 def main() -> None:
-    """Run NATS and the dealer until interrupted."""
+    """Run NATS, the wallet and the dealer until interrupted."""
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
@@ -73,22 +103,43 @@ def main() -> None:
         start_new_session=True,
     )
     dealer: subprocess.Popen[bytes] | None = None
+    wallet: subprocess.Popen[bytes] | None = None
     try:
         _wait_for_port(NATS_ADDRESS, nats)
         print("nats-server  nats://127.0.0.1:4222  (monitoring http://127.0.0.1:8222)", flush=True)
-        dealer = subprocess.Popen(
-            [sys.executable, "-m", "dealer_service", "--token-secret-file", str(secret)],
+        wallet = subprocess.Popen(
+            [sys.executable, "-m", "wallet_service", "--token-secret-file", str(secret)],
             cwd=ROOT,
             start_new_session=True,
         )
+        _wait_for_port(WALLET_ADDRESS, wallet, "the wallet")
+        address = f"{WALLET_ADDRESS[0]}:{WALLET_ADDRESS[1]}"
+        print(f"wallet       grpc {address}, metrics http://127.0.0.1:9465/metrics", flush=True)
+        dealer = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dealer_service",
+                "--token-secret-file",
+                str(secret),
+                "--wallet-address",
+                address,
+            ],
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        _seed_accounts(secret)
         print(
             "dealer       grpc 127.0.0.1:50051, metrics http://127.0.0.1:9464/metrics\n"
-            "try:         .venv/bin/pokerctl create   (then: .venv/bin/pokerctl bots <table id>)\n"
-            "Ctrl-C stops both.",
+            f"accounts     {', '.join(DEMO_ACCOUNTS)} funded (pokerctl balance <player>)\n"
+            "try:         .venv/bin/pokerctl create --real-money   (then: .venv/bin/pokerctl bots "
+            "<table id>; pokerctl rake)\n"
+            "Ctrl-C stops them all.",
             flush=True,
         )
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        while dealer.poll() is None and nats.poll() is None:
+        processes = (dealer, wallet, nats)
+        while all(process.poll() is None for process in processes):
             if signal.sigtimedwait({signal.SIGINT, signal.SIGTERM}, 1.0) is not None:
                 break
     except KeyboardInterrupt:
@@ -96,6 +147,8 @@ def main() -> None:
     finally:
         if dealer is not None:
             _stop(dealer, "the dealer")
+        if wallet is not None:
+            _stop(wallet, "the wallet")
         _stop(nats, "nats-server")
 
 

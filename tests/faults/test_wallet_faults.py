@@ -1,0 +1,329 @@
+"""Crashes for real (kill -9 of ``python -m wallet_service`` / ``python -m dealer_service``):
+the wallet dies between a ledger append and its ack; the dealer dies mid-hand and another takes
+the table back; the dealer dies and nobody comes back, so the wallet closes the table. Every time
+the money lands exactly once and the audit is clean."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from dealer_service.config import DealerSettings
+from dealer_service.testing import (
+    Client,
+    DealerHarness,
+    namespace_settings,
+    new_secret,
+)
+from dealer_service.wallet_client import GrpcWallet
+from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from pokerpb import dealer_pb2 as dpb
+from pokerpb import events_pb2 as pb
+from pokerpb import wallet_pb2 as wpb
+from servicekit.auth import Role
+from tests.support.nats_server import NatsServer
+from wallet_service.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
+from wallet_service.testing import WalletClient, WalletHarness, eventually, wallet_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+_ADDRESS = re.compile(r"(?:serving|listening) grpc=(\S+)")
+PLAYERS = ("ann", "bob", "cat")
+BUY_IN = 200
+
+
+class Process:
+    """A service as a child process on loopback port 0; the address comes from its first line."""
+
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.args = args
+        self.log = log
+        self.env = {**os.environ, **(env or {})}
+        self.process: subprocess.Popen[str] | None = None
+        self.address = ""
+
+    def start(self) -> None:
+        with self.log.open("a") as stderr:
+            self.process = subprocess.Popen(
+                self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True, env=self.env
+            )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = _ADDRESS.search(line)
+        if match is None:
+            self.kill()
+            raise RuntimeError(f"{self.args[2]} did not start: {line!r}; see {self.log}")
+        self.address = match.group(1)
+
+    def wait_exit(self, timeout_s: float) -> int:
+        assert self.process is not None
+        return self.process.wait(timeout=timeout_s)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+def wallet_args(settings: WalletSettings) -> list[str]:
+    flags = {
+        "nats-url": settings.nats_url,
+        "grpc-port": "0",
+        "metrics-port": "0",
+        "token-secret": settings.token_secret.hex(),
+        "stream": settings.stream,
+        "subject-prefix": settings.subject_prefix,
+        "snapshot-bucket": settings.snapshot_bucket,
+        "lease-bucket": settings.lease_bucket,
+        "lease-ttl": str(settings.lease_ttl_s),
+        "snapshot-every": "3",
+        "table-stream": settings.table_stream,
+        "table-subject-prefix": settings.table_subject_prefix,
+        "dealer-snapshot-bucket": settings.dealer_snapshot_bucket,
+        "dealer-lease-bucket": settings.dealer_lease_bucket,
+        "consumer-name": settings.consumer_name,
+        "standby-poll": "0.2",
+        "log-level": "warning",
+    }
+    return [sys.executable, "-m", "wallet_service", *[f"--{k}={v}" for k, v in flags.items()]]
+
+
+def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
+    flags = {
+        "nats-url": settings.nats_url,
+        "grpc-port": "0",
+        "metrics-port": "0",
+        "token-secret": settings.token_secret.hex(),
+        "stream": settings.stream,
+        "subject-prefix": settings.subject_prefix,
+        "snapshot-bucket": settings.snapshot_bucket,
+        "lease-bucket": settings.lease_bucket,
+        "lease-ttl": "1.5",
+        "scan-interval": "0.3",
+        "wallet-address": wallet_address,
+        "log-level": "warning",
+    }
+    return [sys.executable, "-m", "dealer_service", *[f"--{k}={v}" for k, v in flags.items()]]
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            process.kill()
+
+
+def cid() -> str:
+    return uuid.uuid4().hex
+
+
+async def open_table(operator: Client) -> str:
+    reply = await operator.call(
+        "CreateTable",
+        dpb.CreateTableRequest(
+            command_id=cid(),
+            game="holdem",
+            structure=pb.NO_LIMIT,
+            stakes=pb.Stakes(small_blind=5, big_blind=10),
+            play_money=False,
+            pause_between_hands_ms=60_000,
+            action_timer_ms=60_000,
+        ),
+    )
+    return str(reply.table_id)
+
+
+async def seat_everyone(channel: grpc.aio.Channel, secret: bytes, table_id: str) -> None:
+    for number, name in enumerate(PLAYERS, start=1):
+        await Client(channel, secret, name, Role.PLAYER).call(
+            "SitDown",
+            dpb.SitDownRequest(
+                command_id=f"sit-{name}", table_id=table_id, seat=number, buy_in=BUY_IN
+            ),
+        )
+
+
+async def raise_mid_hand(channel: grpc.aio.Channel, secret: bytes, table_id: str) -> int:
+    """Wait for the first hand, let the first player raise; returns the pot."""
+    operator = Client(channel, secret, "op", Role.OPERATOR)
+    view = await eventually(lambda: operator.table(table_id), lambda v: bool(v.hand.seat_to_act))
+    to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
+    await Client(channel, secret, to_act, Role.PLAYER).act(
+        table_id, view.hand.hand_id, dpb.ACTION_RAISE, 30
+    )
+    return int((await operator.table(table_id)).hand.pot)
+
+
+async def table_log(settings: DealerSettings, table_id: str) -> list[pb.TableEventBatch]:
+    import nats
+
+    client = await nats.connect(settings.nats_url)
+    try:
+        store = JetStreamEventStore(
+            client.jetstream(),
+            StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
+        )
+        return [pb.TableEventBatch.FromString(r.data) async for r in store.read(table_id)]
+    finally:
+        await client.close()
+
+
+async def all_transactions(operator: WalletClient) -> list[wpb.TransactionView]:
+    reply = await operator.call("ListTransactions", wpb.ListTransactionsRequest(page_size=500))
+    return list(reply.transactions)
+
+
+async def check_refunded_once(operator: WalletClient, deposit: int) -> None:
+    """Every player has his whole deposit back in cash (no hand finished), once."""
+    for name in PLAYERS:
+        balance = await eventually(
+            lambda name=name: operator.balance(name),  # type: ignore[misc]
+            lambda b: b.cash == deposit,
+            timeout_s=20,
+        )
+        assert (balance.held, list(balance.escrow)) == (0, [])
+    kinds = Counter(int(tx.kind) for tx in await all_transactions(operator))
+    assert kinds[8] == len(PLAYERS)  # one cash-out each
+    assert kinds[9] == 1  # one table close
+    report = await operator.audit()
+    assert report.clean, report.breaches
+
+
+@pytest.fixture
+def dealer_settings(nats_server: NatsServer) -> DealerSettings:
+    return namespace_settings(nats_server.url, new_secret())
+
+
+async def test_wallet_killed_between_append_and_ack_applies_nothing_twice(
+    dealer_settings: DealerSettings, processes: list[Process], tmp_path: Path
+) -> None:
+    settings = wallet_settings(dealer_settings, lease_ttl_s=1.5)
+    log = tmp_path / "wallet.log"
+    # Appends: 3 seats; the third one's process dies after the append, before the ack.
+    doomed = Process(wallet_args(settings), log, {FAULT_EXIT_AFTER_APPEND_ENV: "3"})
+    processes.append(doomed)
+    doomed.start()
+    async with grpc.aio.insecure_channel(doomed.address) as channel:
+        operator = WalletClient(channel, settings.token_secret, "op", Role.OPERATOR)
+        for name in PLAYERS:
+            await eventually(
+                lambda name=name: operator.deposit(name, 1_000, key=f"d-{name}"),  # type: ignore[misc]
+                lambda reply: True,
+            )
+    port = GrpcWallet([doomed.address], dealer_settings.token_secret)
+    async with DealerHarness(dealer_settings, wallet=port) as dealer:
+        assert dealer.channel is not None
+        table_id = await open_table(dealer.client("op", Role.OPERATOR))
+        await seat_everyone(dealer.channel, dealer_settings.token_secret, table_id)
+        assert doomed.wait_exit(timeout_s=20) == 17  # the fault hook fired
+
+        survivor = Process(wallet_args(settings), log)
+        processes.append(survivor)
+        survivor.start()
+        async with grpc.aio.insecure_channel(survivor.address) as channel:
+            operator = WalletClient(channel, settings.token_secret, "op", Role.OPERATOR)
+            escrow = await eventually(
+                lambda: operator.call(
+                    "GetTableEscrow", wpb.GetTableEscrowRequest(table_id=table_id)
+                ),
+                lambda e: len(e.escrow) == len(PLAYERS),
+                timeout_s=20,
+            )
+            assert escrow.total == BUY_IN * len(PLAYERS)
+            await asyncio.sleep(1.0)  # room for a (wrong) second application to show up
+            kinds = Counter(int(tx.kind) for tx in await all_transactions(operator))
+            assert kinds[4] == len(PLAYERS)  # one hold posted per seat, not four
+            for name in PLAYERS:
+                balance = await operator.balance(name)
+                assert (balance.cash, balance.held, balance.total) == (800, 0, 1_000)
+            report = await operator.audit()
+            assert report.clean, report.breaches
+    await port.close()
+
+
+@pytest.fixture
+async def wallet(dealer_settings: DealerSettings) -> AsyncIterator[WalletHarness]:
+    async with WalletHarness(wallet_settings(dealer_settings, abandon_after_s=1.0)) as harness:
+        yield harness
+
+
+async def fund(wallet: WalletHarness) -> WalletClient:
+    operator = wallet.client("op", Role.OPERATOR)
+    for name in PLAYERS:
+        await operator.deposit(name, 1_000)
+    return operator
+
+
+async def test_dealer_killed_mid_hand_refund_lands_once(
+    dealer_settings: DealerSettings,
+    wallet: WalletHarness,
+    processes: list[Process],
+    tmp_path: Path,
+) -> None:
+    operator = await fund(wallet)
+    log = tmp_path / "dealer.log"
+    first = Process(dealer_args(dealer_settings, wallet.address), log)
+    processes.append(first)
+    first.start()
+    secret = dealer_settings.token_secret
+    async with grpc.aio.insecure_channel(first.address) as channel:
+        table_id = await open_table(Client(channel, secret, "op", Role.OPERATOR))
+        await seat_everyone(channel, secret, table_id)
+        assert await raise_mid_hand(channel, secret, table_id) > 30
+    first.kill()
+
+    second = Process(dealer_args(dealer_settings, wallet.address), log)
+    processes.append(second)
+    second.start()  # takes the table back: void, cash everyone out, close
+    await check_refunded_once(operator, 1_000)
+    batches = await table_log(dealer_settings, table_id)
+    assert sum(1 for b in batches if b.command_id.startswith("wallet-close")) == 0
+
+
+async def test_abandoned_table_is_closed_by_the_wallet_and_refunded(
+    dealer_settings: DealerSettings,
+    wallet: WalletHarness,
+    processes: list[Process],
+    tmp_path: Path,
+) -> None:
+    operator = await fund(wallet)
+    log = tmp_path / "dealer.log"
+    dealer = Process(dealer_args(dealer_settings, wallet.address), log)
+    processes.append(dealer)
+    dealer.start()
+    secret = dealer_settings.token_secret
+    async with grpc.aio.insecure_channel(dealer.address) as channel:
+        table_id = await open_table(Client(channel, secret, "op", Role.OPERATOR))
+        await seat_everyone(channel, secret, table_id)
+        await raise_mid_hand(channel, secret, table_id)
+    dealer.kill()  # and nobody comes back
+
+    await check_refunded_once(operator, 1_000)
+    batches = await table_log(dealer_settings, table_id)
+    closes = [b for b in batches if b.command_id.startswith("wallet-close")]
+    assert len(closes) == 1
+    assert [e.WhichOneof("body") for e in closes[0].events][-1] == "table_closed"
+
+    # A late dealer finds the table closed and writes nothing.
+    late = Process(dealer_args(dealer_settings, wallet.address), log)
+    processes.append(late)
+    late.start()
+    async with grpc.aio.insecure_channel(late.address) as channel:
+        operator_d = Client(channel, secret, "op", Role.OPERATOR)
+        view = await eventually(lambda: operator_d.table(table_id), lambda v: v.closed)
+        assert not view.seats
+    await asyncio.sleep(0.5)
+    assert await table_log(dealer_settings, table_id) == batches

@@ -1,0 +1,56 @@
+"""Two wallet processes on one ledger: one leads, the other stands by (UNAVAILABLE) and takes over
+with the whole ledger once the leader stops."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import grpc
+import pytest
+from prometheus_client import CollectorRegistry
+
+from dealer_service.testing import namespace_settings, new_secret
+from pokerpb import wallet_pb2 as wpb
+from servicekit.auth import Role
+from tests.support.nats_server import NatsServer
+from wallet_service.app import build_wallet
+from wallet_service.config import WalletSettings
+from wallet_service.testing import WalletClient, eventually, wallet_settings
+
+
+async def test_the_standby_takes_over_with_the_whole_ledger(nats_server: NatsServer) -> None:
+    settings = wallet_settings(namespace_settings(nats_server.url, new_secret()), lease_ttl_s=1.0)
+    leader = await build_wallet(settings, registry=CollectorRegistry())
+    await leader.start()
+    await leader.wait_leading(timeout_s=10)
+    standby = await build_wallet(
+        wallet_settings_for_standby(settings), registry=CollectorRegistry()
+    )
+    standby_port = await standby.start()
+    try:
+        async with (
+            grpc.aio.insecure_channel(f"127.0.0.1:{leader.server.port}") as first,
+            grpc.aio.insecure_channel(f"127.0.0.1:{standby_port}") as second,
+        ):
+            operator = WalletClient(first, settings.token_secret, "op", Role.OPERATOR)
+            await operator.deposit("ann", 700, key="k1")
+            waiting = WalletClient(second, settings.token_secret, "op", Role.OPERATOR)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await waiting.balance("ann")
+            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+
+            await leader.stop()  # releases the lease: the standby takes over at once
+            await standby.wait_leading(timeout_s=10)
+            balance = await eventually(lambda: waiting.balance("ann"), lambda b: b.cash == 700)
+            assert balance.total == 700
+            again = await waiting.deposit("ann", 700, key="k1")  # the same key: still once
+            assert again.balance.cash == 700
+            report = await waiting.call("Audit", wpb.AuditRequest())
+            assert report.clean
+    finally:
+        await asyncio.gather(leader.stop(), standby.stop())
+
+
+def wallet_settings_for_standby(settings: WalletSettings) -> WalletSettings:
+    return replace(settings, owner_id="standby-wallet")

@@ -1,0 +1,142 @@
+"""The wallet's settings, from the environment (``WALLET_*``) and command-line flags (which win).
+
+>>> settings = load_settings(["--grpc-port", "0", "--token-secret", "ab" * 32], environ={})
+>>> settings.grpc_port, settings.table_stream, settings.abandon_after_s
+(0, 'POKER_TABLES', 60.0)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+#: Exit the process right after the Nth ledger append of the consumer, before its ack (fault
+#: tests only: the crash window of exactly-once).
+FAULT_EXIT_AFTER_APPEND_ENV = "WALLET_FAULT_EXIT_AFTER_APPEND"
+
+
+def _default_owner_id() -> str:
+    # Unique per process: the wallet lease names it (see eventstore.leases).
+    return f"wallet-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True, slots=True)
+class WalletSettings:
+    """Everything the wallet process is configured with.
+
+    The ``table_*`` and ``dealer_*`` names must match the dealer's: the wallet consumes the table
+    stream, reads the dealer's table leases, and (the reaper) appends to abandoned tables.
+    """
+
+    token_secret: bytes
+    nats_url: str = "nats://127.0.0.1:4222"
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = 50061
+    metrics_port: int = 9465
+    # The wallet's own stream, snapshot bucket and lease.
+    stream: str = "POKER_WALLET"
+    subject_prefix: str = "poker.wallet"
+    snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS"
+    lease_bucket: str = "POKER_WALLET_LEASES"
+    lease_ttl_s: float = 10.0
+    snapshot_every: int = 1000
+    # The dealer's side.
+    table_stream: str = "POKER_TABLES"
+    table_subject_prefix: str = "poker.table"
+    dealer_snapshot_bucket: str = "POKER_SNAPSHOTS"
+    dealer_lease_bucket: str = "POKER_LEASES"
+    consumer_name: str = "wallet-ledger"
+    # Timers.
+    hold_ttl_s: float = 120.0
+    expiry_interval_s: float = 5.0
+    abandon_after_s: float = 60.0
+    reaper_interval_s: float = 5.0
+    standby_poll_s: float = 1.0
+    max_attempts: int = 5
+    grace_s: float = 5.0
+    log_level: str = "info"
+    owner_id: str = field(default_factory=_default_owner_id)
+
+
+_ENV_PREFIX = "WALLET_"
+
+# flag -> (settings field, type); every flag also reads WALLET_<FLAG>.
+_FLAGS: dict[str, tuple[str, type]] = {
+    "nats-url": ("nats_url", str),
+    "grpc-host": ("grpc_host", str),
+    "grpc-port": ("grpc_port", int),
+    "metrics-port": ("metrics_port", int),
+    "stream": ("stream", str),
+    "subject-prefix": ("subject_prefix", str),
+    "snapshot-bucket": ("snapshot_bucket", str),
+    "lease-bucket": ("lease_bucket", str),
+    "lease-ttl": ("lease_ttl_s", float),
+    "snapshot-every": ("snapshot_every", int),
+    "table-stream": ("table_stream", str),
+    "table-subject-prefix": ("table_subject_prefix", str),
+    "dealer-snapshot-bucket": ("dealer_snapshot_bucket", str),
+    "dealer-lease-bucket": ("dealer_lease_bucket", str),
+    "consumer-name": ("consumer_name", str),
+    "hold-ttl": ("hold_ttl_s", float),
+    "expiry-interval": ("expiry_interval_s", float),
+    "abandon-after": ("abandon_after_s", float),
+    "reaper-interval": ("reaper_interval_s", float),
+    "standby-poll": ("standby_poll_s", float),
+    "max-attempts": ("max_attempts", int),
+    "grace": ("grace_s", float),
+    "log-level": ("log_level", str),
+    "owner-id": ("owner_id", str),
+}
+
+
+def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m wallet_service",
+        description="The wallet: a double-entry ledger on NATS JetStream fed by the dealer's "
+        "events. Every flag also reads WALLET_<FLAG> from the environment.",
+    )
+    for flag, (name, kind) in _FLAGS.items():
+        env_name = _ENV_PREFIX + flag.upper().replace("-", "_")
+        parser.add_argument(f"--{flag}", dest=name, type=kind, default=env.get(env_name))
+    parser.add_argument("--token-secret", default=env.get(_ENV_PREFIX + "TOKEN_SECRET", ""))
+    parser.add_argument(
+        "--token-secret-file", default=env.get(_ENV_PREFIX + "TOKEN_SECRET_FILE", "")
+    )
+    return parser
+
+
+def _secret(text: str, path: str) -> bytes:
+    if not text and path:
+        with open(path, encoding="ascii") as handle:
+            text = handle.read().strip()
+    try:
+        secret = bytes.fromhex(text)
+    except ValueError as error:
+        raise SystemExit("the token secret must be hex") from error
+    if len(secret) < 32:
+        raise SystemExit("a token secret of at least 32 bytes (64 hex digits) is required")
+    return secret
+
+
+def load_settings(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> WalletSettings:
+    """The settings from ``environ`` (default: the process's) overridden by ``argv``."""
+    env = os.environ if environ is None else environ
+    args = _parser(env).parse_args(argv)
+    given = {
+        name: kind(getattr(args, name))
+        for name, kind in _FLAGS.values()
+        if getattr(args, name) not in (None, "")
+    }
+    settings = WalletSettings(
+        token_secret=_secret(args.token_secret, args.token_secret_file), **given
+    )
+    positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
+    if min(positive) <= 0 or settings.hold_ttl_s <= 0:
+        raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
+    return settings

@@ -1,0 +1,299 @@
+"""Consuming the dealer's events exactly once: a durable pull consumer → mapping → ledger.
+
+**Exactly once.** JetStream delivers each message of the table stream at least once (explicit
+acks, unlimited deliveries, backoff). The ledger makes a second delivery harmless: each ledger
+transaction carries its dealer event's position (the table event's version) and the ledger keeps
+the last position applied per table, so a message whose money events are all at or below that
+cursor is a duplicate and is acked without writing anything. A message is acked only after its
+ledger events were appended, all in one journal record; a crash in between means a redelivery,
+which finds them applied.
+
+**Order, and stopping.** The cursor is "last applied position", so a table's money events must be
+applied in log order and none may be skipped. Before applying a message, the consumer checks that
+every money event before it in the table's log is applied (its view of the table, rebuilt from
+the log when it is not contiguous, says which was the last one); if not - a redelivery overtook
+an earlier message - it asks for the message again later. A message the ledger refuses (or that
+does not map) *stalls* its table: it is not acked, so JetStream redelivers it with backoff, and
+later messages of that table wait (alert: ``poker_wallet_tables_stalled``). Other tables go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import os
+import time
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import cast
+
+import nats.errors
+import structlog
+from google.protobuf.message import DecodeError
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext, api
+
+from eventstore.api import EventStore, Record, StoreUnavailable
+from pokerpb import events_pb2 as pb
+from servicekit.errors import Conflict, Unavailable
+from servicekit.observability import bound_context
+from wallet_service.book import LedgerBook
+from wallet_service.config import FAULT_EXIT_AFTER_APPEND_ENV
+from wallet_service.ledger import LedgerError, last_applied_position
+from wallet_service.mapping import MappingError, TableView, fold_batch, map_batch, money_versions
+from wallet_service.metrics import WalletMetrics
+
+_log = structlog.get_logger(__name__)
+
+
+class Outcome(enum.StrEnum):
+    """What became of one message; the first three are acked."""
+
+    APPLIED = "applied"  # its ledger events were appended
+    DUPLICATE = "duplicate"  # applied before (a redelivery)
+    NO_MONEY = "no_money"  # nothing in it moves money
+    OUT_OF_ORDER = "out_of_order"  # an earlier money message of the table is not applied yet
+    REFUSED = "refused"  # the ledger (or the mapping) refused it: the table stalls
+    RETRY = "retry"  # a transient failure (store, lease): try again soon
+
+
+ACKED = frozenset({Outcome.APPLIED, Outcome.DUPLICATE, Outcome.NO_MONEY})
+
+
+def _records(store: EventStore, key: str, after: int) -> AsyncGenerator[Record, None]:
+    # Every store's read is an async generator; typed as an iterator by the protocol.
+    return cast(AsyncGenerator[Record, None], store.read(key, after))
+
+
+class BatchApplier:
+    """The consumer's logic, without NATS: one message in, an :class:`Outcome` out."""
+
+    def __init__(self, book: LedgerBook, table_log: EventStore, metrics: WalletMetrics) -> None:
+        self._book = book
+        self._table_log = table_log
+        self._metrics = metrics
+        self._views: dict[str, TableView] = {}
+        #: table -> the stream position of the message it is stalled on
+        self.stalled: dict[str, int] = {}
+
+    def reset(self) -> None:
+        """Forget every view (the ledger was reloaded: another process may have written)."""
+        self._views.clear()
+        self.stalled.clear()
+        self._metrics.tables_stalled.set(0)
+
+    async def apply(self, table_id: str, position: int, data: bytes) -> Outcome:
+        """Apply the message at stream ``position`` of ``table_id``'s log (see the module)."""
+        with bound_context(table_id=table_id, seq=position):
+            outcome = await self._apply(table_id, position, data)
+        self._metrics.messages.labels(outcome=outcome.value).inc()
+        return outcome
+
+    async def _apply(self, table_id: str, position: int, data: bytes) -> Outcome:
+        stalled_on = self.stalled.get(table_id)
+        if stalled_on is not None and position > stalled_on:
+            return Outcome.OUT_OF_ORDER
+        try:
+            batch = pb.TableEventBatch.FromString(data)
+        except DecodeError as error:
+            return self._stall(table_id, position, f"undecodable message: {error}")
+        money = money_versions(batch)
+        cursor = last_applied_position(self._book.state, table_id)
+        if money and money[-1] <= cursor:
+            self._fold_if_contiguous(table_id, batch, position)
+            return Outcome.DUPLICATE
+        if money and money[0] <= cursor:  # half applied: records are atomic, so a bad log
+            return self._stall(table_id, position, f"partly applied up to {cursor}")
+        view = await self._view_before(table_id, position, batch)
+        if view.last_money_version > cursor:
+            _log.info("consumer_out_of_order", last_money=view.last_money_version, cursor=cursor)
+            return Outcome.OUT_OF_ORDER
+        try:
+            after, commands = map_batch(view, batch, position=position, now=self._book.clock())
+            if commands:
+                await self._book.execute(commands)
+        except (MappingError, LedgerError) as error:
+            return self._stall(table_id, position, f"{type(error).__name__}: {error}")
+        except (StoreUnavailable, Unavailable, Conflict) as error:
+            _log.warning("consumer_retry", error=str(error))
+            return Outcome.RETRY
+        self._views[table_id] = after
+        if self.stalled.pop(table_id, None) is not None:
+            _log.info("table_unstalled")
+            self._metrics.tables_stalled.set(len(self.stalled))
+        if after.closed:
+            self._views.pop(table_id, None)  # nothing more will come
+        return Outcome.APPLIED if commands else Outcome.NO_MONEY
+
+    def _stall(self, table_id: str, position: int, why: str) -> Outcome:
+        if self.stalled.get(table_id) != position:
+            _log.error("table_stalled", reason=why)
+        self.stalled[table_id] = position
+        self._metrics.tables_stalled.set(len(self.stalled))
+        return Outcome.REFUSED
+
+    def _fold_if_contiguous(self, table_id: str, batch: pb.TableEventBatch, position: int) -> None:
+        view = self._views.get(table_id)
+        if view is None or not batch.events:
+            return
+        if view.position < position and batch.events[0].version == view.version + 1:
+            try:
+                self._views[table_id] = fold_batch(view, batch, position)
+                return
+            except MappingError:
+                pass
+        self._views.pop(table_id, None)  # rebuilt from the log when next needed
+
+    async def _view_before(
+        self, table_id: str, position: int, batch: pb.TableEventBatch
+    ) -> TableView:
+        """The table as of the message just before ``position``: the cached view if this
+        message follows it, else rebuilt from the log (a restart, a redelivery)."""
+        view = self._views.get(table_id)
+        first = batch.events[0].version if batch.events else -1
+        if view is not None and view.position < position and first == view.version + 1:
+            return view
+        start = view if view is not None and view.position < position else TableView(table_id)
+        async with aclosing(_records(self._table_log, table_id, start.position)) as records:
+            async for record in records:
+                if record.position >= position:
+                    break
+                start = fold_batch(
+                    start, pb.TableEventBatch.FromString(record.data), record.position
+                )
+        return start
+
+
+async def dealer_stacks(table_log: EventStore, table_id: str, cursor: int) -> dict[str, int]:
+    """Each player's stack at ``table_id`` as the dealer's log has it once every money event up
+    to version ``cursor`` (the ledger's cursor) happened: what his escrow must hold."""
+    view = TableView(table_id)
+    async with aclosing(_records(table_log, table_id, 0)) as records:
+        async for record in records:
+            batch = pb.TableEventBatch.FromString(record.data)
+            if any(version > cursor for version in money_versions(batch)):
+                break
+            view = fold_batch(view, batch, record.position)
+    return dict(view.stacks)
+
+
+def _fault_exit_after() -> int | None:
+    value = os.environ.get(FAULT_EXIT_AFTER_APPEND_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+class TableConsumer:
+    """The durable JetStream pull consumer feeding a :class:`BatchApplier`."""
+
+    #: Redelivery schedule of a message left unacked (a stalled table), in seconds.
+    BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        applier: BatchApplier,
+        metrics: WalletMetrics,
+        *,
+        stream: str,
+        subject_prefix: str,
+        durable: str,
+        fetch_batch: int = 128,
+        retry_delay_s: float = 0.5,
+    ) -> None:
+        self._js = js
+        self._applier = applier
+        self._metrics = metrics
+        self._stream = stream
+        self._subject_prefix = subject_prefix
+        self._durable = durable
+        self._fetch_batch = fetch_batch
+        self._retry_delay_s = retry_delay_s
+        self._task: asyncio.Task[None] | None = None
+        self._sub: JetStreamContext.PullSubscription | None = None
+        self._fault_exit_after = _fault_exit_after()
+        self._appends = 0
+
+    async def start(self) -> None:
+        """Create (or bind to) the durable consumer and consume in the background."""
+        config = api.ConsumerConfig(
+            ack_policy=api.AckPolicy.EXPLICIT,
+            deliver_policy=api.DeliverPolicy.ALL,
+            max_deliver=-1,
+            ack_wait=self.BACKOFF_S[0],
+            backoff=list(self.BACKOFF_S),
+            max_ack_pending=10_000,
+            filter_subject=f"{self._subject_prefix}.>",
+        )
+        self._sub = await self._js.pull_subscribe(
+            f"{self._subject_prefix}.>", durable=self._durable, stream=self._stream, config=config
+        )
+        self._task = asyncio.create_task(self._run(), name="table-consumer")
+
+    async def stop(self) -> None:
+        """Stop consuming (unacked messages are redelivered to whoever consumes next)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            self._sub = None
+
+    async def _run(self) -> None:
+        assert self._sub is not None
+        lag_at = 0.0
+        while True:
+            try:
+                messages = await self._sub.fetch(self._fetch_batch, timeout=1.0)
+            except (TimeoutError, nats.errors.TimeoutError):
+                messages = []
+            except Exception:
+                _log.exception("consumer_fetch_failed")
+                await asyncio.sleep(1.0)
+                continue
+            for message in messages:
+                await self._handle(message)
+            if time.monotonic() - lag_at > 1.0:
+                lag_at = time.monotonic()
+                await self._update_lag()
+
+    async def _handle(self, message: Msg) -> None:
+        meta = message.metadata
+        position = int(meta.sequence.stream)
+        if (meta.num_delivered or 1) > 1:
+            self._metrics.redeliveries.inc()
+        table_id = message.subject.rsplit(".", 1)[-1]
+        try:
+            outcome = await self._applier.apply(table_id, position, message.data)
+        except Exception:  # a bug: leave it unacked, it comes back with backoff
+            _log.exception("consumer_bug", table_id=table_id, seq=position)
+            return
+        if outcome is Outcome.APPLIED:
+            self._after_append()
+        if outcome in ACKED:
+            await message.ack()
+        elif outcome in (Outcome.OUT_OF_ORDER, Outcome.RETRY):
+            # Behind a stalled message, wait as long as its own redelivery does.
+            stalled = table_id in self._applier.stalled
+            await message.nak(delay=self.BACKOFF_S[-1] if stalled else self._retry_delay_s)
+        # REFUSED: no ack, no nak: JetStream redelivers it on the backoff schedule.
+
+    def _after_append(self) -> None:
+        """The fault hook of the tests: die between the ledger append and the ack."""
+        self._appends += 1
+        if self._fault_exit_after is not None and self._appends >= self._fault_exit_after:
+            _log.warning("fault_exit_after_append", appends=self._appends)
+            os._exit(17)
+
+    async def _update_lag(self) -> None:
+        if self._sub is None:
+            return
+        try:
+            info = await self._sub.consumer_info()
+        except Exception as error:
+            _log.debug("consumer_info_failed", error=repr(error))
+            return
+        self._metrics.consumer_lag.set((info.num_pending or 0) + (info.num_ack_pending or 0))

@@ -1,0 +1,145 @@
+"""Helpers for the wallet's tests and tools: an in-process wallet beside a dealer namespace,
+clients with tokens, and waiting for the consumer to catch up.
+
+:func:`wallet_settings` gives a wallet its own stream, buckets and consumer (private to a random
+suffix) and points it at the tables stream and buckets of a dealer's settings, so a wallet and
+a dealer from :mod:`dealer_service.testing` work together on one nats-server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import grpc
+from prometheus_client import CollectorRegistry
+
+from dealer_service.config import DealerSettings
+from pokerpb import wallet_pb2 as wpb
+from pokerpb import wallet_pb2_grpc
+from servicekit.auth import Role, bearer_metadata, issue_token
+from wallet_service.app import Wallet, build_wallet
+from wallet_service.config import WalletSettings
+
+CALL_TIMEOUT_S = 10.0
+T = TypeVar("T")
+
+
+def wallet_settings(
+    dealer: DealerSettings, namespace: str | None = None, **overrides: Any
+) -> WalletSettings:
+    """Wallet settings on loopback port 0 for the tables of ``dealer``'s settings."""
+    name = namespace or uuid.uuid4().hex[:10]
+    settings = WalletSettings(
+        token_secret=dealer.token_secret,
+        nats_url=dealer.nats_url,
+        grpc_port=0,
+        metrics_port=0,
+        stream=f"W_{name}",
+        subject_prefix=f"w{name}.wallet",
+        snapshot_bucket=f"WS_{name}",
+        lease_bucket=f"WL_{name}",
+        lease_ttl_s=2.0,
+        table_stream=dealer.stream,
+        table_subject_prefix=dealer.subject_prefix,
+        dealer_snapshot_bucket=dealer.snapshot_bucket,
+        dealer_lease_bucket=dealer.lease_bucket,
+        consumer_name=f"wallet-{name}",
+        expiry_interval_s=0.2,
+        reaper_interval_s=0.3,
+        standby_poll_s=0.2,
+        grace_s=1.0,
+        owner_id=f"wallet-{uuid.uuid4().hex[:8]}",
+    )
+    return replace(settings, **overrides)
+
+
+class WalletClient:
+    """A Wallet stub with one caller's token."""
+
+    def __init__(self, channel: grpc.aio.Channel, secret: bytes, subject: str, role: Role):
+        self.stub = wallet_pb2_grpc.WalletStub(channel)
+        self.subject = subject
+        self.metadata = bearer_metadata(issue_token(secret, subject=subject, role=role))
+
+    async def call(self, method: str, request: Any) -> Any:
+        """Call unary ``method`` with this caller's token."""
+        rpc = getattr(self.stub, method)
+        return await rpc(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+
+    async def deposit(self, player_id: str, amount: int, key: str | None = None) -> Any:
+        """Deposit (an operator's call) with a fresh key unless one is given."""
+        return await self.call(
+            "Deposit",
+            wpb.DepositRequest(
+                player_id=player_id, amount=amount, idempotency_key=key or uuid.uuid4().hex
+            ),
+        )
+
+    async def balance(self, player_id: str = "") -> wpb.Balance:
+        """GetBalance."""
+        reply: wpb.Balance = await self.call(
+            "GetBalance", wpb.GetBalanceRequest(player_id=player_id)
+        )
+        return reply
+
+    async def audit(self) -> wpb.AuditReport:
+        """Audit (operator)."""
+        reply: wpb.AuditReport = await self.call("Audit", wpb.AuditRequest())
+        return reply
+
+
+class WalletHarness:
+    """One in-process wallet with its own registry; use ``async with``. Waits until it leads."""
+
+    def __init__(self, settings: WalletSettings) -> None:
+        self.settings = settings
+        self.wallet: Wallet | None = None
+        self.channel: grpc.aio.Channel | None = None
+        self.port = 0
+
+    @property
+    def address(self) -> str:
+        """``host:port`` of its gRPC server."""
+        return f"127.0.0.1:{self.port}"
+
+    async def __aenter__(self) -> WalletHarness:
+        self.wallet = await build_wallet(self.settings, registry=CollectorRegistry())
+        self.port = await self.wallet.start()
+        await self.wallet.wait_leading(timeout_s=20)
+        self.channel = grpc.aio.insecure_channel(self.address)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+        if self.wallet is not None:
+            await self.wallet.stop()
+
+    def client(self, subject: str, role: Role = Role.PLAYER) -> WalletClient:
+        """A client calling as ``subject``."""
+        assert self.channel is not None
+        return WalletClient(self.channel, self.settings.token_secret, subject, role)
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T]],
+    done: Callable[[T], bool],
+    *,
+    timeout_s: float = 15.0,
+    every_s: float = 0.05,
+) -> T:
+    """``await probe()`` until ``done`` holds for its value; AssertionError after ``timeout_s``."""
+    value: T | None = None
+    for _ in range(max(1, int(timeout_s / every_s))):
+        try:
+            value = await probe()
+        except grpc.aio.AioRpcError:
+            value = None
+        if value is not None and done(value):
+            return value
+        await asyncio.sleep(every_s)
+    raise AssertionError(f"never got there; last value: {value!r}")
