@@ -159,3 +159,20 @@ def cached_config_from_wire(
 cached_config_to_wire: Final = IdentityMemo(config_to_wire)
 """:func:`config_to_wire`, remembered per config object. The messages are shared: copy, never
 modify them."""
+
+
+def _config_message(config: HandConfig) -> bytes:
+    game, structure, stakes, rules = config_to_wire(config)
+    message = pb.HandStarted(
+        game=game,
+        structure=structure,  # type: ignore[arg-type]
+        stakes=stakes,
+        rules=rules,
+    )
+    return message.SerializeToString()
+
+
+started_config_bytes: Final = IdentityMemo(_config_message)
+"""A HandStarted holding only ``config``'s fields (game, structure, stakes, rules), serialized,
+remembered per config object. Parsing it is the cheapest way to a HandStarted that carries the
+configuration: building the two sub-messages from keywords costs several times more."""

@@ -12,13 +12,33 @@ them twice.
 
 from __future__ import annotations
 
+from operator import attrgetter
+from typing import Final
+
 from engine.betting import IncompleteRaiseRule
-from engine.evaluation import HandValue, rank_hand
+from engine.evaluation import Ranking, get_ranking
 from engine.games import FirstActor
-from engine.hand.codec import cached_config_to_wire, cards_to_wire
+from engine.hand.codec import cards_from_wire, cards_to_wire, started_config_bytes
 from engine.hand.commands import Act, Action, Command, StartHand, TimeOut, VoidHand
 from engine.hand.events import HandEvent
-from engine.hand.evolve import EVENT_HANDLERS
+from engine.hand.evolve import (
+    EVENT_HANDLERS,
+    ante_applied,
+    award_applied,
+    blind_applied,
+    board_applied,
+    call_applied,
+    check_applied,
+    end_applied,
+    fold_applied,
+    hole_cards_applied,
+    rake_applied,
+    showdown_applied,
+    started_state,
+    turn_applied,
+    uncalled_bet_applied,
+    wager_applied,
+)
 from engine.hand.posts import dead_money, post_extra_blinds, verify_posts
 from engine.hand.pots import Pot, build_pots, build_pots_with_dead, split_evenly, split_high_low
 from engine.hand.protection import artificial_all_in, return_set_aside
@@ -30,23 +50,42 @@ from engine.hand.rules import (
     verify_start,
     verify_time_out,
 )
-from engine.hand.state import NOBODY, HandState
+from engine.hand.state import MUCKED, NOBODY, SHOWN, HandState
 from engine.hand.void import void_hand
 from pokerpb import events_pb2 as pb
 
+# Enum members bound once: ``Action.FOLD`` goes through the enum class's attribute lookup (about
+# 90 ns on CPython 3.11, ten times a local name), and every action makes a dozen such lookups.
+_FOLD: Final = Action.FOLD
+_CHECK: Final = Action.CHECK
+_CALL: Final = Action.CALL
+_BET: Final = Action.BET
+_RAISE: Final = Action.RAISE
+_HALF_BET: Final = IncompleteRaiseRule.HALF_BET
+_LEFT_OF_BIG_BLIND: Final = FirstActor.LEFT_OF_BIG_BLIND
+
 
 class _Recorder:
-    """The state so far and the events produced for one command."""
+    """The state so far and the events produced for one command (``events`` may start with the
+    command's first event, already applied to ``state``)."""
 
     __slots__ = ("events", "state")
 
-    def __init__(self, state: HandState | None) -> None:
+    def __init__(self, state: HandState, events: list[HandEvent]) -> None:
         self.state = state
-        self.events: list[HandEvent] = []
+        self.events = events
 
     def emit(self, event: HandEvent) -> HandState:
         """Record ``event`` and apply it exactly as ``evolve`` does (its dispatch table)."""
         state = EVENT_HANDLERS[type(event)](self.state, event)
+        self.state = state
+        self.events.append(event)
+        return state
+
+    def record(self, event: HandEvent, state: HandState) -> HandState:
+        """Record ``event`` with the state after it, computed by the event's applier in
+        :mod:`engine.hand.evolve` from the values just written into ``event`` (what its
+        evolve handler would read back out of it)."""
         self.state = state
         self.events.append(event)
         return state
@@ -81,46 +120,58 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
     verify_start(command)
     if command.posts:
         verify_posts(command)
-    game_key, structure, stakes, rules = cached_config_to_wire(command.config)
-    seats = sorted(command.seats, key=lambda entry: entry.seat)
-    recorder = _Recorder(None)
-    event = pb.HandStarted(
-        hand_id=command.hand_id,
-        game=game_key,
-        structure=structure,  # type: ignore[arg-type]
-        stakes=stakes,
-        rules=rules,
-        button=command.button,
-        deck=cards_to_wire(command.deck),
-        started_at=command.now,
-    )
+    config = command.config
+    entries = sorted(command.seats, key=_seat_number)
+    seats = tuple([entry.seat for entry in entries])
+    stacks = tuple([entry.stack for entry in entries])
+    deck = cards_to_wire(command.deck)
+    event = pb.HandStarted.FromString(started_config_bytes(config))  # the configuration
+    event.hand_id = command.hand_id
+    event.button = command.button
+    event.deck = deck
+    event.started_at = command.now
     add_seat = event.seats.add
-    for entry in seats:
-        add_seat(seat=entry.seat, stack=entry.stack)
+    for seat, stack in zip(seats, stacks, strict=True):
+        add_seat(seat=seat, stack=stack)
     for post in command.posts:
         event.posts.add(seat=post.seat, live=post.live, dead=post.dead)
-    started = recorder.emit(event)
+    # The config travels as its wire form, which reads back as an equal HandConfig: the
+    # command's own object stands for it (and keeps the per-config memos hitting).
+    started = started_state(
+        hand_id=command.hand_id,
+        config=config,
+        seats=seats,
+        stacks=stacks,
+        button=seats.index(command.button),
+        deck=deck,
+        started_at=command.now,
+        posts=tuple([(seats.index(post.seat), post.live, post.dead) for post in command.posts]),
+    )
+    recorder = _Recorder(started, [event])
     _post_forced_bets(recorder)
     if command.posts:
         post_extra_blinds(recorder)
     _deal_street(recorder, 0)
     first = _first_actor(started, started.setup.game.streets[0].first_actor)
     _advance(recorder, command.now, first)
-    return _result(recorder)
+    return recorder.state, recorder.events
+
+
+_seat_number: Final = attrgetter("seat")
 
 
 def _act(state: HandState | None, command: Act) -> tuple[HandState, list[HandEvent]]:
     running, limits = verify_act(state, command)
-    recorder = _Recorder(running)
-    recorder.emit(_action_event(running, limits, command.action, command.amount))
+    event, after = _action_applied(running, limits, command.action, command.amount)
+    recorder = _Recorder(after, [event])
     _advance(recorder, command.now, (limits.player + 1) % len(running.stacks))
-    return _result(recorder)
+    return recorder.state, recorder.events
 
 
 def _time_out(state: HandState | None, command: TimeOut) -> tuple[HandState, list[HandEvent]]:
     running = verify_time_out(state, command.seat, command.now)
     index = running.to_act
-    recorder = _Recorder(running)
+    recorder = _Recorder(running, [])
     owes = running.round.level > running.bets[index]
     # A time-out checks when checking is free, else folds (RULES.md §6.4); a protected
     # (disconnected) player with live chips in goes artificially all-in instead (§6.5).
@@ -134,30 +185,33 @@ def _time_out(state: HandState | None, command: TimeOut) -> tuple[HandState, lis
     )
     recorder.emit(event)
     _advance(recorder, command.now, (index + 1) % len(running.stacks))
-    return _result(recorder)
-
-
-def _result(recorder: _Recorder) -> tuple[HandState, list[HandEvent]]:
-    assert recorder.state is not None  # every command emits at least one event
     return recorder.state, recorder.events
 
 
-def _action_event(state: HandState, limits: Limits, action: Action, amount: int) -> HandEvent:
-    seat = state.setup.seats[limits.player]
-    if action is Action.FOLD:
-        return pb.Folded(seat=seat)
-    if action is Action.CHECK:
-        return pb.Checked(seat=seat)
-    stack = state.stacks[limits.player]
-    if action is Action.CALL:
-        return pb.Called(seat=seat, amount=limits.call, all_in=limits.call == stack)
-    rules = state.setup.config.rules
-    all_in = amount - state.bets[limits.player] == stack
-    half_bet = rules.incomplete_raise_rule is IncompleteRaiseRule.HALF_BET
-    full = state.setup.strategy.is_full(state.round, amount, half_bet)
-    if action is Action.BET:
-        return pb.BetPlaced(seat=seat, amount=amount, all_in=all_in, full=full)
-    return pb.RaisedTo(seat=seat, amount=amount, all_in=all_in, full=full)
+def _action_applied(
+    state: HandState, limits: Limits, action: Action, amount: int
+) -> tuple[HandEvent, HandState]:
+    """The event of a verified action and the state after it."""
+    index = limits.player
+    seat = state.setup.seats[index]
+    if action is _FOLD:
+        return pb.Folded(seat=seat), fold_applied(state, index)
+    if action is _CHECK:
+        return pb.Checked(seat=seat), check_applied(state, index)
+    stack = state.stacks[index]
+    if action is _CALL:
+        call = limits.call
+        all_in = call == stack
+        return pb.Called(seat=seat, amount=call, all_in=all_in), call_applied(
+            state, index, call, all_in
+        )
+    setup = state.setup
+    all_in = amount - state.bets[index] == stack
+    half_bet = setup.config.rules.incomplete_raise_rule is _HALF_BET
+    full = setup.strategy.is_full(state.round, amount, half_bet)
+    kind = pb.BetPlaced if action is _BET else pb.RaisedTo
+    event = kind(seat=seat, amount=amount, all_in=all_in, full=full)
+    return event, wager_applied(state, index, amount, full, all_in)
 
 
 # --- forced bets and dealing ------------------------------------------------------------------
@@ -166,15 +220,15 @@ def _action_event(state: HandState, limits: Limits, action: Action, amount: int)
 def _post_forced_bets(recorder: _Recorder) -> None:
     """Antes from everyone, then the small and the big blind (RULES.md §4.2.1)."""
     state = recorder.state
-    assert state is not None
     setup = state.setup
     stakes = setup.config.stakes
     if stakes.ante:
-        for index in setup.clockwise_from((setup.button + 1) % setup.player_count):
+        for index in setup.clockwise_from(setup.button + 1):
             stack = state.stacks[index]
             amount = min(stakes.ante, stack)
-            state = recorder.emit(
-                pb.AntePosted(seat=setup.seats[index], amount=amount, all_in=amount == stack)
+            state = recorder.record(
+                pb.AntePosted(seat=setup.seats[index], amount=amount, all_in=amount == stack),
+                ante_applied(state, index, amount),
             )
     for index, kind, size in (
         (setup.small_blind, pb.SMALL_BLIND, stakes.small_blind),
@@ -183,8 +237,9 @@ def _post_forced_bets(recorder: _Recorder) -> None:
         stack = state.stacks[index]
         amount = min(size, stack)
         seat = setup.seats[index]
-        state = recorder.emit(
-            pb.BlindPosted(seat=seat, kind=kind, amount=amount, all_in=amount == stack)
+        state = recorder.record(
+            pb.BlindPosted(seat=seat, kind=kind, amount=amount, all_in=amount == stack),
+            blind_applied(state, index, amount, kind == pb.BIG_BLIND),
         )
 
 
@@ -192,47 +247,55 @@ def _deal_street(recorder: _Recorder, street_index: int) -> None:
     """Deal ``street_index``: hole cards one pass at a time from the left of the dealer, then
     community cards (RULES.md §1.4). A street that deals nothing still opens with BoardDealt."""
     state = recorder.state
-    assert state is not None
     setup = state.setup
     street = setup.game.streets[street_index]
     deck = setup.deck  # a card string: card i is deck[2 * i : 2 * i + 2]
     position = state.deck_position
     if street.down or street.up:
         folded = state.folded
-        order = [
-            index
-            for index in setup.clockwise_from((setup.button + 1) % setup.player_count)
-            if not folded[index]
-        ]
+        order = [index for index in setup.clockwise_from(setup.button + 1) if not folded[index]]
         players = len(order)
         # One card per player per pass: the player at position p of the order gets the cards
         # p, p + players, p + 2 * players, ... of the street's part of the deck.
         down_end = position + street.down * players
         up_end = down_end + street.up * players
+        down_texts = _card_texts(deck, position, down_end)
+        up_texts = _card_texts(deck, down_end, up_end) if street.up else []
         event = pb.HoleCardsDealt(street=street_index)
         add_hand = event.hands.add  # building in place is three times faster than copying
+        dealt = []
+        seats = setup.seats
         for offset, index in enumerate(order):
-            down = _cards_at(deck, range(position + offset, down_end, players))
-            up = _cards_at(deck, range(down_end + offset, up_end, players)) if street.up else ""
-            add_hand(seat=setup.seats[index], down=down, up=up)
-        recorder.emit(event)
+            down = "".join(down_texts[offset::players])
+            if up_texts:
+                up = "".join(up_texts[offset::players])
+                add_hand(seat=seats[index], down=down, up=up)
+                dealt.append((index, cards_from_wire(down), cards_from_wire(up)))
+            else:  # the usual case; an empty ``up`` is the field's default
+                add_hand(seat=seats[index], down=down)
+                dealt.append((index, cards_from_wire(down), ()))
+        state = recorder.record(event, hole_cards_applied(state, street_index, dealt))
         position = up_end
     if street.board or not (street.down or street.up):
         board = deck[2 * position : 2 * (position + street.board)]
-        recorder.emit(pb.BoardDealt(street=street_index, cards=board))
+        recorder.record(
+            pb.BoardDealt(street=street_index, cards=board),
+            board_applied(state, street_index, cards_from_wire(board)),
+        )
 
 
-def _cards_at(deck: str, positions: range) -> str:
-    """The card string of the cards at ``positions`` of the card string ``deck``."""
-    return "".join([deck[2 * position : 2 * position + 2] for position in positions])
+def _card_texts(deck: str, start: int, end: int) -> list[str]:
+    """The text of each card from position ``start`` to ``end`` (excluded) of the card string
+    ``deck``."""
+    return [deck[offset : offset + 2] for offset in range(2 * start, 2 * end, 2)]
 
 
 def _first_actor(state: HandState, rule: FirstActor) -> int:
     """Where the search for the round's first actor begins (RULES.md §8.1)."""
     setup = state.setup
-    if rule is FirstActor.LEFT_OF_BIG_BLIND:
-        return (setup.big_blind + 1) % setup.player_count
-    return (setup.button + 1) % setup.player_count
+    if rule is _LEFT_OF_BIG_BLIND:
+        return (setup.big_blind + 1) % len(setup.seats)
+    return (setup.button + 1) % len(setup.seats)
 
 
 # --- the walk after every command -------------------------------------------------------------
@@ -242,7 +305,6 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
     """Move the hand on until someone must act or the hand is over."""
     while True:
         state = recorder.state
-        assert state is not None
         if state.folded.count(False) == 1:
             _return_uncalled_bet(recorder)
             _finish_without_showdown(recorder, state.folded.index(False))
@@ -250,7 +312,10 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
         index = _next_to_act(state, start)
         if index != NOBODY:
             deadline = now + state.setup.config.rules.action_timer_ms
-            recorder.emit(pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline))
+            recorder.record(
+                pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline),
+                turn_applied(state, index, deadline),
+            )
             return
         _return_uncalled_bet(recorder)
         streets = state.setup.game.streets
@@ -278,7 +343,8 @@ def _next_to_act(state: HandState, start: int) -> int:
             index -= count  # noqa: PLW2901 - clockwise wrap-around
         if folded[index] or not stacks[index]:
             continue
-        if bets[index] < level or (acted[index] == NOBODY and state.acting_count() > 1):
+        # The player can act: acting_count() > 1 is the same as somebody else being able to.
+        if bets[index] < level or (acted[index] == NOBODY and state.others_acting(index)):
             return index
     return NOBODY
 
@@ -286,14 +352,17 @@ def _next_to_act(state: HandState, start: int) -> int:
 def _return_uncalled_bet(recorder: _Recorder) -> None:
     """Give back the part of the largest bet of the round nobody matched (RULES.md §5.2)."""
     state = recorder.state
-    assert state is not None
     bets = state.bets
     top = max(bets)
     if not top or bets.count(top) > 1:
         return
     leader = bets.index(top)
-    matched = max(bet for index, bet in enumerate(bets) if index != leader)
-    recorder.emit(pb.UncalledBetReturned(seat=state.setup.seats[leader], amount=top - matched))
+    matched = sorted(bets)[-2]  # the largest other bet: ``top`` is the only largest one
+    amount = top - matched
+    recorder.record(
+        pb.UncalledBetReturned(seat=state.setup.seats[leader], amount=amount),
+        uncalled_bet_applied(state, leader, amount),
+    )
 
 
 def _pots(state: HandState) -> tuple[Pot, ...]:
@@ -314,7 +383,6 @@ def _pots(state: HandState) -> tuple[Pot, ...]:
 def _take_rake(recorder: _Recorder, pots: tuple[Pot, ...]) -> list[int]:
     """Rake the hand if it is raked (RULES.md §6.7); the pot amounts left to award."""
     state = recorder.state
-    assert state is not None
     setup = state.setup
     amounts = [pot.amount for pot in pots]
     schedule = setup.config.rake
@@ -328,62 +396,94 @@ def _take_rake(recorder: _Recorder, pots: tuple[Pot, ...]) -> list[int]:
     if not rake:
         return amounts
     per_pot = split_rake(rake, tuple(amounts), chip_unit)
-    recorder.emit(pb.RakeTaken(amount=rake, per_pot=per_pot))
+    recorder.record(pb.RakeTaken(amount=rake, per_pot=per_pot), rake_applied(state, rake))
     return [amount - taken for amount, taken in zip(amounts, per_pot, strict=True)]
 
 
 def _finish_without_showdown(recorder: _Recorder, winner: int) -> None:
     """The last player in the hand takes every pot without showing (RULES.md §5.3)."""
     state = recorder.state
-    assert state is not None
     pots = _pots(state)
     amounts = _take_rake(recorder, pots)
+    state = recorder.state  # the rake may have been taken
     seat = state.setup.seats[winner]
     for pot_index in reversed(range(len(pots))):
-        if amounts[pot_index]:
-            recorder.emit(
-                pb.PotAwarded(pot=pot_index, seat=seat, amount=amounts[pot_index], share=pb.WHOLE)
+        amount = amounts[pot_index]
+        if amount:
+            state = recorder.record(
+                pb.PotAwarded(pot=pot_index, seat=seat, amount=amount, share=pb.WHOLE),
+                award_applied(state, winner, amount),
             )
     _end(recorder)
 
 
 def _end(recorder: _Recorder) -> None:
-    if recorder.state is not None and recorder.state.set_aside:
+    if recorder.state.set_aside:
         return_set_aside(recorder)
     state = recorder.state
-    assert state is not None
     setup = state.setup
     event = pb.HandEnded(rake=state.rake)
     add_result = event.results.add
     for seat, stack, start in zip(setup.seats, state.stacks, setup.starting_stacks, strict=True):
         add_result(seat=seat, net=stack - start, stack=stack)
-    recorder.emit(event)
+    recorder.record(event, end_applied(state))
 
 
 # --- showdown -------------------------------------------------------------------------------
 
 
 class _Hands:
-    """The contenders' high and low values (a low is None when it does not qualify)."""
+    """The contenders' high and low strengths (greater is better; a low is None when it does not
+    qualify) and the rankings that name them (None when the game has no such half)."""
 
-    __slots__ = ("high", "low")
+    __slots__ = ("high", "high_ranking", "low", "low_ranking")
 
     def __init__(self, state: HandState) -> None:
         game = state.setup.game
-        self.high: dict[int, HandValue | None] = {}
-        self.low: dict[int, HandValue | None] = {}
+        board = state.board
+        hole = state.hole
+        self.high: dict[int, int | None] = {}
+        self.low: dict[int, int | None] = {}
+        high_ranking = self.high_ranking = _ranking(game.high_ranking)
+        low_ranking = self.low_ranking = _ranking(game.low_ranking)
+        # Ranking.evaluate wants cards already checked, and these are: they come from a deck
+        # verified at StartHand, dealt by the game's own streets. rank_hand would check counts,
+        # duplicates and deck membership again, for as long as the evaluation itself takes, and
+        # wrap the strength in a HandValue that is only ever compared and named.
         for index in state.contenders():
-            hole = state.hole[index]
-            if game.high_ranking is not None:
-                self.high[index] = rank_hand(game.high_ranking, hole, state.board)
-            if game.low_ranking is not None:
-                self.low[index] = rank_hand(game.low_ranking, hole, state.board)
+            if high_ranking is not None:
+                self.high[index] = high_ranking.evaluate(hole[index], board)
+            if low_ranking is not None:
+                self.low[index] = low_ranking.evaluate(hole[index], board)
+
+
+def _ranking(name: str | None) -> Ranking | None:
+    return None if name is None else get_ranking(name)
+
+
+# Hand names by (ranking, strength), shared by every hand: building a name costs about 2 µs of
+# string work, and the same few thousand strengths come back hand after hand (the winner's
+# twice, in HandShown and PotAwarded). Cleared when full, like the identity memos.
+_NAMES: dict[tuple[str, int], str] = {}
+_NAMES_LIMIT: Final = 20_000
+
+
+def _name(ranking: Ranking | None, strength: int | None) -> str:
+    """The name of ``strength`` under ``ranking`` (what HandValue.name gives), "" for None."""
+    if strength is None or ranking is None:
+        return ""
+    key = (ranking.name, strength)
+    name = _NAMES.get(key)
+    if name is None:
+        if len(_NAMES) >= _NAMES_LIMIT:
+            _NAMES.clear()
+        name = _NAMES[key] = ranking.describe(strength)
+    return name
 
 
 def _showdown(recorder: _Recorder) -> None:
     """Show or muck in order, rake, then award every pot, side pots first (RULES.md §5.4-5.6)."""
     state = recorder.state
-    assert state is not None
     pots = _pots(state)
     hands = _Hands(state)
     shown = _show_or_muck(recorder, pots, hands)
@@ -412,20 +512,18 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
     ties the best hand shown so far in a pot they can win (high or low), else muck. When a
     player is all-in every hand is shown (TDA)."""
     state = recorder.state
-    assert state is not None
-    all_in_showdown = any(state.is_all_in(index) for index in state.contenders())
-    # Strengths (ints) of the best hands shown so far per pot; values of one ranking compare
-    # as their strengths do, and ints compare faster.
+    stacks = state.stacks
+    all_in_showdown = 0 in [stacks[index] for index in state.contenders()]  # someone all-in
+    seats = state.setup.seats
+    # Strengths of the best hands shown so far per pot.
     best_high: list[int | None] = [None] * len(pots)
     best_low: list[int | None] = [None] * len(pots)
     shown: set[int] = set()
     for position, index in enumerate(_showdown_order(state, all_in_showdown)):
-        high_value = hands.high.get(index)
-        low_value = hands.low.get(index)
-        high = None if high_value is None else high_value.strength
-        low = None if low_value is None else low_value.strength
+        high = hands.high.get(index)
+        low = hands.low.get(index)
         pot_indexes = [k for k, pot in enumerate(pots) if index in pot.eligible]
-        seat = state.setup.seats[index]
+        seat = seats[index]
         if not (
             position == 0
             or all_in_showdown
@@ -433,7 +531,9 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
                 _at_least(high, best_high[k]) or _at_least(low, best_low[k]) for k in pot_indexes
             )
         ):
-            recorder.emit(pb.HandMucked(seat=seat))
+            state = recorder.record(
+                pb.HandMucked(seat=seat), showdown_applied(state, index, MUCKED)
+            )
             continue
         shown.add(index)
         for k in pot_indexes:
@@ -441,14 +541,13 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
                 best_high[k] = high
             if _at_least(low, best_low[k]):
                 best_low[k] = low
-        recorder.emit(
-            pb.HandShown(
-                seat=seat,
-                cards=cards_to_wire(state.hole[index]),
-                high_hand=high_value.name if high_value is not None else "",
-                low_hand=low_value.name if low_value is not None else "",
-            )
+        event = pb.HandShown(
+            seat=seat,
+            cards=cards_to_wire(state.hole[index]),
+            high_hand=_name(hands.high_ranking, high),
+            low_hand=_name(hands.low_ranking, low),
         )
+        state = recorder.record(event, showdown_applied(state, index, SHOWN))
     return shown
 
 
@@ -464,12 +563,12 @@ def _award(
     if not amount:
         return
     state = recorder.state
-    assert state is not None
     lows = {index: hands.low[index] for index in eligible if hands.low.get(index) is not None}
     if hands.high and lows:
         high_amount, low_amount = split_high_low(amount, state.setup.config.rules.chip_unit)
         _pay_best(
             recorder,
+            hands.high_ranking,
             pot=pot_index,
             amount=high_amount,
             values=hands.high,
@@ -478,6 +577,7 @@ def _award(
         )
         _pay_best(
             recorder,
+            hands.low_ranking,
             pot=pot_index,
             amount=low_amount,
             values=lows,
@@ -487,6 +587,7 @@ def _award(
     elif hands.high:
         _pay_best(
             recorder,
+            hands.high_ranking,
             pot=pot_index,
             amount=amount,
             values=hands.high,
@@ -495,35 +596,37 @@ def _award(
         )
     else:
         _pay_best(
-            recorder, pot=pot_index, amount=amount, values=lows, eligible=list(lows), share=pb.WHOLE
+            recorder,
+            hands.low_ranking,
+            pot=pot_index,
+            amount=amount,
+            values=lows,
+            eligible=list(lows),
+            share=pb.WHOLE,
         )
 
 
 def _pay_best(
     recorder: _Recorder,
+    ranking: Ranking | None,
     *,
     pot: int,
     amount: int,
-    values: dict[int, HandValue | None],
+    values: dict[int, int | None],
     eligible: list[int],
     share: pb.PotShare.ValueType,
 ) -> None:
     """Pay ``amount`` to the best of ``eligible`` by ``values``; ties split, odd chips left of
     the button first (RULES.md §5.6)."""
     state = recorder.state
-    assert state is not None
     setup = state.setup
-    ranked = [(value.strength, index) for index in eligible if (value := values[index]) is not None]
-    strongest = max(strength for strength, _ in ranked)
+    ranked = [(value, index) for index in eligible if (value := values[index]) is not None]
+    strongest = max([strength for strength, _ in ranked])
     winners = [index for strength, index in ranked if strength == strongest]
-    best = values[winners[0]]
-    assert best is not None
-    first = (setup.button + 1) % setup.player_count
+    first = (setup.button + 1) % len(setup.seats)
+    name = _name(ranking, strongest)
     for index, paid in split_evenly(
-        amount, winners, first, setup.player_count, setup.config.rules.chip_unit
+        amount, winners, first, len(setup.seats), setup.config.rules.chip_unit
     ):
-        recorder.emit(
-            pb.PotAwarded(
-                pot=pot, seat=setup.seats[index], amount=paid, share=share, hand=best.name
-            )
-        )
+        event = pb.PotAwarded(pot=pot, seat=setup.seats[index], amount=paid, share=share, hand=name)
+        state = recorder.record(event, award_applied(state, index, paid))

@@ -26,7 +26,7 @@ from pokerpb import events_pb2 as pb
 class Emitter(Protocol):
     """What posting needs from the decide recorder: the state so far and a way to emit."""
 
-    state: HandState | None
+    state: HandState
 
     def emit(self, event: HandEvent) -> HandState:
         """Record and apply one event."""
@@ -63,7 +63,6 @@ def verify_posts(command: StartHand) -> None:
 def post_extra_blinds(recorder: Emitter) -> None:
     """Post every extra post of the setup: the live part, then the dead part."""
     state = recorder.state
-    assert state is not None
     setup = state.setup
     for index, live, dead in setup.posts:
         seat = setup.seats[index]

@@ -38,12 +38,12 @@ def build_pots(
     pots: list[Pot] = []
     previous = 0
     for level in sorted(levels):
-        amount = sum(min(paid, level) - min(paid, previous) for paid in contributions)
-        eligible = tuple(index for index in contenders if contributions[index] >= level)
+        amount = sum([min(paid, level) - min(paid, previous) for paid in contributions])
+        eligible = tuple([index for index in contenders if contributions[index] >= level])
         if amount:
             pots.append(Pot(amount, eligible))
         previous = level
-    leftover = sum(contributions) - sum(pot.amount for pot in pots)
+    leftover = sum(contributions) - sum([pot.amount for pot in pots])
     if leftover and pots:
         # Chips above every contender's level (never after uncalled bets are returned) stay in play.
         pots[-1] = Pot(pots[-1].amount + leftover, pots[-1].eligible)
@@ -59,6 +59,8 @@ def split_evenly(
     left of the button), nobody getting more than one. Returns ``(index, share)`` pairs in that
     clockwise order.
     """
+    if len(winners) == 1:
+        return ((winners[0], amount),)  # what the general case gives one winner, minus its work
     ordered = sorted(winners, key=lambda index: (index - first) % player_count)
     chips, residue = divmod(amount, chip_unit)
     share, odd = divmod(chips, len(ordered))

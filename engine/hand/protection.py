@@ -45,7 +45,6 @@ def artificial_all_in(state: HandState, index: int, command: TimeOut) -> pb.Arti
 def return_set_aside(recorder: Emitter) -> None:
     """Give every artificially all-in player his chips behind back (before HandEnded)."""
     state = recorder.state
-    assert state is not None
     for index, amount in enumerate(state.set_aside):
         if amount:
             recorder.emit(pb.StackReturned(seat=state.setup.seats[index], amount=amount))

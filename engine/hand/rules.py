@@ -29,6 +29,14 @@ from engine.hand.errors import (
 from engine.hand.memo import IdentityMemo
 from engine.hand.state import NOBODY, HandState
 
+# Enum members bound once: ``Action.FOLD`` goes through the enum class's attribute lookup (about
+# 90 ns on CPython 3.11, ten times a local name), and every action makes a dozen such lookups.
+_FOLD: Final = Action.FOLD
+_CHECK: Final = Action.CHECK
+_CALL: Final = Action.CALL
+_BET: Final = Action.BET
+_RAISE: Final = Action.RAISE
+
 
 class Limits(NamedTuple):
     """What the player to act (``player``) may do now.
@@ -46,22 +54,25 @@ class Limits(NamedTuple):
 
 
 def may_wager(state: HandState, index: int) -> bool:
-    """Whether the player may bet or raise at all (cap, reopening, someone left to call)."""
+    """Whether the player to act (``index``) may bet or raise at all (cap, reopening, someone
+    left to call)."""
     setup = state.setup
     strategy = setup.strategy
     round_ = state.round
-    rules = setup.config.rules
-    if strategy.capped and not round_.uncapped and round_.raises > rules.max_raises:
+    if strategy.capped and not round_.uncapped and round_.raises > setup.config.rules.max_raises:
         return False  # 1 bet + max_raises raises (RULES.md §4.4)
-    if state.acting_count() < 2:
+    if not state.others_acting(index):
         return False  # everybody else is all-in: nobody could call
     acted = state.acted[index]
     if acted == NOBODY or round_.full_level > acted:
         return True
     # Several short all-ins together may amount to a full raise (RULES.md §4.5).
-    half_bet = rules.incomplete_raise_rule is IncompleteRaiseRule.HALF_BET
+    half_bet = setup.config.rules.incomplete_raise_rule is IncompleteRaiseRule.HALF_BET
     return round_.level - acted >= strategy.reopen_threshold(round_, half_bet)
 
+
+# Limits are built once per turn: tuple.__new__ skips NamedTuple's generated Python __new__.
+_new_tuple = tuple.__new__
 
 _last_limits: tuple[HandState | None, Limits | None] = (None, None)
 
@@ -86,26 +97,26 @@ def _compute_limits(state: HandState) -> Limits:
     stack = state.stacks[index]
     bet = state.bets[index]
     round_ = state.round
-    owed = round_.level - bet if round_.level > bet else 0
+    level = round_.level
+    owed = level - bet if level > bet else 0
     call = owed if owed < stack else stack
     if stack <= owed or not may_wager(state, index):
-        return Limits(index, owed, call, None, 0, 0)
+        return _new_tuple(Limits, (index, owed, call, None, 0, 0))
     setup = state.setup
-    chip_unit = setup.config.rules.chip_unit
-    lowest, highest = setup.strategy.bounds(round_, sum(state.contributions), owed, chip_unit)
+    strategy = setup.strategy
+    rules = setup.config.rules
+    lowest, highest = strategy.bounds(round_, sum(state.contributions), owed, rules.chip_unit)
     all_in = bet + stack
     if all_in < lowest:
         lowest = highest = all_in  # short: all-in is the only wager left
     elif all_in < highest:
         highest = all_in
-    rules = setup.config.rules
-    if rules.spread_round_ceiling and setup.strategy.structure is Structure.SPREAD_LIMIT:
+    if rules.spread_round_ceiling and strategy.structure is Structure.SPREAD_LIMIT:
         highest = min(highest, 3 * round_.unit)  # decision A10: the optional round ceiling
-    if highest < lowest or highest <= round_.level:
-        return Limits(index, owed, call, None, 0, 0)
-    return Limits(
-        index, owed, call, Action.BET if round_.level == 0 else Action.RAISE, lowest, highest
-    )
+    if highest < lowest or highest <= level:
+        return _new_tuple(Limits, (index, owed, call, None, 0, 0))
+    wager = _BET if level == 0 else _RAISE
+    return _new_tuple(Limits, (index, owed, call, wager, lowest, highest))
 
 
 # --- commands on a running hand ---------------------------------------------------------------
@@ -149,21 +160,21 @@ def verify_amount_is_chips(amount: object, chip_unit: int) -> int:
 
 def verify_action(state: HandState, limits: Limits, action: Action, amount: int) -> None:
     """The action and its amount must be within ``limits`` (see :class:`Action` for amounts)."""
-    if action is Action.FOLD or action is Action.CHECK:
+    if action is _FOLD or action is _CHECK:
         if amount:
             raise InvalidAmount(f"To {action.value}, give no amount.")
-        if action is Action.CHECK and limits.owed:
+        if action is _CHECK and limits.owed:
             raise IllegalAction(
                 f"You cannot check: it costs {limits.call} to call; you may call, raise or fold."
             )
         return
-    if action is Action.CALL:
+    if action is _CALL:
         if not limits.owed:
             raise IllegalAction("There is no bet to call; you may check.")
         if amount and amount != limits.call:
             raise InvalidAmount(f"A call puts in exactly {limits.call}.")
         return
-    if action is Action.BET or action is Action.RAISE:
+    if action is _BET or action is _RAISE:
         _verify_wager(state, limits, action, amount)
         return
     raise IllegalAction(f"{action!r} is not a poker action.")
@@ -175,7 +186,7 @@ def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int)
             raise IllegalAction("You do not have enough chips to raise; you may call or fold.")
         raise IllegalAction("You may not bet or raise now; you may call or fold.")
     if action is not limits.wager:
-        if action is Action.BET:
+        if action is _BET:
             raise IllegalAction("There is already a bet in this round; raise instead.")
         raise IllegalAction("There is no bet to raise in this round; bet instead.")
     verb = action.value
@@ -193,6 +204,25 @@ def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int)
 
 def verify_act(state: HandState | None, command: Act) -> tuple[HandState, Limits]:
     """Everything an :class:`Act` must satisfy; returns the state and the player's limits."""
+    if state is not None and not state.ended:
+        # The usual command, recognised at once: from the player to act (an int seat equal to
+        # his, hence dealt in and on turn), with a whole non-negative amount and a real action.
+        # Anything else takes the checks one by one below, which raise the right error.
+        index = state.to_act
+        seat = command.seat
+        amount = command.amount
+        action = command.action
+        if (
+            index != NOBODY
+            and type(seat) is int
+            and state.setup.seats[index] == seat
+            and type(amount) is int
+            and amount >= 0
+            and isinstance(action, Action)
+        ):
+            limits = betting_limits(state)
+            verify_action(state, limits, action, amount)
+            return state, limits
     running = verify_hand_running(state)
     index = verify_seat_known(running, command.seat)
     verify_turn(running, index)

@@ -8,7 +8,7 @@ state of the hand, so that applying an event copies a handful of references only
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from engine.betting import BettingStructure, Round
 from engine.cards import Card
@@ -56,14 +56,15 @@ class HandSetup(NamedTuple):
     def clockwise_from(self, start: int) -> tuple[int, ...]:
         """Every index once, clockwise, beginning with ``start``."""
         count = len(self.seats)
-        return tuple((start + step) % count for step in range(count))
+        start %= count
+        return (*range(start, count), *range(start))
 
 
 class HandState(NamedTuple):
     """One moment of a hand. Compare states with ``==`` (replay equals the live path).
 
     The fields that change on every betting action come first (up to ``deadline``), so that
-    :func:`with_betting` can rebuild a state from them and one slice of the rest.
+    :meth:`with_betting` can rebuild a state from them and one slice of the rest.
     """
 
     setup: HandSetup
@@ -96,14 +97,14 @@ class HandState(NamedTuple):
         acted: tuple[int, ...],
         round_: Round,
         to_act: int,
-        deadline: int,
     ) -> HandState:
-        """This state with its betting fields replaced: ``_replace`` without its overhead, for the
-        events applied on every action."""
+        """This state with its betting fields replaced (the deadline kept): ``_replace`` without
+        its overhead (keyword matching, ``_make``), for the events applied on every action."""
         return _new_state(
             HandState,
             (
-                *self[:2],
+                self.setup,
+                self.street,
                 stacks,
                 bets,
                 contributions,
@@ -111,14 +112,19 @@ class HandState(NamedTuple):
                 acted,
                 round_,
                 to_act,
-                deadline,
-                *self[10:],
+                *self[DEADLINE:],
             ),
         )
 
     def with_turn(self, to_act: int, deadline: int, round_: Round) -> HandState:
         """This state with a new player to act (the event applied after every action)."""
-        return _new_state(HandState, (*self[:7], round_, to_act, deadline, *self[10:]))
+        # Copying into a list and assigning three slots costs half of rebuilding the tuple from
+        # two slices around the new values.
+        fields = list(self)
+        fields[ROUND] = round_
+        fields[TO_ACT] = to_act
+        fields[DEADLINE] = deadline
+        return _new_state(HandState, fields)
 
     @property
     def pot(self) -> int:
@@ -136,10 +142,21 @@ class HandState(NamedTuple):
     def acting_count(self) -> int:
         """How many players can still make betting decisions."""
         count = 0
-        for stack, out in zip(self.stacks, self.folded, strict=True):
-            if stack and not out:
+        folded = self.folded
+        # An index loop: zip(strict=True) costs a third more, and the tuples always match.
+        for index, stack in enumerate(self.stacks):
+            if stack and not folded[index]:
                 count += 1
         return count
+
+    def others_acting(self, index: int) -> bool:
+        """Whether anyone but ``index`` can still make betting decisions: ``acting_count()``
+        above 1 for an acting ``index``, answered at the first such player found."""
+        folded = self.folded
+        for other, stack in enumerate(self.stacks):
+            if stack and other != index and not folded[other]:
+                return True
+        return False
 
     def contenders(self) -> tuple[int, ...]:
         """Indexes of the players still in the hand (all-in ones included)."""
@@ -149,3 +166,23 @@ class HandState(NamedTuple):
     def seat_to_act(self) -> int | None:
         """The seat number of the player whose turn it is, or None."""
         return None if self.to_act < 0 else self.setup.seats[self.to_act]
+
+
+# Field positions, for the handlers that rebuild a state from ``list(state)``: a few index
+# assignments cost far less than ``_replace`` (keyword matching through ``_make``).
+STREET: Final = HandState._fields.index("street")
+STACKS: Final = HandState._fields.index("stacks")
+BETS: Final = HandState._fields.index("bets")
+CONTRIBUTIONS: Final = HandState._fields.index("contributions")
+ACTED: Final = HandState._fields.index("acted")
+ROUND: Final = HandState._fields.index("round")
+TO_ACT: Final = HandState._fields.index("to_act")
+DEADLINE: Final = HandState._fields.index("deadline")
+HOLE: Final = HandState._fields.index("hole")
+UP: Final = HandState._fields.index("up")
+BOARD: Final = HandState._fields.index("board")
+DECK_POSITION: Final = HandState._fields.index("deck_position")
+SHOWDOWN: Final = HandState._fields.index("showdown")
+RAKE: Final = HandState._fields.index("rake")
+AWARDED: Final = HandState._fields.index("awarded")
+ENDED: Final = HandState._fields.index("ended")
