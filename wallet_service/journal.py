@@ -11,14 +11,12 @@ append lands once while a *different* record decided on the same position is a r
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import hashlib
 import pickle
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
 
@@ -26,43 +24,26 @@ from eventstore.api import EventStore, StoreUnavailable
 from eventstore.snapshots import CorruptSnapshot, SnapshotStore
 from pokerpb import ledger_pb2 as lpb
 from wallet_service.ledger import LedgerState, evolve
-from wallet_service.ledger.pmap import PMap
 
 _log = structlog.get_logger(__name__)
 
 #: The journal's key (subject token) in the wallet stream, and its snapshot's key.
 LEDGER_KEY = "ledger"
 #: Bumped when the pickled layout of LedgerState changes: older snapshots are then ignored.
-_SNAPSHOT_FORMAT = 2
+_SNAPSHOT_FORMAT = 3
 
 
 def encode_state(state: LedgerState) -> bytes:
-    """The state as snapshot bytes.
-
-    The state's persistent maps are hash tries keyed by ``hash(key)``, and string hashes differ
-    from one process to the next (hash randomization): a trie pickled as it is would be read back
-    by another process with every string key in the wrong place. So each map is stored as its
-    items and rebuilt on load (int-keyed tries, as inside the logs, hash the same everywhere).
-    """
-    fields = {
-        f.name: ("pmap", list(value.items_iter()))
-        if isinstance(value := getattr(state, f.name), PMap)
-        else ("value", value)
-        for f in dataclasses.fields(state)
-    }
-    return pickle.dumps((_SNAPSHOT_FORMAT, fields), protocol=pickle.HIGHEST_PROTOCOL)
+    """The state as snapshot bytes (persistent maps pickle as their items: see PMap)."""
+    return pickle.dumps((_SNAPSHOT_FORMAT, state), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode_state(data: bytes) -> LedgerState | None:
     """The state of :func:`encode_state`'s bytes; None for another layout."""
-    layout, fields = pickle.loads(data)  # our own bucket: trusted bytes
-    if layout != _SNAPSHOT_FORMAT or not isinstance(fields, dict):
+    layout, state = pickle.loads(data)  # our own bucket: trusted bytes
+    if layout != _SNAPSHOT_FORMAT or not isinstance(state, LedgerState):
         return None
-    values: dict[str, Any] = {
-        name: PMap(payload) if kind == "pmap" else payload
-        for name, (kind, payload) in fields.items()
-    }
-    return LedgerState(**values)
+    return state
 
 
 @dataclass(frozen=True, slots=True)

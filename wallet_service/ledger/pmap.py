@@ -215,6 +215,11 @@ class PMap(Mapping[K, V], Generic[K, V]):
             self._root, added = _with_entry(self._root, (hash(key) & _HASH_MASK, key, value))
             self._len += added
 
+    def __reduce__(self) -> tuple[type[PMap[K, V]], tuple[list[tuple[K, V]]]]:
+        # Pickle the items, never the trie: the trie is laid out by hash(key), and string hashes
+        # differ from one process to the next (hash randomization).
+        return (type(self), (list(self.items_iter()),))
+
     @overload
     def get(self, key: K, /) -> V | None: ...
 
