@@ -74,6 +74,7 @@ class BatchApplier:
         self._table_log = table_log
         self._metrics = metrics
         self._views: dict[str, TableView] = {}
+        self._outcomes = {o: metrics.messages.labels(outcome=o.value) for o in Outcome}
         #: table -> the stream position of the message it is stalled on
         self.stalled: dict[str, int] = {}
 
@@ -87,7 +88,7 @@ class BatchApplier:
         """Apply the message at stream ``position`` of ``table_id``'s log (see the module)."""
         with bound_context(table_id=table_id, seq=position):
             outcome = await self._apply(table_id, position, data)
-        self._metrics.messages.labels(outcome=outcome.value).inc()
+        self._outcomes[outcome].inc()
         return outcome
 
     async def _apply(self, table_id: str, position: int, data: bytes) -> Outcome:
@@ -199,6 +200,7 @@ class TableConsumer:
         subject_prefix: str,
         durable: str,
         fetch_batch: int = 128,
+        batch_wait_s: float = 0.005,
         retry_delay_s: float = 0.5,
     ) -> None:
         self._js = js
@@ -208,6 +210,7 @@ class TableConsumer:
         self._subject_prefix = subject_prefix
         self._durable = durable
         self._fetch_batch = fetch_batch
+        self._batch_wait_s = batch_wait_s
         self._retry_delay_s = retry_delay_s
         self._task: asyncio.Task[None] | None = None
         self._sub: JetStreamContext.PullSubscription | None = None
@@ -247,9 +250,7 @@ class TableConsumer:
         lag_at = 0.0
         while True:
             try:
-                messages = await self._sub.fetch(self._fetch_batch, timeout=1.0)
-            except (TimeoutError, nats.errors.TimeoutError):
-                messages = []
+                messages = await self._fetch()
             except Exception:
                 _log.exception("consumer_fetch_failed")
                 await asyncio.sleep(1.0)
@@ -259,6 +260,24 @@ class TableConsumer:
             if time.monotonic() - lag_at > 1.0:
                 lag_at = time.monotonic()
                 await self._update_lag()
+
+    async def _fetch(self) -> list[Msg]:
+        """The next messages, none held back: those already waiting (up to a batch), else the
+        first one to arrive within a second (``[]`` if none does).
+
+        When nothing is waiting, nats-py's ``fetch(n)`` parks a pull request for ``n`` messages
+        and returns only once ``n`` arrived or its timeout passed: under a steady trickle the
+        first message of a batch would wait up to the timeout for the batch to fill (and beyond
+        ``ack_wait`` it is redelivered while still queued here). So the batch is asked for with a
+        timeout short enough to bound that wait, and the long wait is for one message only,
+        which returns the moment it arrives.
+        """
+        assert self._sub is not None
+        with contextlib.suppress(TimeoutError, nats.errors.TimeoutError):
+            return await self._sub.fetch(self._fetch_batch, timeout=self._batch_wait_s)
+        with contextlib.suppress(TimeoutError, nats.errors.TimeoutError):
+            return await self._sub.fetch(1, timeout=1.0)
+        return []
 
     async def _handle(self, message: Msg) -> None:
         meta = message.metadata
