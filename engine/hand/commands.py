@@ -67,7 +67,15 @@ class ExtraPost:
 
 @dataclass(frozen=True, slots=True)
 class StartHand:
-    """Deal a new hand to ``seats`` (any order) with the dealer button on seat ``button``."""
+    """Deal a new hand to ``seats`` (any order) with the dealer button on seat ``button``.
+
+    By default the blinds follow the button (RULES.md §4.2.1) and ``button`` is a dealt-in seat.
+    Explicit blinds (the dead button, ``button_rule = dead_button``): ``big_blind`` is the big
+    blind's seat, dealt in; ``small_blind`` the small-blind position, and when it is None or a
+    seat not dealt in, nobody posts a small blind (a dead small blind). ``button`` may then be
+    any seat, dealt in or not (a dead button): dealing and first-to-act go clockwise from its
+    position.
+    """
 
     hand_id: str
     config: HandConfig
@@ -76,6 +84,8 @@ class StartHand:
     deck: tuple[Card, ...]
     now: int
     posts: tuple[ExtraPost, ...] = ()  # forced posts beyond the blinds (engine.table decides)
+    small_blind: int | None = None  # explicit blinds: see above (None with big_blind: no SB)
+    big_blind: int | None = None  # None: the blinds follow the button
 
 
 @dataclass(frozen=True, slots=True)

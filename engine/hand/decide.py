@@ -135,6 +135,10 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
         add_seat(seat=seat, stack=stack)
     for post in command.posts:
         event.posts.add(seat=post.seat, live=post.live, dead=post.dead)
+    if command.big_blind is not None:  # explicit blinds (dead button); absent otherwise
+        if command.small_blind is not None:
+            event.small_blind = command.small_blind
+        event.big_blind = command.big_blind
     # The config travels as its wire form, which reads back as an equal HandConfig: the
     # command's own object stands for it (and keeps the per-config memos hitting).
     started = started_state(
@@ -142,10 +146,12 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
         config=config,
         seats=seats,
         stacks=stacks,
-        button=seats.index(command.button),
+        button=command.button,
         deck=deck,
         started_at=command.now,
         posts=tuple([(seats.index(post.seat), post.live, post.dead) for post in command.posts]),
+        small_blind=command.small_blind if command.big_blind is not None else None,
+        big_blind=command.big_blind,
     )
     recorder = _Recorder(started, [event])
     _post_forced_bets(recorder)
@@ -234,6 +240,8 @@ def _post_forced_bets(recorder: _Recorder) -> None:
         (setup.small_blind, pb.SMALL_BLIND, stakes.small_blind),
         (setup.big_blind, pb.BIG_BLIND, stakes.big_blind),
     ):
+        if index == NOBODY:
+            continue  # no small blind this hand (dead button)
         stack = state.stacks[index]
         amount = min(size, stack)
         seat = setup.seats[index]

@@ -17,7 +17,7 @@ from engine.hand.codec import cached_config_from_wire, cards_from_wire
 from engine.hand.commands import HandConfig
 from engine.hand.events import HandEvent
 from engine.hand.memo import IdentityMemo
-from engine.hand.posts import dead_blind_posted
+from engine.hand.posts import dead_blind_posted, positions
 from engine.hand.protection import artificial_all_in_applied, stack_returned
 from engine.hand.state import (
     ACTED,
@@ -86,10 +86,12 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
         config=config,
         seats=seats,
         stacks=tuple([entry.stack for entry in entries]),
-        button=seats.index(event.button),
+        button=event.button,
         deck=event.deck,
         started_at=event.started_at,
         posts=tuple([(seats.index(post.seat), post.live, post.dead) for post in event.posts]),
+        small_blind=event.small_blind if event.HasField("small_blind") else None,
+        big_blind=event.big_blind if event.HasField("big_blind") else None,
     )
 
 
@@ -103,15 +105,18 @@ def started_state(
     deck: str,
     started_at: int,
     posts: tuple[tuple[int, int, int], ...],
+    small_blind: int | None = None,
+    big_blind: int | None = None,
 ) -> HandState:
-    """The state HandStarted leads to, from its facts as engine values (``button`` an index).
+    """The state HandStarted leads to, from its facts as engine values (``button`` and the
+    blinds are seat numbers; ``big_blind`` None: the blinds follow the button).
 
     Replay reads them from the event; ``decide`` passes the command's own values, which saves
     reading back the message it has just written.
     """
     count = len(seats)
-    # Heads-up the button posts the small blind (RULES.md §4.2.1).
-    small_blind = button if count == 2 else (button + 1) % count
+    # Heads-up the button posts the small blind (RULES.md §4.2.1); explicit blinds: dead button.
+    button_index, small_index, big_index = positions(seats, button, small_blind, big_blind)
     fresh_rounds = _fresh_rounds(config)
     setup = _new_tuple(
         HandSetup,
@@ -122,13 +127,14 @@ def started_state(
             STRUCTURES[config.structure],  # strategy
             seats,
             stacks,  # starting_stacks
-            button,
-            small_blind,
-            (small_blind + 1) % count,  # big_blind
+            button_index,
+            small_index,
+            big_index,
             deck,
             started_at,
             fresh_rounds,
             posts,
+            button,  # button_seat
         ),
     )
     zeros = (0,) * count
@@ -339,6 +345,11 @@ def _maybe_uncap(state: HandState) -> HandState:
     return state
 
 
+def _artificial_all_in(state: HandState, event: pb.ArtificialAllIn) -> HandState:
+    """ArtificialAllIn: like a real all-in, it may leave the action heads-up (Robert's A11)."""
+    return _maybe_uncap(artificial_all_in_applied(state, event))
+
+
 def _checked(state: HandState, event: pb.Checked) -> HandState:
     return check_applied(state, state.setup.seats.index(event.seat))
 
@@ -522,7 +533,7 @@ EVENT_HANDLERS: Final[dict[type, Callable[[Any, Any], HandState]]] = {
     pb.HandEnded: _hand_ended,
     # Table-driven additions: dead blinds, the artificial all-in, voided hands.
     pb.DeadBlindPosted: dead_blind_posted,
-    pb.ArtificialAllIn: artificial_all_in_applied,
+    pb.ArtificialAllIn: _artificial_all_in,
     pb.StackReturned: stack_returned,
     pb.HandVoided: hand_voided,
 }

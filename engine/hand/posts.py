@@ -13,13 +13,14 @@ small blind, big blind, then these posts), so no state field records it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Final, NamedTuple, Protocol
 
 from engine.hand.commands import StartHand
 from engine.hand.errors import InvalidHandSetup
 from engine.hand.events import HandEvent
 from engine.hand.memo import IdentityMemo
-from engine.hand.state import HandSetup, HandState
+from engine.hand.state import NOBODY, HandSetup, HandState
 from pokerpb import events_pb2 as pb
 
 
@@ -39,16 +40,36 @@ def blind_indexes(count: int, button: int) -> tuple[int, int]:
     return small, (small + 1) % count
 
 
+def positions(
+    seats: tuple[int, ...], button: int, small_blind: int | None, big_blind: int | None
+) -> tuple[int, int, int]:
+    """Indexes of the button, the small blind and the big blind among ``seats`` (ascending).
+
+    Without explicit blinds (``big_blind`` None) they follow the button, a dealt-in seat. With
+    them, the button's index is the dealt-in player on the button or, for a dead button, the
+    last one before its seat (so "left of the button" is ``button + 1`` either way), and the
+    small blind's is NOBODY when its seat is not dealt in (no small blind this hand).
+    """
+    if big_blind is None:
+        index = seats.index(button)
+        small, big = blind_indexes(len(seats), index)
+        return index, small, big
+    index = (bisect_right(seats, button) - 1) % len(seats)
+    small = seats.index(small_blind) if small_blind in seats else NOBODY
+    return index, small, seats.index(big_blind)
+
+
 def verify_posts(command: StartHand) -> None:
     """Extra posts: each from a dealt-in player other than the blinds, once, in whole chips."""
-    seats = sorted(entry.seat for entry in command.seats)
-    small, big = blind_indexes(len(seats), seats.index(command.button))
+    seats = tuple(sorted(entry.seat for entry in command.seats))
+    _, small, big = positions(seats, command.button, command.small_blind, command.big_blind)
+    blinds = {seats[big]} if small == NOBODY else {seats[small], seats[big]}
     unit = command.config.rules.chip_unit
     seen: set[int] = set()
     for post in command.posts:
         if post.seat not in seats:
             raise InvalidHandSetup(f"Seat {post.seat} posts but is not dealt in.")
-        if post.seat in (seats[small], seats[big]):
+        if post.seat in blinds:
             raise InvalidHandSetup(f"Seat {post.seat} already posts a blind in this hand.")
         if post.seat in seen:
             raise InvalidHandSetup(f"Seat {post.seat} has more than one extra post.")
@@ -106,7 +127,8 @@ def _forced(setup: HandSetup) -> Forced:
     if stakes.ante:
         for index in range(len(left)):
             take(index, stakes.ante, live)
-    take(setup.small_blind, stakes.small_blind, live)
+    if setup.small_blind != NOBODY:
+        take(setup.small_blind, stakes.small_blind, live)
     take(setup.big_blind, stakes.big_blind, live)
     for index, live_post, dead_post in setup.posts:
         take(index, live_post, live)

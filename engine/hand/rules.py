@@ -54,15 +54,24 @@ class Limits(NamedTuple):
 
 
 def may_wager(state: HandState, index: int) -> bool:
-    """Whether the player to act (``index``) may bet or raise at all (cap, reopening, someone
-    left to call)."""
+    """Whether the player to act (``index``) may bet or raise at all (cap, someone left who
+    could call it, reopening)."""
     setup = state.setup
     strategy = setup.strategy
     round_ = state.round
     if strategy.capped and not round_.uncapped and round_.raises > setup.config.rules.max_raises:
         return False  # 1 bet + max_raises raises (RULES.md §4.4)
-    if not state.others_acting(index):
-        return False  # everybody else is all-in: nobody could call
+    # Somebody else must be able to act on a wager: a live player with chips beyond the current
+    # bet. When every other player is all-in, or could at most call the current bet, a wager
+    # could never be called (PokerKit: "no reason to raise"); the player may call or fold.
+    level = round_.level
+    bets = state.bets
+    folded = state.folded
+    for other, stack in enumerate(state.stacks):
+        if stack and other != index and not folded[other] and stack + bets[other] > level:
+            break
+    else:
+        return False
     acted = state.acted[index]
     if acted == NOBODY or round_.full_level > acted:
         return True
@@ -306,7 +315,8 @@ def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
 
 
 def verify_players(command: StartHand, game: GameDefinition) -> None:
-    """Two to the game's maximum of players, distinct seats, chips in front, button dealt in."""
+    """Two to the game's maximum of players, distinct seats, chips in front, button dealt in
+    (explicit blinds: the big blind dealt in, the small blind another seat, if any)."""
     seats = [entry.seat for entry in command.seats]
     if len(seats) < 2:
         raise TooFewPlayers("A hand needs at least two players.")
@@ -320,8 +330,18 @@ def verify_players(command: StartHand, game: GameDefinition) -> None:
             raise InvalidHandSetup(
                 f"Seat {entry.seat} needs a stack of whole chips to be dealt in."
             )
-    if command.button not in seats:
-        raise InvalidHandSetup(f"The button is on seat {command.button}, who is not dealt in.")
+    if command.big_blind is None:
+        if command.button not in seats:
+            raise InvalidHandSetup(f"The button is on seat {command.button}, who is not dealt in.")
+        return
+    # Explicit blinds (the dead button): the button and the small blind may be any seats.
+    small, big = command.small_blind, command.big_blind
+    if type(command.button) is not int or (small is not None and type(small) is not int):
+        raise InvalidHandSetup("The button and the small blind must be seat numbers.")
+    if big not in seats:
+        raise InvalidHandSetup(f"The big blind is on seat {big}, who is not dealt in.")
+    if small == big:
+        raise InvalidHandSetup(f"Seat {big} cannot post both blinds.")
 
 
 def verify_deck(deck: tuple[Card, ...], game: GameDefinition) -> None:

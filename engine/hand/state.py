@@ -36,13 +36,14 @@ class HandSetup(NamedTuple):
     strategy: BettingStructure
     seats: tuple[int, ...]  # seat numbers in clockwise order
     starting_stacks: tuple[int, ...]
-    button: int  # index
-    small_blind: int  # index of the small blind
+    button: int  # index of the dealt-in player on the button, or last before a dead button
+    small_blind: int  # index of the small blind, NOBODY when nobody posts one (dead button)
     big_blind: int  # index of the big blind
     deck: str  # card string of the shuffled deck (two characters per card), top card first
     started_at: int
     fresh_rounds: tuple[Round, ...]
     posts: tuple[tuple[int, int, int], ...] = ()  # (index, live, dead) extra posts asked for
+    button_seat: int = 0  # the button's seat number (a dead button's seat is not dealt in)
 
     def index_of(self, seat: int) -> int:
         """The index of ``seat``; ValueError when the seat is not dealt in."""

@@ -13,10 +13,17 @@ Two table rules have no PHH form and are written as extensions that other PHH re
 missed small blind) as the user-defined field ``_extra_posts = [{player = "p3", live = 2,
 dead = 1}]``, and the disconnection protection as a no-op commentary ``# p3 artificial all-in
 for 6`` at the point of the time-out. A voided hand has no hand history: it did not happen.
+
+A dead-button hand (``button_rule = dead_button``) is written as it was played when both blinds
+were posted: PHH positions are relative (``p1`` the small blind, ``p2`` the big blind, ``pN`` the
+last player before the button), so a button on an empty seat changes nothing a reader needs;
+``seats`` keeps the table seats. A hand dealt without a small blind (a dead small blind) is
+refused: PHH derives the blinds from the positions and cannot say that nobody posted one.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
@@ -57,6 +64,8 @@ def history_from_events(events: Iterable[HandEvent | pb.TableEvent]) -> HandHist
         raise ValueError("The hand is not over yet; only finished hands can be exported.")
     config = config_from_wire(started.game, started.structure, started.stakes, started.rules)
     order = _phh_order([entry.seat for entry in started.seats], started.button)
+    if started.HasField("big_blind"):
+        _check_blinds_relative(started, order)
     players = {seat: f"p{number}" for number, seat in enumerate(order, start=1)}
     stacks = {entry.seat: entry.stack for entry in started.seats}
     finishing = {result.seat: result.stack for result in ended.results}
@@ -86,10 +95,27 @@ def _body(event: HandEvent | pb.TableEvent) -> Any:
 
 
 def _phh_order(seats: Sequence[int], button: int) -> list[int]:
-    """Seats clockwise from the first one left of the button; the button last."""
+    """Seats clockwise from the first one left of the button's seat (dealt in or, for a dead
+    button, not); the button, or the last player before it, last."""
     ordered = sorted(seats)
-    start = ordered.index(button) + 1
+    start = bisect_right(ordered, button)
     return ordered[start:] + ordered[:start]
+
+
+def _check_blinds_relative(started: pb.HandStarted, order: list[int]) -> None:
+    """Explicit blinds (a dead button) must sit where PHH puts them: ``p1`` the small blind and
+    ``p2`` the big blind (heads-up: ``pN``, the button, and ``p1``)."""
+    small = started.small_blind if started.HasField("small_blind") else None
+    if small not in order:
+        raise ValueError(
+            "This hand was dealt without a small blind (a dead small blind under the dead-button "
+            "rule); PHH derives the blinds from the positions and cannot record it."
+        )
+    expected = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
+    if (small, started.big_blind) != expected:
+        raise ValueError(
+            "The blinds of this hand are not where PHH puts them; it cannot be exported."
+        )
 
 
 def _actions(events: Iterable[Any], players: Players) -> list[str]:

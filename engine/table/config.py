@@ -37,7 +37,7 @@ class ButtonRule(Enum):
     """How the button and blinds move (RULES.md §4.2.1); values match ``pokerpb.ButtonRule``."""
 
     MOVING = 1  # simplified moving button (the default)
-    DEAD_BUTTON = 2  # not implemented yet: rejected by verify_config
+    DEAD_BUTTON = 2  # the big blind advances one seat a hand; dead button, dead small blind
 
 
 class DealerMode(Enum):

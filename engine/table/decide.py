@@ -198,6 +198,8 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
         command.deck,
         command.now,
         posts=plan.posts,
+        small_blind=plan.small_blind if plan.explicit else None,
+        big_blind=plan.big_blind if plan.explicit else None,
     )
     recorder.emit_all(hand_machine.decide(table.hand, start))
 

@@ -108,13 +108,17 @@ _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
 def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
     """The players dealt in owe nothing any more; the positions are this hand's."""
     seats = sorted(entry.seat for entry in event.seats)
-    small, big = blind_indexes(len(seats), seats.index(event.button))
+    if event.HasField("big_blind"):  # explicit blinds (dead button): the positions as given
+        small_blind, big_blind = event.small_blind, event.big_blind
+    else:
+        small, big = blind_indexes(len(seats), seats.index(event.button))
+        small_blind, big_blind = seats[small], seats[big]
     for number in seats:
         state = _update(state, number, new=False, missed_small=False, missed_big=False)
     return state._replace(
         button=event.button,
-        small_blind=seats[small],
-        big_blind=seats[big],
+        small_blind=small_blind,
+        big_blind=big_blind,
         hands_started=state.hands_started + 1,
     )
 

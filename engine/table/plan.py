@@ -18,6 +18,17 @@ Blind games use the simplified moving button (RULES.md §1.2, §4.2.1) with the 
 * A seat that sits out (or waits) is marked "missed small/big blind" when that blind passes it,
   i.e. when it lies strictly between the last hand's blind and this hand's (§6.3).
 
+With ``button_rule = dead_button`` (RULES.md §4.2.1, §11; Robert's Rules / TDA dead button) the
+big blind drives: it advances exactly one eligible seat each hand (an entrant there takes it as
+his turn); the small blind goes to the seat the last big blind occupied, and when that player
+left, sits out or must enter anew nobody posts a small blind (a dead small blind); the button
+goes to the seat the last small blind occupied, which may be empty or not dealt in (a dead
+button). Nobody skips the big blind and nobody posts it twice in a row. Heads-up (two players
+dealt in) the standard heads-up placement above applies instead: the button posts the small
+blind and last hand's big blind is not big blind again. The first hand, a (re)starting game and
+a plan that would put the big blind on the button's seat use the moving rule too. These hands
+pass their blinds explicitly (``StartHand.small_blind``/``big_blind``).
+
 Ante games (stud types, not dealt by the hand machine yet) deal in every eligible player; the
 dealer position is the fixed chip box (decision A20/A25) or a rotating button (``dealer_mode``).
 By construction the dealt-in order around the button is button, small blind, big blind, so the
@@ -32,7 +43,7 @@ from typing import NamedTuple
 from engine.games import ForcedBets, get_game
 from engine.hand.commands import ExtraPost
 from engine.hand.posts import blind_indexes
-from engine.table.config import DealerMode, MissedBlindsPolicy, TableConfig
+from engine.table.config import ButtonRule, DealerMode, MissedBlindsPolicy, TableConfig
 from engine.table.state import Seat, TableState
 
 
@@ -41,7 +52,9 @@ class Plan(NamedTuple):
 
     ``missed`` holds ``(seat, small, big)`` for seats newly marked; ``restart``: a (re)starting
     game in which owed blinds are forgiven. ``small_blind`` and ``big_blind`` are 0 in ante
-    games.
+    games. ``explicit``: a dead-button hand, whose blinds are passed to the hand machine; its
+    ``button`` may be a seat not dealt in, and when ``small_blind`` is not dealt in nobody posts
+    a small blind.
     """
 
     seats: tuple[int, ...]
@@ -51,6 +64,7 @@ class Plan(NamedTuple):
     posts: tuple[ExtraPost, ...] = ()
     missed: tuple[tuple[int, bool, bool], ...] = ()
     restart: bool = False
+    explicit: bool = False
 
 
 def next_after(seat: int, pool: Sequence[int]) -> int:
@@ -93,7 +107,11 @@ def plan_hand(state: TableState) -> Plan | None:
     if restart:
         in_game = list(eligible)
     entrants = [number for number in eligible if number not in in_game]
-    plan = _plan_positions(state, in_game, entrants)
+    plan = None
+    if state.config.button_rule is ButtonRule.DEAD_BUTTON and not restart and state.big_blind:
+        plan = _plan_dead_button(state, in_game, entrants)
+    if plan is None:
+        plan = _plan_positions(state, in_game, entrants)
     if not restart and state.big_blind:
         plan = plan._replace(missed=_missed_blinds(state, plan))
     return plan._replace(restart=restart)
@@ -150,6 +168,28 @@ def _heads_up(state: TableState, in_game: list[int], button: int) -> Plan:
     ordered = tuple(sorted(in_game))
     _check_blinds(ordered, button, button, other)
     return Plan(ordered, button, button, other)
+
+
+def _plan_dead_button(state: TableState, in_game: list[int], entrants: list[int]) -> Plan | None:
+    """The dead-button positions (see the module doc), or None where the moving rule applies:
+    heads-up, or a big blind that would land on the button's seat."""
+    eligible = sorted(in_game + entrants)
+    big = next_after(state.big_blind, eligible)
+    small = state.big_blind  # the position; a small blind only if its player is in the game
+    button = state.small_blind
+    if big in (small, button) or strictly_between(button, big, small):
+        return None  # the big blind went round past the button: no dead-button order left
+    dealt = set(in_game) | {big}
+    posts: list[ExtraPost] = []
+    for number in entrants:
+        seat = _seat(state.seats, number)
+        if number == big or not seat.post_blinds or strictly_between(button, number, big):
+            continue
+        dealt.add(number)
+        posts.append(_owed_post(state.config, seat, number))
+    if len(dealt) < 3:
+        return None  # heads-up: the button posts the small blind (RULES.md §4.2.1)
+    return Plan(tuple(sorted(dealt)), button, small, big, tuple(posts), explicit=True)
 
 
 def _check_blinds(seats: tuple[int, ...], button: int, small: int, big: int) -> None:

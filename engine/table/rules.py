@@ -70,8 +70,8 @@ def _verify_buy_in_limits(config: TableConfig) -> None:
 
 
 def _verify_switches(config: TableConfig, game: GameDefinition) -> None:
-    if config.button_rule is not ButtonRule.MOVING:
-        raise InvalidTableConfig("Only the moving button is available; the dead button is not.")
+    if not isinstance(config.button_rule, ButtonRule):
+        raise InvalidTableConfig("The button rule must be the moving or the dead button.")
     if config.dealer_mode is DealerMode.FIXED_DEALER and game.forced_bets is ForcedBets.BLINDS:
         raise InvalidTableConfig("A fixed dealer position is for the ante (stud-type) games.")
     if not config.real_money and config.rake is not None:

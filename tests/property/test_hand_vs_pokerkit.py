@@ -28,10 +28,7 @@ each of them, and nothing else:
    the last full level; PokerKit treats every all-in below a full bet as incomplete and raises
    from the all-in amount. After a short all-in in a fixed-limit round the bounds are not
    compared, and a raise PokerKit refuses is played as a call.
-5. A wager nobody can call: we allow a wager while another player has chips behind, even when he
-   cannot cover the current bet; PokerKit refuses it ("no reason to raise"). Such a wager only
-   comes back as an uncalled bet; the test plays a call instead.
-6. A short all-in that opens the wagering in no limit and pot limit (RULES.md §4.5, the full-bet
+5. A short all-in that opens the wagering in no limit and pot limit (RULES.md §4.5, the full-bet
    rule): an all-in bet below the minimum bet, or before the flop an all-in raise of less than a
    full raise over the big blind, does not reopen the betting, so a player who checked or called
    before it may only call or fold; PokerKit lets him raise. After such an all-in the bounds are
@@ -134,7 +131,7 @@ class Duel:
     state: HandState
     peer: Any
     events: list[HandEvent] = field(default_factory=list)
-    short_all_in: bool = False  # an all-in of difference 4 or 6 in this round
+    short_all_in: bool = False  # an all-in of difference 4 or 5 in this round
     steered: int = 0
 
     def deal(self, events: list[HandEvent]) -> None:
@@ -172,16 +169,7 @@ class Duel:
             self.short_all_in |= amount - round_.level < round_.unit  # difference 4
         else:
             opening = round_.level <= state.setup.config.stakes.big_blind and round_.raises <= 1
-            self.short_all_in |= opening and amount - round_.level < round_.min_increment  # diff. 6
-
-    def nobody_can_call(self) -> bool:
-        """Difference 5: no other player in the hand can put in more than the current bet."""
-        state = self.state
-        return all(
-            state.folded[other] or state.stacks[other] + state.bets[other] <= state.round.level
-            for other in range(len(state.stacks))
-            if other != state.to_act
-        )
+            self.short_all_in |= opening and amount - round_.level < round_.min_increment  # diff. 5
 
 
 def start(rng: random.Random, game: Game) -> Duel:
@@ -212,13 +200,11 @@ def check_turn(duel: Duel, legal: tuple[LegalAction, ...]) -> None:
         return
     if ours is None and duel.state.street == 0 and duel.state.round.raises > 3:
         return  # difference 3: PokerKit's pre-flop cap is one raise higher
-    if theirs is None and duel.nobody_can_call():
-        return  # difference 5
     raise AssertionError(f"bounds differ: ours {ours}, PokerKit {theirs}")
 
 
 def choose(rng: random.Random, duel: Duel, legal: tuple[LegalAction, ...]) -> tuple[Action, int]:
-    """The shared random policy, steered around differences 4 and 5."""
+    """The shared random policy, steered around difference 4."""
     draw = rng.random()
     passive = legal[1]
     if draw < 0.15 and passive.action is Action.CALL:
@@ -229,7 +215,7 @@ def choose(rng: random.Random, duel: Duel, legal: tuple[LegalAction, ...]) -> tu
     amount = rng.randint(wager.min_amount, wager.max_amount)
     if duel.peer.can_complete_bet_or_raise_to(amount):
         return wager.action, amount
-    assert duel.short_all_in or duel.nobody_can_call(), f"PokerKit refuses {amount}"
+    assert duel.short_all_in, f"PokerKit refuses {amount}"
     duel.steered += 1
     return passive.action, 0
 

@@ -22,6 +22,7 @@ from engine.games import get_game
 from engine.hand import Action, HandRuleError
 from engine.table import (
     Act,
+    ButtonRule,
     Command,
     CreateTable,
     MissedBlindsPolicy,
@@ -45,7 +46,7 @@ from engine.table import (
     make_config,
     replay,
 )
-from engine.table.plan import eligible_seats
+from engine.table.plan import eligible_seats, next_after
 from pokerpb import events_pb2 as pb
 
 HANDS = 150
@@ -60,6 +61,14 @@ CONFIGS = {
     "pl-omaha-seed-literal": lambda: make_config(
         "omaha", Structure.POT_LIMIT, Stakes(1, 2), seat_count=5, pause_between_hands_ms=0,
         missed_blinds_policy=MissedBlindsPolicy.SEED_LITERAL,
+    ),
+    "nl-holdem-dead-button": lambda: make_config(
+        "holdem", Structure.NO_LIMIT, Stakes(1, 2), seat_count=6, pause_between_hands_ms=0,
+        button_rule=ButtonRule.DEAD_BUTTON,
+    ),
+    "fl-holdem-dead-button": lambda: make_config(
+        "holdem", Structure.FIXED_LIMIT, fixed_limit_stakes(2, 4), seat_count=6,
+        pause_between_hands_ms=0, artificial_allin_per_24h=3, button_rule=ButtonRule.DEAD_BUTTON,
     ),
 }  # fmt: skip
 
@@ -78,6 +87,7 @@ class Run:
         self.players = 0
         # (dealt-in (seat, player) pairs, the big blind's pair) of every hand
         self.hands: list[tuple[frozenset[tuple[int, str]], tuple[int, str]]] = []
+        self.dead_button_hands = 0  # hands dealt under the dead-button positions
         self.run(CreateTable(config, self.now))
 
     @property
@@ -90,6 +100,13 @@ class Run:
         self.state, events = execute(before, command)
         for event in events:
             self._account(before, event)
+        started = [event for event in events if isinstance(event, pb.HandStarted)]
+        if started and started[0].HasField("big_blind"):  # a dead small blind posts nothing
+            dealt = {entry.seat for entry in started[0].seats}
+            smalls = [
+                e.seat for e in events if isinstance(e, pb.BlindPosted) and e.kind == pb.SMALL_BLIND
+            ]
+            assert smalls == ([started[0].small_blind] if started[0].small_blind in dealt else [])
         self.events += events
         self.wire += envelopes(before, events, table_id="t-1", now=self.now)
         assert chips_on_table(self.state) == self.money_in - self.money_out
@@ -118,8 +135,12 @@ class Run:
         the game (re)starts (fewer than two players owing nothing)."""
         seats = sorted(entry.seat for entry in event.seats)
         count = len(seats)
-        button = seats.index(event.button)
-        big_blind = seats[(button + 1) % count] if count == 2 else seats[(button + 2) % count]
+        if event.HasField("big_blind"):
+            big_blind = event.big_blind
+            self._check_dead_button(before, event)
+        else:
+            button = seats.index(event.button)
+            big_blind = seats[(button + 1) % count] if count == 2 else seats[(button + 2) % count]
         posts = {post.seat: (post.live, post.dead) for post in event.posts}
         eligible = [n for n in eligible_seats(before) if before.seats[n - 1].stack]  # type: ignore[union-attr]
         in_game = [n for n in eligible if not before.seats[n - 1].owes]  # type: ignore[union-attr]
@@ -140,6 +161,18 @@ class Run:
         # Players, not seats: a new player in a seat is a different player.
         players = {number: before.seats[number - 1].player_id for number in seats}  # type: ignore[union-attr]
         self.hands.append((frozenset(players.items()), (big_blind, players[big_blind])))
+
+    def _check_dead_button(self, before: TableState, event: pb.HandStarted) -> None:
+        """A dead-button hand: the big blind advanced one eligible seat, the small blind sits
+        where the last big blind was, the button where the last small blind was; three or more
+        are dealt in, and a small blind is posted exactly when its seat is dealt in."""
+        assert before.config.button_rule is ButtonRule.DEAD_BUTTON
+        eligible = [n for n in eligible_seats(before) if before.seats[n - 1].stack]  # type: ignore[union-attr]
+        assert event.big_blind == next_after(before.big_blind, eligible)
+        assert (event.small_blind, event.button) == (before.big_blind, before.small_blind)
+        dealt = {entry.seat for entry in event.seats}
+        assert len(dealt) >= 3 and event.big_blind in dealt
+        self.dead_button_hands += 1
 
     def check_orbits(self) -> None:
         """While the same players play, each posts one big blind in every orbit."""
@@ -267,6 +300,8 @@ def run_table(seed: int, config_name: str) -> None:
         run.between_hands()
         run.play_hand()
     run.check_orbits()
+    if run.table.config.button_rule is ButtonRule.DEAD_BUTTON:
+        assert run.dead_button_hands > HANDS // 10  # churn and heads-up use the moving rule
     assert replay(run.events) == run.table
     wire = [pb.TableEvent.FromString(envelope.SerializeToString()) for envelope in run.wire]
     assert replay(wire) == run.table
