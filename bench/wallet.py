@@ -52,7 +52,6 @@ import random
 import re
 import secrets
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -92,6 +91,7 @@ from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
 from tests.support.nats_server import NatsServer
+from tests.support.service_process import ServiceProcess
 from wallet_service.ledger import Command as LedgerCommand
 from wallet_service.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
 from wallet_service.mapping import TableView, map_batch
@@ -126,11 +126,10 @@ _LISTENING: Final = re.compile(r"wallet listening grpc=(\S+)")
 # --- the wallet process ---------------------------------------------------------------------------
 
 
-class WalletProcess:
+class WalletProcess(ServiceProcess):
     """``python -m wallet_service`` as a child process on loopback port 0 (as in tests/faults)."""
 
     def __init__(self, nats_url: str, secret: bytes, log: Path) -> None:
-        self.log = log
         flags = {
             "nats-url": nats_url,
             "grpc-host": "127.0.0.1",
@@ -144,39 +143,13 @@ class WalletProcess:
         args = [f"--{name}={value}" for name, value in flags.items()]
         profile = os.environ.get("BENCH_WALLET_PROFILE")
         runner = ["-m", "cProfile", "-o", profile] if profile else []
-        self.args = [sys.executable, *runner, "-m", "wallet_service", *args]
-        self.process: subprocess.Popen[str] | None = None
-        self.address = ""
-
-    def start(self) -> None:
-        with self.log.open("a") as stderr:
-            self.process = subprocess.Popen(
-                self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True
-            )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        match = _LISTENING.search(line)
-        if match is None:
-            self.stop()
-            raise RuntimeError(f"the wallet did not start: {line!r}; see {self.log}")
-        self.address = match.group(1)
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU time of the process so far (Linux /proc)."""
-        assert self.process is not None
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        """SIGTERM (a graceful stop, which also writes the profile), then SIGKILL."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        super().__init__(
+            [sys.executable, *runner, "-m", "wallet_service", *args],
+            log,
+            ready=_LISTENING,
+            name="the wallet",
+            cwd=ROOT,
+        )
 
 
 @contextlib.contextmanager

@@ -9,11 +9,24 @@ from __future__ import annotations
 
 import argparse
 import enum
+import functools
 import os
-import secrets
-import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from servicekit.settings import (
+    COMMON_FLAGS,
+    DEFAULT_GRACE_S,
+    DEFAULT_GRPC_HOST,
+    DEFAULT_LOG_LEVEL,
+    DEFAULT_NATS_URL,
+    add_env_flags,
+    add_token_secret_flags,
+    default_owner_id,
+    env_name,
+    field_defaults,
+    token_secret,
+)
 
 
 class CrashRule(enum.StrEnum):
@@ -29,18 +42,13 @@ class CrashRule(enum.StrEnum):
     RESUME = "resume"
 
 
-def _default_owner_id() -> str:
-    # Unique per process: the lease value names it, and a holder recognises its own lease by it.
-    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
-
-
 @dataclass(frozen=True, slots=True)
 class DealerSettings:
     """Everything the dealer process is configured with."""
 
     token_secret: bytes
-    nats_url: str = "nats://127.0.0.1:4222"
-    grpc_host: str = "127.0.0.1"
+    nats_url: str = DEFAULT_NATS_URL
+    grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50051
     metrics_port: int = 9464
     stream: str = "POKER_TABLES"
@@ -57,41 +65,46 @@ class DealerSettings:
     # replaces the dev wallet.
     wallet_address: str = ""
     hold_ttl_s: float = 120.0
-    grace_s: float = 5.0
-    log_level: str = "info"
-    owner_id: str = field(default_factory=_default_owner_id)
+    grace_s: float = DEFAULT_GRACE_S
+    log_level: str = DEFAULT_LOG_LEVEL
+    # Unique per process: the lease value names it, and a holder recognises its own lease by it.
+    owner_id: str = field(default_factory=default_owner_id)
 
 
 _ENV_PREFIX = "DEALER_"
 
+# flag -> (settings field, type), beside servicekit's common flags; every flag also reads
+# DEALER_<FLAG>, converted when the parser is built (the defaults are the settings' own).
+_FLAGS: dict[str, tuple[str, type]] = {
+    **COMMON_FLAGS,
+    "stream": ("stream", str),
+    "subject-prefix": ("subject_prefix", str),
+    "snapshot-bucket": ("snapshot_bucket", str),
+    "lease-bucket": ("lease_bucket", str),
+    "snapshot-every": ("snapshot_every", int),
+    "lease-ttl": ("lease_ttl_s", float),
+    "scan-interval": ("scan_interval_s", float),
+    "max-attempts": ("max_attempts", int),
+}
+
+
+@functools.cache
+def _defaults() -> dict[str, object]:
+    # An empty --owner-id (the default) means a fresh one (see load_settings).
+    return {**field_defaults(DealerSettings), "owner_id": ""}
+
 
 def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     def default(name: str, fallback: str) -> str:
-        return env.get(_ENV_PREFIX + name.upper().replace("-", "_"), fallback)
+        return env.get(env_name(_ENV_PREFIX, name), fallback)
 
     parser = argparse.ArgumentParser(
         prog="python -m dealer_service",
         description="The dealer: tables and hands over gRPC, events on NATS JetStream. "
         "Every flag also reads DEALER_<FLAG> from the environment (e.g. DEALER_NATS_URL).",
     )
-    parser.add_argument("--nats-url", default=default("nats-url", "nats://127.0.0.1:4222"))
-    parser.add_argument("--grpc-host", default=default("grpc-host", "127.0.0.1"))
-    parser.add_argument("--grpc-port", type=int, default=int(default("grpc-port", "50051")))
-    parser.add_argument("--metrics-port", type=int, default=int(default("metrics-port", "9464")))
-    parser.add_argument(
-        "--token-secret",
-        default=default("token-secret", ""),
-        help="hex HMAC secret of the bearer tokens (at least 32 bytes)",
-    )
-    parser.add_argument("--token-secret-file", default=default("token-secret-file", ""))
-    parser.add_argument("--stream", default=default("stream", "POKER_TABLES"))
-    parser.add_argument("--subject-prefix", default=default("subject-prefix", "poker.table"))
-    parser.add_argument("--snapshot-bucket", default=default("snapshot-bucket", "POKER_SNAPSHOTS"))
-    parser.add_argument("--lease-bucket", default=default("lease-bucket", "POKER_LEASES"))
-    parser.add_argument("--snapshot-every", type=int, default=int(default("snapshot-every", "100")))
-    parser.add_argument("--lease-ttl", type=float, default=float(default("lease-ttl", "10")))
-    parser.add_argument("--scan-interval", type=float, default=float(default("scan-interval", "2")))
-    parser.add_argument("--max-attempts", type=int, default=int(default("max-attempts", "5")))
+    add_env_flags(parser, _FLAGS, env, _ENV_PREFIX, _defaults())
+    add_token_secret_flags(parser, env, _ENV_PREFIX)
     parser.add_argument(
         "--crash-rule",
         choices=[rule.value for rule in CrashRule],
@@ -103,24 +116,7 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         default=default("wallet-address", ""),
         help="host:port of the wallet service (comma-separated for a standby); else dev wallet",
     )
-    parser.add_argument("--grace", type=float, default=float(default("grace", "5")))
-    parser.add_argument("--log-level", default=default("log-level", "info"))
-    parser.add_argument("--owner-id", default=default("owner-id", ""))
     return parser
-
-
-def _secret(args: argparse.Namespace) -> bytes:
-    text = args.token_secret
-    if not text and args.token_secret_file:
-        with open(args.token_secret_file, encoding="ascii") as handle:
-            text = handle.read().strip()
-    try:
-        secret = bytes.fromhex(text)
-    except ValueError as error:
-        raise SystemExit("the token secret must be hex") from error
-    if len(secret) < 32:
-        raise SystemExit("a token secret of at least 32 bytes (64 hex digits) is required")
-    return secret
 
 
 def load_settings(
@@ -129,27 +125,15 @@ def load_settings(
     """The settings from ``environ`` (default: the process's) overridden by ``argv``."""
     env = os.environ if environ is None else environ
     args = _parser(env).parse_args(argv)
-    if args.snapshot_every < 1 or args.max_attempts < 1 or args.lease_ttl <= 0:
+    if args.snapshot_every < 1 or args.max_attempts < 1 or args.lease_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts and --lease-ttl must be positive")
-    extra = {"owner_id": args.owner_id} if args.owner_id else {}
+    given = {name: getattr(args, name) for name, _ in _FLAGS.values()}
+    if not args.owner_id:
+        del given["owner_id"]
     return DealerSettings(
-        token_secret=_secret(args),
-        nats_url=args.nats_url,
-        grpc_host=args.grpc_host,
-        grpc_port=args.grpc_port,
-        metrics_port=args.metrics_port,
-        stream=args.stream,
-        subject_prefix=args.subject_prefix,
-        snapshot_bucket=args.snapshot_bucket,
-        lease_bucket=args.lease_bucket,
-        snapshot_every=args.snapshot_every,
-        lease_ttl_s=args.lease_ttl,
-        scan_interval_s=args.scan_interval,
-        max_attempts=args.max_attempts,
+        token_secret=token_secret(args),
         crash_rule=CrashRule(args.crash_rule),
         wallet=args.wallet,
         wallet_address=args.wallet_address,
-        grace_s=args.grace,
-        log_level=args.log_level,
-        **extra,
+        **given,
     )

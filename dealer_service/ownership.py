@@ -10,7 +10,6 @@ applies the crash rule (RULES.md §6.6).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -20,6 +19,7 @@ from dealer_service.feed import TableFeed
 from dealer_service.metrics import DealerMetrics
 from eventstore.api import StoreUnavailable
 from eventstore.leases import LeaseKeeper, LeaseStore
+from servicekit.background import BackgroundTask
 
 _log = structlog.get_logger(__name__)
 
@@ -169,20 +169,15 @@ class TakeoverScanner:
         self._adopt = adopt
         self._interval_s = interval_s
         self._closed: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask(self._run, name="takeover-scanner")
 
     def start(self) -> None:
         """Scan in the background until :meth:`stop`."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="takeover-scanner")
+        self._task.start()
 
     async def stop(self) -> None:
         """Stop scanning."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._task.stop()
 
     async def scan_once(self) -> None:
         """One pass over the tables."""

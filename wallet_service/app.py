@@ -11,7 +11,6 @@ stop writing, back to standby). Stop: NOT_SERVING -> finish in-flight calls -> s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +26,7 @@ from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from pokerpb import wallet_pb2_grpc
+from servicekit.background import BackgroundTask
 from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
 from servicekit.observability import GrpcMetrics
 from servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
@@ -55,20 +55,15 @@ class HoldExpiry:
     def __init__(self, book: LedgerBook, interval_s: float) -> None:
         self._book = book
         self._interval_s = interval_s
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask(self._run, name="hold-expiry")
 
     def start(self) -> None:
         """Sweep in the background until :meth:`stop`."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="hold-expiry")
+        self._task.start()
 
     async def stop(self) -> None:
         """Stop sweeping."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._task.stop()
 
     async def sweep(self) -> int:
         """One sweep; returns the holds expired."""

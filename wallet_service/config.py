@@ -9,19 +9,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
-import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+
+from servicekit.settings import (
+    COMMON_FLAGS,
+    DEFAULT_GRACE_S,
+    DEFAULT_GRPC_HOST,
+    DEFAULT_LOG_LEVEL,
+    DEFAULT_NATS_URL,
+    add_env_flags,
+    add_token_secret_flags,
+    default_owner_id,
+    token_secret,
+)
 
 #: Exit the process right after the Nth ledger append of the consumer, before its ack (fault
 #: tests only: the crash window of exactly-once).
 FAULT_EXIT_AFTER_APPEND_ENV = "WALLET_FAULT_EXIT_AFTER_APPEND"
-
-
-def _default_owner_id() -> str:
-    # Unique per process: the wallet lease names it (see eventstore.leases).
-    return f"wallet-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +39,8 @@ class WalletSettings:
     """
 
     token_secret: bytes
-    nats_url: str = "nats://127.0.0.1:4222"
-    grpc_host: str = "127.0.0.1"
+    nats_url: str = DEFAULT_NATS_URL
+    grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50061
     metrics_port: int = 9465
     # The wallet's own stream, snapshot bucket and lease.
@@ -57,19 +63,18 @@ class WalletSettings:
     reaper_interval_s: float = 5.0
     standby_poll_s: float = 1.0
     max_attempts: int = 5
-    grace_s: float = 5.0
-    log_level: str = "info"
-    owner_id: str = field(default_factory=_default_owner_id)
+    grace_s: float = DEFAULT_GRACE_S
+    log_level: str = DEFAULT_LOG_LEVEL
+    # Unique per process: the wallet lease names it (see eventstore.leases).
+    owner_id: str = field(default_factory=partial(default_owner_id, "wallet-"))
 
 
 _ENV_PREFIX = "WALLET_"
 
-# flag -> (settings field, type); every flag also reads WALLET_<FLAG>.
+# flag -> (settings field, type), beside servicekit's common flags; every flag also reads
+# WALLET_<FLAG> (unset or empty: the settings' default).
 _FLAGS: dict[str, tuple[str, type]] = {
-    "nats-url": ("nats_url", str),
-    "grpc-host": ("grpc_host", str),
-    "grpc-port": ("grpc_port", int),
-    "metrics-port": ("metrics_port", int),
+    **COMMON_FLAGS,
     "stream": ("stream", str),
     "subject-prefix": ("subject_prefix", str),
     "snapshot-bucket": ("snapshot_bucket", str),
@@ -87,9 +92,6 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "reaper-interval": ("reaper_interval_s", float),
     "standby-poll": ("standby_poll_s", float),
     "max-attempts": ("max_attempts", int),
-    "grace": ("grace_s", float),
-    "log-level": ("log_level", str),
-    "owner-id": ("owner_id", str),
 }
 
 
@@ -99,27 +101,9 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         description="The wallet: a double-entry ledger on NATS JetStream fed by the dealer's "
         "events. Every flag also reads WALLET_<FLAG> from the environment.",
     )
-    for flag, (name, kind) in _FLAGS.items():
-        env_name = _ENV_PREFIX + flag.upper().replace("-", "_")
-        parser.add_argument(f"--{flag}", dest=name, type=kind, default=env.get(env_name))
-    parser.add_argument("--token-secret", default=env.get(_ENV_PREFIX + "TOKEN_SECRET", ""))
-    parser.add_argument(
-        "--token-secret-file", default=env.get(_ENV_PREFIX + "TOKEN_SECRET_FILE", "")
-    )
+    add_env_flags(parser, _FLAGS, env, _ENV_PREFIX)
+    add_token_secret_flags(parser, env, _ENV_PREFIX)
     return parser
-
-
-def _secret(text: str, path: str) -> bytes:
-    if not text and path:
-        with open(path, encoding="ascii") as handle:
-            text = handle.read().strip()
-    try:
-        secret = bytes.fromhex(text)
-    except ValueError as error:
-        raise SystemExit("the token secret must be hex") from error
-    if len(secret) < 32:
-        raise SystemExit("a token secret of at least 32 bytes (64 hex digits) is required")
-    return secret
 
 
 def load_settings(
@@ -133,9 +117,7 @@ def load_settings(
         for name, kind in _FLAGS.values()
         if getattr(args, name) not in (None, "")
     }
-    settings = WalletSettings(
-        token_secret=_secret(args.token_secret, args.token_secret_file), **given
-    )
+    settings = WalletSettings(token_secret=token_secret(args), **given)
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")

@@ -13,7 +13,6 @@ applies the cash-outs and the close exactly once like any other dealer events.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 
@@ -26,6 +25,7 @@ from nats.js.kv import KeyValue
 from dealer_service.repository import TableRepository
 from engine.table import CloseTable, TableRuleError, execute
 from eventstore.api import ConcurrencyConflict, StoreUnavailable
+from servicekit.background import BackgroundTask
 from wallet_service.book import LedgerBook
 from wallet_service.metrics import WalletMetrics
 
@@ -78,20 +78,15 @@ class Reaper:
         self._interval_s = interval_s
         self._clock = clock
         self._unowned_since: dict[str, float] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask(self._run, name="wallet-reaper")
 
     def start(self) -> None:
         """Scan in the background until :meth:`stop`."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="wallet-reaper")
+        self._task.start()
 
     async def stop(self) -> None:
         """Stop scanning."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._task.stop()
         self._unowned_since.clear()
 
     def _tables_with_money(self) -> list[str]:

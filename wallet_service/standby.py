@@ -11,13 +11,13 @@ a paused ex-holder from writing over its successor.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 
 import structlog
 
 from eventstore.api import StoreUnavailable
 from eventstore.leases import LeaseKeeper, LeaseStore
+from servicekit.background import BackgroundTask
 
 _log = structlog.get_logger(__name__)
 
@@ -45,22 +45,17 @@ class Leadership:
         self._on_deposed = on_deposed
         self._poll_s = poll_s
         self._keeper: LeaseKeeper | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask(self._run, name="wallet-leadership")
         #: Set while this process leads (tests and the composition root wait on it).
         self.leading = asyncio.Event()
 
     def start(self) -> None:
         """Campaign in the background."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="wallet-leadership")
+        self._task.start()
 
     async def stop(self, *, release: bool = True) -> None:
         """Stop campaigning; step down (and release the lease, unless simulating a crash)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._task.stop()
         if self.leading.is_set():
             await self._step_down()
         if self._keeper is not None:

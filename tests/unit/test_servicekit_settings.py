@@ -1,0 +1,87 @@
+"""servicekit.settings: the flags, environment defaults and token secret both services share,
+and that each service still reads them as before."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from dealer_service.config import load_settings as dealer_settings
+from servicekit.settings import (
+    COMMON_FLAGS,
+    add_env_flags,
+    default_owner_id,
+    env_name,
+    load_token_secret,
+)
+from wallet_service.config import load_settings as wallet_settings
+
+SECRET = "ab" * 32
+
+
+def test_env_name() -> None:
+    assert env_name("DEALER_", "metrics-port") == "DEALER_METRICS_PORT"
+
+
+def test_default_owner_id_is_unique_and_prefixed() -> None:
+    first, second = default_owner_id("wallet-"), default_owner_id("wallet-")
+    assert first.startswith("wallet-") and first != second
+
+
+def test_token_secret_from_text_or_file(tmp_path: Path) -> None:
+    path = tmp_path / "secret"
+    path.write_text(SECRET + "\n", encoding="ascii")
+    assert load_token_secret("", str(path)) == bytes.fromhex(SECRET)
+    assert load_token_secret(SECRET, "/nonexistent") == bytes.fromhex(SECRET)
+    with pytest.raises(SystemExit, match="must be hex"):
+        load_token_secret("zz", "")
+    with pytest.raises(SystemExit, match="at least 32 bytes"):
+        load_token_secret("ab" * 31, "")
+
+
+def test_lazy_flags_leave_unset_values_to_the_caller() -> None:
+    parser = argparse.ArgumentParser()
+    add_env_flags(parser, COMMON_FLAGS, {"X_GRPC_PORT": "7"}, "X_")
+    args = parser.parse_args(["--grace", "2"])
+    assert (args.grpc_port, args.grace_s, args.nats_url) == (7, 2.0, None)
+
+
+def test_eager_flags_convert_the_environment_or_the_default() -> None:
+    parser = argparse.ArgumentParser()
+    defaults = {"nats_url": "n", "grpc_host": "h", "grpc_port": 1, "metrics_port": 2}
+    defaults |= {"grace_s": 5.0, "log_level": "info", "owner_id": ""}
+    add_env_flags(parser, COMMON_FLAGS, {"X_METRICS_PORT": "9"}, "X_", defaults)
+    args = parser.parse_args([])
+    assert (args.grpc_port, args.metrics_port, args.grace_s, args.owner_id) == (1, 9, 5.0, "")
+
+
+@pytest.mark.parametrize(
+    ("load", "prefix"), [(dealer_settings, "DEALER_"), (wallet_settings, "WALLET_")]
+)
+def test_both_services_read_the_common_flags(load: object, prefix: str) -> None:
+    env = {
+        f"{prefix}NATS_URL": "nats://n:1",
+        f"{prefix}GRPC_HOST": "0.0.0.0",
+        f"{prefix}GRACE": "2.5",
+        f"{prefix}LOG_LEVEL": "debug",
+        f"{prefix}TOKEN_SECRET": SECRET,
+    }
+    settings = load(["--grpc-port", "5", "--metrics-port", "6", "--owner-id", "me"], environ=env)  # type: ignore[operator]
+    assert (settings.nats_url, settings.grpc_host, settings.grpc_port) == (
+        "nats://n:1",
+        "0.0.0.0",
+        5,
+    )
+    assert (settings.metrics_port, settings.grace_s, settings.log_level) == (6, 2.5, "debug")
+    assert (settings.owner_id, settings.token_secret) == ("me", bytes.fromhex(SECRET))
+
+
+def test_defaults_stay_the_services_own() -> None:
+    dealer = dealer_settings(["--token-secret", SECRET], environ={})
+    wallet = wallet_settings(["--token-secret", SECRET], environ={})
+    assert (dealer.grpc_port, dealer.metrics_port, dealer.lease_ttl_s) == (50051, 9464, 10.0)
+    assert (wallet.grpc_port, wallet.metrics_port, wallet.snapshot_every) == (50061, 9465, 1000)
+    assert wallet.owner_id.startswith("wallet-") and not dealer.owner_id.startswith("wallet-")
+    assert dealer.nats_url == wallet.nats_url == "nats://127.0.0.1:4222"
