@@ -7,10 +7,11 @@ a temporary store directory) started here and stopped at the end.
   tests/faults: its own interpreter and GIL, as in production, default log level ``info`` with
   the log going to a file) serves :data:`TABLE_COUNTS` tables of :data:`PLAYERS` bots each
   (no-limit Hold'em 1/2, a 1 ms pause between hands). The bots run in this process, one task per
-  table: GetTable, then Act for the seat to act (check/call mostly, min-raise 15 %, fold 7 % of
-  calls), a few hands per table (:data:`HANDS_PER_TABLE`) or :data:`PLAY_CAP_S`, whichever comes
-  first. Hands/s and events/s are counted from the log itself (events whose ``occurred_at`` falls
-  in the timed window), the Act latency is the client's, call to reply.
+  table: Act for the seat to act (check/call mostly, min-raise 15 %, fold 7 % of calls), reading
+  the next seat to act and its options from Act's reply (GetTable only between hands and when a
+  reply has no table), a few hands per table (:data:`HANDS_PER_TABLE`) or :data:`PLAY_CAP_S`,
+  whichever comes first. Hands/s and events/s are counted from the log itself (events whose
+  ``occurred_at`` falls in the timed window), the Act latency is the client's, call to reply.
 * **Raw JetStream.** As many concurrent append chains as tables, each appending with the dealer's
   headers (``Nats-Msg-Id`` and ``Nats-Expected-Last-Subject-Sequence``, request/reply publish, one
   in flight per chain) records of the dealer's mean record size, for :data:`RAW_SECONDS`; the
@@ -99,6 +100,9 @@ RECOVERY_EVENTS: Final = 1_000_000
 BULK_EVENTS_PER_RECORD: Final = 200
 RECOVERY_TAIL: Final = 60
 SNAPSHOT_EVERY: Final = 100
+#: ``BENCH_GET_TABLE_EACH_TURN=1``: the bots call GetTable before every Act (two RPCs per action,
+#: the loop before Act replies carried the table), for comparisons with older results.
+GET_TABLE_EACH_TURN: Final = os.environ.get("BENCH_GET_TABLE_EACH_TURN") == "1"
 REPEATS: Final = 5
 _SERVING: Final = re.compile(r"dealer serving grpc=(\S+)")
 
@@ -243,23 +247,32 @@ async def play_table(
 ) -> None:
     """Play until ``hands`` more hands have started and ended, or the deadline."""
     target: int | None = None
+    view: dpb.TableView | None = None
     while time.monotonic() < deadline:
-        view = await operator.table(table_id)
+        if view is None or GET_TABLE_EACH_TURN:
+            view = await operator.table(table_id)
         if target is None:
             target = view.hands_started + hands
         to_act = view.hand.seat_to_act
         if not to_act:
             if view.hands_started >= target or view.closed:
                 return
-            await asyncio.sleep(0.002)  # between hands: the dealer's timer deals the next one
+            # Between hands: the dealer's timer deals the next one at next_hand_at (unix ms).
+            wait_s = (view.next_hand_at - time.time() * 1000) / 1000 if view.next_hand_at else 0
+            await asyncio.sleep(min(max(wait_s, 0.0) + 0.002, 0.1))
+            view = None
             continue
         action, amount = choose(view, rng)
         started = time.perf_counter()
         try:
-            await bots[to_act].act(table_id, view.hand.hand_id, action, amount)
+            reply = await bots[to_act].act(table_id, view.hand.hand_id, action, amount)
         except grpc.aio.AioRpcError:
             stats.refused += 1
+            reply = None
         stats.act_latencies.append(time.perf_counter() - started)
+        # The reply carries the table after the action (the seat to act next, its options):
+        # GetTable only when there is none, and between hands.
+        view = reply.table if reply is not None and reply.HasField("table") else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -635,6 +648,7 @@ async def recovery_time(
             table.state = new_state
             if _tail_reached(loaded):
                 break
+    await repository.flush_snapshots()  # written off the command path
     recovered: list[LoadedTable] = []
 
     async def recover() -> None:

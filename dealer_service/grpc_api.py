@@ -20,7 +20,7 @@ from dealer_service.tables import INTERNAL_PREFIX, CommandResult, TableService
 from engine.betting import BettingRules, Stakes, Structure
 from engine.games import GAMES
 from engine.hand import HandRuleError
-from engine.table import Action, TableConfig, TableRuleError, make_config
+from engine.table import Action, TableConfig, TableRuleError, TableState, make_config
 from engine.table.errors import NotYourSeat
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
@@ -154,13 +154,36 @@ def config_of(request: dpb.CreateTableRequest) -> TableConfig:
     return replace(config, **overrides) if overrides else config
 
 
-def _reply(result: CommandResult) -> dpb.CommandReply:
-    return dpb.CommandReply(
+class ViewCache:
+    """Table views by table, state and viewer: a view is built once per table version and
+    viewer, however many GetTable calls (and command replies) ask for it. Views are shared:
+    callers must not modify them."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, tuple[TableState, dict[str | None, dpb.TableView]]] = {}
+
+    def view(self, table_id: str, state: TableState, viewer: str | None) -> dpb.TableView:
+        """``table_view(table_id, state, viewer)``, cached."""
+        entry = self._tables.get(table_id)
+        if entry is None or entry[0] is not state:
+            entry = self._tables[table_id] = (state, {})
+        views = entry[1]
+        view = views.get(viewer)
+        if view is None:
+            view = views[viewer] = table_view(table_id, state, viewer)
+        return view
+
+
+def _reply(result: CommandResult, views: ViewCache, viewer: str | None) -> dpb.CommandReply:
+    reply = dpb.CommandReply(
         table_id=result.table_id,
         command_id=result.command_id,
         version=result.version,
         events=result.events,
     )
+    if result.state is not None:
+        reply.table.CopyFrom(views.view(result.table_id, result.state, viewer))
+    return reply
 
 
 def _table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
@@ -178,19 +201,23 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
 
     def __init__(self, tables: TableService) -> None:
         self._tables = tables
+        self._views = ViewCache()
+
+    def _reply(self, result: CommandResult) -> dpb.CommandReply:
+        return _reply(result, self._views, _viewer(current_principal()))
 
     async def CreateTable(self, request: dpb.CreateTableRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         command_id = command_id_of(request.command_id)
         table_id = table_id_of(request.table_id) if request.table_id else _new_table_id(command_id)
         config = config_of(request)
-        return _reply(await self._tables.create_table(table_id, command_id, config))
+        return self._reply(await self._tables.create_table(table_id, command_id, config))
 
     async def GetTable(self, request: dpb.GetTableRequest, context: Any) -> dpb.TableView:
         """See dealer.proto."""
         table_id = table_id_of(request.table_id)
         state = await self._tables.table(table_id)
-        return table_view(table_id, state, _viewer(current_principal()))
+        return self._views.view(table_id, state, _viewer(current_principal()))
 
     async def ListTables(self, request: dpb.ListTablesRequest, context: Any) -> dpb.ListTablesReply:
         """See dealer.proto."""
@@ -215,7 +242,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         command_id = command_id_of(request.command_id)
         table_id = table_id_of(request.table_id)
         reason = request.reason[:200] or "closed by the operator"
-        return _reply(await self._tables.close_table(table_id, command_id, reason))
+        return self._reply(await self._tables.close_table(table_id, command_id, reason))
 
     async def SitDown(self, request: dpb.SitDownRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
@@ -227,7 +254,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         result = await self._tables.sit_down(
             table_id, command_id, player, seat, amount, post_big_blind=request.post_big_blind
         )
-        return _reply(result)
+        return self._reply(result)
 
     async def TopUp(self, request: dpb.TopUpRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
@@ -236,17 +263,17 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         seat = _seat(request.seat)
         amount = _amount("amount", request.amount, positive=True)
         player = _player(current_principal())
-        return _reply(await self._tables.top_up(table_id, command_id, player, seat, amount))
+        return self._reply(await self._tables.top_up(table_id, command_id, player, seat, amount))
 
     async def StandUp(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         table_id, command_id, seat, player = self._seat_request(request)
-        return _reply(await self._tables.stand_up(table_id, command_id, player, seat))
+        return self._reply(await self._tables.stand_up(table_id, command_id, player, seat))
 
     async def SitOut(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         table_id, command_id, seat, player = self._seat_request(request)
-        return _reply(await self._tables.sit_out(table_id, command_id, player, seat))
+        return self._reply(await self._tables.sit_out(table_id, command_id, player, seat))
 
     async def SitIn(self, request: dpb.SitInRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
@@ -254,7 +281,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         result = await self._tables.sit_in(
             table_id, command_id, player, seat, post_blinds=request.post_blinds
         )
-        return _reply(result)
+        return self._reply(result)
 
     @staticmethod
     def _seat_request(request: dpb.SeatRequest | dpb.SitInRequest) -> tuple[str, str, int, str]:
@@ -279,7 +306,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         result = await self._tables.act(
             table_id, command_id, player, hand_id=request.hand_id, action=action, amount=amount
         )
-        return _reply(result)
+        return self._reply(result)
 
     async def WatchTable(
         self, request: dpb.WatchTableRequest, context: Any

@@ -157,7 +157,7 @@ def _fill_hand_seat(entry: dpb.SeatView, hand: HandState, seat: int, *, mine: bo
 
 def _fill_hand(view: dpb.HandView, state: TableState, hand: HandState) -> None:
     view.hand_id = hand.setup.hand_id
-    view.button = hand.setup.seats[hand.setup.button]
+    view.button = hand.setup.button_seat  # a dead button sits on a seat not dealt in
     view.street = hand.street
     view.board = cards_to_wire(hand.board)
     view.pot = 0 if hand.ended else hand.pot

@@ -5,10 +5,15 @@ A table's log is one subject of the tables stream; each record is one
 as one unit with the expected last position (a second writer fails) and ``msg_id`` = the
 command id (a retried append lands once). Every ``snapshot_every`` events the state goes to the
 snapshot bucket (compare-and-set on the position: an older snapshot never replaces a newer one).
+The snapshot is written off the command path, by one background task per table: a command never
+waits for it, and a table crossing several multiples while one is being written saves only the
+latest state next (:meth:`TableRepository.flush_snapshots` waits for them: tests, shutdown).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import pickle
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -97,6 +102,8 @@ class TableRepository:
         self._snapshots = snapshots
         self._metrics = metrics
         self._snapshot_every = snapshot_every
+        self._snapshot_tasks: dict[str, asyncio.Task[None]] = {}
+        self._snapshot_next: dict[str, LoadedTable] = {}
 
     async def load(self, table_id: str) -> LoadedTable:
         """The table rebuilt from its latest snapshot and the events after it."""
@@ -188,20 +195,45 @@ class TableRepository:
         return await self._maybe_snapshot(after)
 
     async def _maybe_snapshot(self, loaded: LoadedTable) -> LoadedTable:
+        """Schedule a snapshot if ``loaded`` crossed a multiple of N events since the last one."""
         assert loaded.state is not None
         every = self._snapshot_every
         if loaded.version // every <= loaded.snapshot_version // every:
             return loaded
-        data = encode_table(loaded.state, loaded.commands)
-        try:
-            await self._snapshots.save(loaded.table_id, loaded.position, data)
-        except Exception as error:  # a snapshot is an optimization: never fail the command
-            _log.warning("snapshot_failed", table_id=loaded.table_id, error=repr(error))
-            return loaded
-        self._metrics.snapshots_written.inc()
+        self._snapshot_next[loaded.table_id] = loaded
+        if loaded.table_id not in self._snapshot_tasks:
+            task = asyncio.get_running_loop().create_task(self._write_snapshots(loaded.table_id))
+            self._snapshot_tasks[loaded.table_id] = task
         return LoadedTable(
             loaded.table_id, loaded.state, loaded.position, loaded.commands, loaded.version
         )
+
+    async def _write_snapshots(self, table_id: str) -> None:
+        """Save the latest scheduled state of ``table_id`` until none is left (one at a time)."""
+        try:
+            while (loaded := self._snapshot_next.pop(table_id, None)) is not None:
+                assert loaded.state is not None
+                try:
+                    data = encode_table(loaded.state, loaded.commands)
+                    await self._snapshots.save(table_id, loaded.position, data)
+                except Exception as error:  # a snapshot is an optimization: never fail a command
+                    _log.warning("snapshot_failed", table_id=table_id, error=repr(error))
+                    continue
+                self._metrics.snapshots_written.inc()
+        finally:
+            self._snapshot_tasks.pop(table_id, None)
+
+    async def flush_snapshots(self, timeout_s: float = 5.0) -> None:
+        """Wait (at most ``timeout_s``, then cancel) for the snapshots being written."""
+        tasks = list(self._snapshot_tasks.values())
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def snapshot(self, table_id: str) -> Snapshot | None:
         """The stored snapshot of ``table_id`` (tests and tools)."""

@@ -56,9 +56,10 @@ from engine.table.errors import TooEarly
 from eventstore.api import ConcurrencyConflict, StoreUnavailable
 from pokerpb import events_pb2 as pb
 from servicekit.errors import Conflict, NotFound, PermissionDenied, RuleViolation, Unavailable
-from servicekit.observability import bound_context
+from servicekit.observability import CachedLogger, bound_context
 
 _log = structlog.get_logger(__name__)
+_applied_log = CachedLogger(__name__)  # one line per command: resolved once, not per call
 _random = secrets.SystemRandom()
 
 #: Builds the engine command from the table as it is now and the clock; None: nothing to do.
@@ -78,13 +79,15 @@ _ACTION_EVENTS = {
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
-    """What a command did: the table version after it and how many events it caused."""
+    """What a command did: the table version after it and how many events it caused (and the
+    table right after it: as it is now for a repeated command; None if there is no table)."""
 
     table_id: str
     command_id: str
     version: int
     events: int
     repeated: bool = False
+    state: TableState | None = None
 
 
 class TableService:
@@ -297,8 +300,9 @@ class TableService:
         self._stale.discard(table_id)
 
     async def close(self) -> None:
-        """Stop every timer (shutdown)."""
+        """Stop every timer and finish the snapshots being written (shutdown)."""
         await self.timers.close()
+        await self._repository.flush_snapshots()
 
     # --- the command path -----------------------------------------------------------------------
 
@@ -401,11 +405,13 @@ class TableService:
             loaded = self._tables[table_id]
             seen = loaded.commands.get(command_id)
             if seen is not None:
-                return CommandResult(table_id, command_id, seen[1], seen[1] - seen[0] + 1, True)
+                return CommandResult(
+                    table_id, command_id, seen[1], seen[1] - seen[0] + 1, True, loaded.state
+                )
             now = self._clock_ms()
             command = build(loaded.state, now)
             if command is None:
-                return CommandResult(table_id, command_id, loaded.version, 0)
+                return CommandResult(table_id, command_id, loaded.version, 0, state=loaded.state)
             state, events = execute(loaded.state, command)
             if not self._gate.holds(table_id):
                 raise Unavailable(f"This dealer no longer serves table {table_id}; retry.")
@@ -421,7 +427,9 @@ class TableService:
                 raise
             self._tables[table_id] = loaded
             await self._applied(table_id, command, events, loaded)
-            return CommandResult(table_id, command_id, loaded.version, len(events))
+            return CommandResult(
+                table_id, command_id, loaded.version, len(events), state=loaded.state
+            )
         raise Conflict(f"Table {table_id} kept changing under this command; retry it.")
 
     async def _applied(
@@ -430,7 +438,7 @@ class TableService:
         state = loaded.state
         assert state is not None
         hand_id = state.hand.setup.hand_id if state.hand is not None else None
-        _log.info(
+        _applied_log.get().info(
             "command_applied",
             command=type(command).__name__,
             events=len(events),

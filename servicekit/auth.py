@@ -27,6 +27,7 @@ import hmac
 import json
 import re
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -170,6 +171,39 @@ def _principal_from_claims(raw: bytes) -> Principal:
     return Principal(subject=subject, role=role, expires_at=expires_at)
 
 
+#: Verified tokens remembered per authenticator: a client sends the same token on every call.
+TOKEN_CACHE_SIZE = 1024
+
+
+class TokenVerifier:
+    """:func:`verify_token` with a small LRU cache of verified tokens, keyed by the raw token.
+
+    Only tokens whose signature and claims checked out are remembered (never a failure); the
+    expiry is still checked on every call, so a cached token stops working when it expires.
+    """
+
+    def __init__(self, secret: bytes, *, size: int = TOKEN_CACHE_SIZE) -> None:
+        _verify_secret(secret)
+        self._secret = secret
+        self._size = size
+        self._verified: OrderedDict[str, Principal] = OrderedDict()
+
+    def verify(self, token: str, now: float) -> Principal:
+        """The principal ``token`` proves at ``now``; raises like :func:`verify_token`."""
+        principal = self._verified.get(token)
+        if principal is None:
+            principal = verify_token(token, self._secret, now=now)
+            self._verified[token] = principal
+            if len(self._verified) > self._size:
+                self._verified.popitem(last=False)
+            return principal
+        if now >= principal.expires_at:
+            del self._verified[token]
+            raise TokenExpired("the token expired")
+        self._verified.move_to_end(token)
+        return principal
+
+
 def bearer_token(metadata: Any) -> str:
     """The token of the ``authorization: Bearer <token>`` entry of ``metadata``, or ''."""
     for key, value in metadata or ():
@@ -230,17 +264,17 @@ class AuthInterceptor(ScopeInterceptor):
         roles_by_method: Mapping[str, Collection[Role]] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        _verify_secret(secret)
-        self._secret = secret
+        self._verifier = TokenVerifier(secret)
         self._roles_by_method = roles_by_method or {}
         self._clock = clock
         super().__init__(self._authenticated, applies_to=lambda method: not is_public(method))
 
-    @asynccontextmanager
-    async def _authenticated(self, context: Any, method: str) -> AsyncIterator[None]:
+    async def authenticate(self, context: Any, method: str) -> Principal:
+        """The caller of ``method``, or the call is aborted (UNAUTHENTICATED when the token
+        does not authenticate, PERMISSION_DENIED when the role may not call ``method``)."""
         try:
-            principal = verify_token(
-                bearer_token(context.invocation_metadata()), self._secret, now=self._clock()
+            principal = self._verifier.verify(
+                bearer_token(context.invocation_metadata()), self._clock()
             )
         except TokenError as error:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, error.message)
@@ -250,7 +284,11 @@ class AuthInterceptor(ScopeInterceptor):
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED, f"a {principal.role} may not call {method}"
             )
-        token = _principal.set(principal)
+        return principal
+
+    @asynccontextmanager
+    async def _authenticated(self, context: Any, method: str) -> AsyncIterator[None]:
+        token = _principal.set(await self.authenticate(context, method))
         try:
             yield
         finally:

@@ -132,6 +132,7 @@ async def test_a_full_hand_over_grpc(dealer: DealerHarness, game: str) -> None:
         for event in decode_batch(record).events
     ]
     assert replay(raw) == live
+    await dealer.dealer.repository.flush_snapshots()  # written off the command path
     rebuilt = await dealer.dealer.repository.load(table_id)
     assert rebuilt.state == live
     assert (await dealer.dealer.repository.snapshot(table_id)) is not None
@@ -161,6 +162,35 @@ async def test_a_retried_act_has_one_effect(dealer: DealerHarness) -> None:
     assert (again.version, again.events) == (first.version, first.events)
     after = await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))
     assert after.version == first.version
+
+
+async def test_a_command_reply_carries_the_table_as_the_caller_sees_it(
+    dealer: DealerHarness,
+) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    ann, bob = dealer.client("ann"), dealer.client("bob")
+    table_id = await open_table(operator)
+    await seat(ann, table_id, 1)
+    await seat(bob, table_id, 2)
+    view = await until_hand(operator, table_id)
+    to_act = ann if view.hand.seat_to_act == 1 else bob
+    reply = await to_act.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    after = await to_act.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+    # What GetTable shows the caller right after the command: version, next seat, its options.
+    assert reply.table == after
+    assert reply.table.version == reply.version
+    assert reply.table.hand.seat_to_act != view.hand.seat_to_act
+    assert reply.table.hand.legal_actions
+    # The caller's own cards only.
+    assert dealer.dealer is not None
+    live = await dealer.dealer.tables.table(table_id)
+    assert live.hand is not None
+    seats = list(live.hand.setup.seats)
+    mine = 1 if to_act is ann else 2
+    cards = {s: "".join(str(c) for c in live.hand.hole[seats.index(s)]) for s in seats}
+    wire = reply.SerializeToString()
+    assert cards[mine].encode() in wire
+    assert cards[3 - mine].encode() not in wire
 
 
 async def test_sit_down_holds_the_buy_in_first(nats_server: NatsServer) -> None:

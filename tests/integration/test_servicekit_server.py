@@ -30,7 +30,12 @@ from prometheus_client import CollectorRegistry
 
 from servicekit.auth import Role, bearer_metadata, issue_token
 from servicekit.errors import INTERNAL_DETAILS, NotFound, maps_errors
-from servicekit.observability import GrpcMetrics, configure_logging, start_metrics_server
+from servicekit.observability import (
+    QUIET_OK_ENV,
+    GrpcMetrics,
+    configure_logging,
+    start_metrics_server,
+)
 from servicekit.server import GrpcServer, ServerSettings
 from tests.integration.servicekit_app import SERVICE, build_server, method
 
@@ -286,6 +291,28 @@ async def test_each_request_logs_one_line_with_method_code_and_duration(
     ]
     assert all(line["duration_ms"] >= 0 and line["service"] == "kit" for line in requests)
     assert all(line["level"] == "info" for line in requests)
+
+
+async def test_the_quiet_switch_logs_successful_calls_at_debug_but_failures_at_info(
+    registry: CollectorRegistry, log_lines: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(QUIET_OK_ENV, "Raise")
+    kit = build_server(SECRET, GrpcMetrics("kit", registry), ServerSettings(grace_s=1.0))
+    await kit.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{kit.port}") as quiet_channel:
+            await call(quiet_channel, "Raise", b"ok")
+            await failure(quiet_channel, "Raise", b"permission")
+    finally:
+        await kit.stop()
+    requests = [line for line in parsed(log_lines) if line["event"] == "grpc_request"]
+    assert [(line["method"], line["code"]) for line in requests] == [
+        (method("Raise"), "PERMISSION_DENIED")
+    ]
+    counted = registry.get_sample_value(
+        "poker_kit_grpc_requests_total", {"method": method("Raise"), "code": "OK"}
+    )
+    assert counted == 1.0
 
 
 async def test_health_checks_are_logged_at_debug_only(channel: Any, log_lines: io.StringIO) -> None:

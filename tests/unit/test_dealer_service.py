@@ -120,6 +120,7 @@ async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() 
     service = await seated(parts)
     await deal(service, parts)
     live = await service.table("t1")
+    await parts.repository.flush_snapshots()  # written off the command path
     assert parts.registry.get_sample_value("poker_dealer_snapshots_written_total")
     snapshot = await parts.snapshots.load("t1")
     assert snapshot is not None and snapshot.position < live.version

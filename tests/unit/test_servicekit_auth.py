@@ -16,6 +16,7 @@ from servicekit.auth import (
     Role,
     TokenError,
     TokenExpired,
+    TokenVerifier,
     bearer_metadata,
     bearer_token,
     is_public,
@@ -178,3 +179,25 @@ def test_health_and_reflection_are_public_and_nothing_else() -> None:
     assert is_public("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
     assert not is_public("/poker.Dealer/Act")
     assert not is_public("/grpc.health.v1.HealthX/Check")
+
+
+def test_the_verifier_caches_good_tokens_but_still_checks_their_expiry() -> None:
+    verifier = TokenVerifier(SECRET, size=2)
+    token = token_for(ttl_s=60)
+    assert verifier.verify(token, NOW) == verify_token(token, SECRET, now=NOW)
+    assert verifier.verify(token, NOW + 59).subject == "player-1"  # from the cache
+    with pytest.raises(TokenExpired):
+        verifier.verify(token, NOW + 60)
+    with pytest.raises(TokenExpired):
+        verifier.verify(token, NOW + 61)  # dropped from the cache, refused by the full check
+
+
+def test_the_verifier_never_caches_a_failure_and_stays_bounded() -> None:
+    verifier = TokenVerifier(SECRET, size=2)
+    forged = issue_token(secrets.token_bytes(32), subject="eve", role=Role.OPERATOR, now=NOW)
+    for _ in range(2):
+        with pytest.raises(BadSignature):
+            verifier.verify(forged, NOW)
+    tokens = [token_for(subject=f"p{n}") for n in range(5)]
+    assert [verifier.verify(t, NOW).subject for t in tokens] == [f"p{n}" for n in range(5)]
+    assert len(verifier._verified) == 2
