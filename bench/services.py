@@ -10,7 +10,9 @@ a temporary store directory) started here and stopped at the end.
   table: Act for the seat to act (check/call mostly, min-raise 15 %, fold 7 % of calls), reading
   the next seat to act and its options from Act's reply (GetTable only between hands and when a
   reply has no table), a few hands per table (:data:`HANDS_PER_TABLE`) or :data:`PLAY_CAP_S`,
-  whichever comes first. Hands/s and events/s are counted from the log itself (events whose
+  whichever comes first. The bots act over a Play stream each (one message per action) or with
+  one unary Act call per action (``BENCH_BOT_TRANSPORT``, both by default); either way one
+  action in flight per table. Hands/s and events/s are counted from the log itself (events whose
   ``occurred_at`` falls in the timed window), the Act latency is the client's, call to reply.
 * **Raw JetStream.** As many concurrent append chains as tables, each appending with the dealer's
   headers (``Nats-Msg-Id`` and ``Nats-Expected-Last-Subject-Sequence``, request/reply publish, one
@@ -103,6 +105,14 @@ SNAPSHOT_EVERY: Final = 100
 #: ``BENCH_GET_TABLE_EACH_TURN=1``: the bots call GetTable before every Act (two RPCs per action,
 #: the loop before Act replies carried the table), for comparisons with older results.
 GET_TABLE_EACH_TURN: Final = os.environ.get("BENCH_GET_TABLE_EACH_TURN") == "1"
+#: ``BENCH_BOT_TRANSPORT``: how the bots send their actions: ``stream`` (one Play stream per bot,
+#: each Act a message on it), ``unary`` (one Act call per action), or ``both`` (the default: each
+#: table count is played once per transport, a fresh dealer each time).
+BOT_TRANSPORTS: Final = {
+    "unary": ("unary",),
+    "stream": ("stream",),
+    "both": ("unary", "stream"),
+}[os.environ.get("BENCH_BOT_TRANSPORT", "both")]
 REPEATS: Final = 5
 _SERVING: Final = re.compile(r"dealer serving grpc=(\S+)")
 
@@ -198,6 +208,42 @@ def choose(view: dpb.TableView, rng: random.Random) -> tuple[int, int]:
     return dpb.ACTION_FOLD, 0
 
 
+class Refused(Exception):
+    """The dealer refused a bot's action (a status in a Play reply)."""
+
+
+class StreamBot:
+    """A bot acting over its own Play stream: one message out, its reply back."""
+
+    def __init__(self, client: Client) -> None:
+        self.call = client.stub.Play(metadata=client.metadata)
+
+    async def act(self, table_id: str, hand_id: str, action: int, amount: int) -> dpb.CommandReply:
+        """One Act with a fresh command id; :class:`Refused` if the dealer refused it."""
+        await self.call.write(
+            dpb.PlayRequest(
+                act=dpb.ActRequest(
+                    command_id=uuid.uuid4().hex,
+                    table_id=table_id,
+                    hand_id=hand_id,
+                    action=action,  # type: ignore[arg-type]
+                    amount=amount,
+                )
+            )
+        )
+        reply = await self.call.read()
+        if not isinstance(reply, dpb.CommandReply):
+            raise Refused("the stream ended")
+        if reply.code:
+            raise Refused(reply.message)
+        return reply
+
+    async def close(self) -> None:
+        """End the stream."""
+        await self.call.done_writing()
+        await self.call.code()
+
+
 @dataclass(slots=True)
 class PlayStats:
     """What the bots saw."""
@@ -237,7 +283,7 @@ async def seat_table(
 
 async def play_table(
     operator: Client,
-    bots: dict[int, Client],
+    bots: dict[int, Client] | dict[int, StreamBot],
     table_id: str,
     *,
     hands: int,
@@ -266,7 +312,7 @@ async def play_table(
         started = time.perf_counter()
         try:
             reply = await bots[to_act].act(table_id, view.hand.hand_id, action, amount)
-        except grpc.aio.AioRpcError:
+        except (grpc.aio.AioRpcError, Refused):
             stats.refused += 1
             reply = None
         stats.act_latencies.append(time.perf_counter() - started)
@@ -332,17 +378,25 @@ async def raw_chains(js: JetStreamContext, chains: int, size: int, seconds: floa
     return sum(counts) / elapsed
 
 
-async def play(nats_url: str, tables: int, work: Path) -> list[Result]:
-    """One play scenario: ``tables`` tables, then the raw chains; see the module docstring."""
+async def play(nats_url: str, tables: int, work: Path, transport: str = "stream") -> list[Result]:
+    """One play scenario: ``tables`` tables whose bots act over ``transport`` (``unary`` or
+    ``stream``), then the raw chains; see the module docstring."""
     secret = new_secret()
     namespace = uuid.uuid4().hex[:8]
-    dealer = DealerProcess(nats_url, namespace, secret, work / f"dealer-{tables}.log")
+    log = work / f"dealer-{tables}-{transport}.log"
+    dealer = DealerProcess(nats_url, namespace, secret, log)
     stats = PlayStats()
     rng = random.Random(SEED + tables)
     table_ids = [f"bench{n:03d}" for n in range(tables)]
     with running(dealer):
         async with grpc.aio.insecure_channel(dealer.address) as channel:
             seated = [await seat_table(channel, secret, table_id) for table_id in table_ids]
+            streams: list[dict[int, StreamBot]] = []
+            if transport == "stream":
+                streams = [{n: StreamBot(bot) for n, bot in bots.items()} for _, bots in seated]
+            players: list[dict[int, Client] | dict[int, StreamBot]] = (
+                list(streams) if streams else [bots for _, bots in seated]
+            )
             await asyncio.sleep(0.2)  # the first hands are dealt
             window_start = time.time_ns() // 1_000_000
             started = time.perf_counter()
@@ -361,13 +415,18 @@ async def play(nats_url: str, tables: int, work: Path) -> list[Result]:
                         rng=rng,
                         stats=stats,
                     )
-                    for table_id, (operator, bots) in zip(table_ids, seated, strict=True)
+                    for table_id, (operator, _), bots in zip(
+                        table_ids, seated, players, strict=True
+                    )
                 )
             )
             elapsed = time.perf_counter() - started
             window_end = time.time_ns() // 1_000_000
             dealer_cpu = dealer.cpu_seconds() - dealer_cpu
             bench_cpu = time.process_time() - bench_cpu
+            for table_streams in streams:
+                for bot in table_streams.values():
+                    await bot.close()
     client = await nats.connect(nats_url)
     try:
         js = client.jetstream()
@@ -377,7 +436,7 @@ async def play(nats_url: str, tables: int, work: Path) -> list[Result]:
     finally:
         await client.close()
     latencies = sorted(stats.act_latencies)
-    prefix = f"services.play.{tables}_tables"
+    prefix = f"services.play.{tables}_tables.{transport}"
     return [
         Result(f"{prefix}.hands", counts.hands / elapsed, "hands/s"),
         Result(f"{prefix}.events", counts.events / elapsed, "events/s"),
@@ -674,7 +733,8 @@ async def _run_all() -> list[Result]:
         try:
             results: list[Result] = []
             for tables in TABLE_COUNTS:
-                results += await play(server.url, tables, Path(work))
+                for transport in BOT_TRANSPORTS:
+                    results += await play(server.url, tables, Path(work), transport)
             results += await rebuild(server.url)
             return results
         finally:

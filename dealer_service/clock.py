@@ -2,8 +2,8 @@
 
 Both instants are recorded in the log (ActionRequested carries the deadline, NextHandScheduled
 the end of the pause), so :func:`next_wake` derives the table's next timed step from its state
-alone, the same after a restart as before it. :class:`TableTimers` keeps one sleeping task per
-table and re-arms it after every change.
+alone, the same after a restart as before it. :class:`TableTimers` keeps one timer per table
+and re-arms it after every change.
 
 >>> from engine.betting import Stakes, Structure
 >>> from engine.table import CreateTable, SitDown, execute, make_config
@@ -20,7 +20,6 @@ Wake(kind='start', at=0, version=3, seat=0)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Literal, NamedTuple
@@ -67,57 +66,66 @@ WakeHandler = Callable[[str, Wake], Awaitable[None]]
 
 
 class TableTimers:
-    """One timer per table; :meth:`arm` replaces the table's timer with its next wake."""
+    """One timer per table; :meth:`arm` replaces the table's timer with its next wake.
+
+    A timer is an event loop handle (``loop.call_at``), not a task: re-arming after every
+    command cancels a handle and schedules another, with no task created, cancelled and woken
+    up to die. When a wake is due, a task runs it; from then on it is the table's command, not
+    a timer (:meth:`arm` and :meth:`cancel` no longer touch it).
+    """
 
     def __init__(self, fire: WakeHandler, clock_ms: Callable[[], int] = now_ms) -> None:
         self._fire = fire
         self._clock_ms = clock_ms
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._handles: dict[str, asyncio.TimerHandle] = {}
+        self._firing: set[asyncio.Task[None]] = set()  # wakes being handled (kept referenced)
 
     def arm(self, table_id: str, state: TableState | None) -> None:
         """Schedule ``state``'s next wake (cancelling the previous one)."""
-        self.cancel(table_id)
+        handle = self._handles.pop(table_id, None)
+        if handle is not None:
+            handle.cancel()
         wake = next_wake(state)
         if wake is not None:
-            self._tasks[table_id] = asyncio.create_task(
-                self._sleep_then_fire(table_id, wake), name=f"timer-{table_id}"
-            )
+            self._schedule(table_id, wake)
 
     def retry_later(self, table_id: str, wake: Wake, delay_s: float) -> None:
         """Fire ``wake`` again after ``delay_s`` (a step refused for clock skew)."""
         self.cancel(table_id)
-        retry = wake._replace(at=self._clock_ms() + int(delay_s * 1000))
-        self._tasks[table_id] = asyncio.create_task(
-            self._sleep_then_fire(table_id, retry), name=f"timer-{table_id}"
-        )
+        self._schedule(table_id, wake._replace(at=self._clock_ms() + int(delay_s * 1000)))
 
     def cancel(self, table_id: str) -> None:
         """Stop the table's timer, if any."""
-        task = self._tasks.pop(table_id, None)
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
+        handle = self._handles.pop(table_id, None)
+        if handle is not None:
+            handle.cancel()
 
     def pending(self, table_id: str) -> bool:
         """Whether the table has a timer armed (tests)."""
-        return table_id in self._tasks
+        return table_id in self._handles
 
     async def close(self) -> None:
-        """Cancel every timer and wait for them to end."""
-        tasks = list(self._tasks.values())
-        self._tasks.clear()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        """Cancel every timer (wakes already being handled run to their end)."""
+        for handle in self._handles.values():
+            handle.cancel()
+        self._handles.clear()
 
-    async def _sleep_then_fire(self, table_id: str, wake: Wake) -> None:
+    def _schedule(self, table_id: str, wake: Wake) -> None:
+        loop = asyncio.get_running_loop()
         delay = (wake.at - self._clock_ms()) / 1000 + _MARGIN_S
-        if delay > 0:
-            await asyncio.sleep(delay)
-        # From here on the task is the table's command, not a timer: arm() must not cancel it.
-        if self._tasks.get(table_id) is asyncio.current_task():
-            del self._tasks[table_id]
+        self._handles[table_id] = loop.call_at(
+            loop.time() + max(delay, 0.0), self._due, table_id, wake
+        )
+
+    def _due(self, table_id: str, wake: Wake) -> None:
+        self._handles.pop(table_id, None)
+        task = asyncio.get_running_loop().create_task(
+            self._run(table_id, wake), name=f"timer-{table_id}"
+        )
+        self._firing.add(task)
+        task.add_done_callback(self._firing.discard)
+
+    async def _run(self, table_id: str, wake: Wake) -> None:
         try:
             await self._fire(table_id, wake)
         except Exception:

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import AsyncIterator, Collection, Mapping
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any, Final
+
+import grpc
+import structlog
 
 from dealer_service.redaction import table_view
 from dealer_service.tables import INTERNAL_PREFIX, CommandResult, TableService
@@ -27,12 +31,18 @@ from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Principal, Role, current_principal
 from servicekit.errors import (
+    INTERNAL_DETAILS,
     ExtraFamilies,
     InvalidArgument,
     PermissionDenied,
     RuleViolation,
+    Status,
+    Unauthenticated,
     Unavailable,
+    status_for,
 )
+
+_log = structlog.get_logger(__name__)
 
 SERVICE_NAME: Final = "pokerpb.Dealer"
 
@@ -54,7 +64,7 @@ ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
     _method("CloseTable"): {Role.OPERATOR},
     **{
         _method(name): {Role.PLAYER}
-        for name in ("SitDown", "TopUp", "StandUp", "SitOut", "SitIn", "Act")
+        for name in ("SitDown", "TopUp", "StandUp", "SitOut", "SitIn", "Act", "Play")
     },
 }
 
@@ -186,6 +196,26 @@ def _reply(result: CommandResult, views: ViewCache, viewer: str | None) -> dpb.C
     return reply
 
 
+def _seat_request(request: dpb.SeatRequest | dpb.SitInRequest) -> tuple[str, str, int]:
+    return table_id_of(request.table_id), command_id_of(request.command_id), _seat(request.seat)
+
+
+def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dpb.CommandReply:
+    """The reply to a Play command that failed: the status the unary call would end with."""
+    status = status_for(error, ERROR_FAMILIES)
+    if status is None:
+        _log.error("unhandled_error", method=_method("Play"), exc_info=error)
+        status = Status(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS)
+    command = getattr(request, kind) if kind is not None else None
+    reply = dpb.CommandReply(code=status.code.value[0], message=status.details)
+    if command is not None:
+        reply.table_id = command.table_id[:64]
+        reply.command_id = command.command_id[:64]
+    if status.code is not grpc.StatusCode.FAILED_PRECONDITION:
+        _log.info("play_command_refused", code=status.code.name, kind=kind)
+    return reply
+
+
 def _table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
     if request.table_id:
         return table_id_of(request.table_id)
@@ -202,6 +232,13 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     def __init__(self, tables: TableService) -> None:
         self._tables = tables
         self._views = ViewCache()
+        #: Play's commands: the oneof field -> the command, for the caller (a player).
+        self._play: Mapping[str, Callable[[Any, str], Awaitable[CommandResult]]] = {
+            "act": self._act,
+            "sit_out": self._sit_out,
+            "sit_in": self._sit_in,
+            "stand_up": self._stand_up,
+        }
 
     def _reply(self, result: CommandResult) -> dpb.CommandReply:
         return _reply(result, self._views, _viewer(current_principal()))
@@ -267,30 +304,63 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
 
     async def StandUp(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
-        table_id, command_id, seat, player = self._seat_request(request)
-        return self._reply(await self._tables.stand_up(table_id, command_id, player, seat))
+        return self._reply(await self._stand_up(request, _player(current_principal())))
 
     async def SitOut(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
-        table_id, command_id, seat, player = self._seat_request(request)
-        return self._reply(await self._tables.sit_out(table_id, command_id, player, seat))
+        return self._reply(await self._sit_out(request, _player(current_principal())))
 
     async def SitIn(self, request: dpb.SitInRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
-        table_id, command_id, seat, player = self._seat_request(request)
-        result = await self._tables.sit_in(
-            table_id, command_id, player, seat, post_blinds=request.post_blinds
-        )
-        return self._reply(result)
-
-    @staticmethod
-    def _seat_request(request: dpb.SeatRequest | dpb.SitInRequest) -> tuple[str, str, int, str]:
-        command_id = command_id_of(request.command_id)
-        table_id = table_id_of(request.table_id)
-        return table_id, command_id, _seat(request.seat), _player(current_principal())
+        return self._reply(await self._sit_in(request, _player(current_principal())))
 
     async def Act(self, request: dpb.ActRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        return self._reply(await self._act(request, _player(current_principal())))
+
+    async def Play(
+        self, request_iterator: AsyncIterator[dpb.PlayRequest], context: Any
+    ) -> AsyncIterator[dpb.CommandReply]:
+        """See dealer.proto. The stack authenticated the stream once, at its start; every
+        command is still checked and authorised for the caller's own seat, and a command that
+        fails is answered with its status in the reply (``code``, ``message``) instead of
+        ending the stream. Commands are served one at a time, in order. The stream ends
+        UNAUTHENTICATED once the token expires (the client reconnects with a fresh one)."""
+        principal = current_principal()
+        player = _player(principal)
+        expires_at = principal.expires_at
+        views = self._views
+        handlers = self._play
+        async for request in request_iterator:
+            if time.time() >= expires_at:
+                raise Unauthenticated("the token expired")
+            kind = request.WhichOneof("command")
+            try:
+                if kind is None:
+                    raise InvalidArgument("a PlayRequest carries one command.")
+                result = await handlers[kind](getattr(request, kind), player)
+            except Exception as error:  # CancelledError is not an Exception: it ends the stream
+                yield _refusal(request, kind, error)
+                continue
+            yield _reply(result, views, player)
+
+    # --- the seat commands, for ``player`` (the caller, a player) ----------------------------
+
+    async def _stand_up(self, request: dpb.SeatRequest, player: str) -> CommandResult:
+        table_id, command_id, seat = _seat_request(request)
+        return await self._tables.stand_up(table_id, command_id, player, seat)
+
+    async def _sit_out(self, request: dpb.SeatRequest, player: str) -> CommandResult:
+        table_id, command_id, seat = _seat_request(request)
+        return await self._tables.sit_out(table_id, command_id, player, seat)
+
+    async def _sit_in(self, request: dpb.SitInRequest, player: str) -> CommandResult:
+        table_id, command_id, seat = _seat_request(request)
+        return await self._tables.sit_in(
+            table_id, command_id, player, seat, post_blinds=request.post_blinds
+        )
+
+    async def _act(self, request: dpb.ActRequest, player: str) -> CommandResult:
         command_id = command_id_of(request.command_id)
         table_id = table_id_of(request.table_id)
         if not _HAND_ID.fullmatch(request.hand_id):
@@ -302,11 +372,9 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         if action is None:
             raise InvalidArgument("action must be fold, check, call, bet or raise.")
         amount = _amount("amount", request.amount, positive=False)
-        player = _player(current_principal())
-        result = await self._tables.act(
+        return await self._tables.act(
             table_id, command_id, player, hand_id=request.hand_id, action=action, amount=amount
         )
-        return self._reply(result)
 
     async def WatchTable(
         self, request: dpb.WatchTableRequest, context: Any

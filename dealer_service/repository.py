@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import pickle
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -35,9 +36,12 @@ from pokerpb import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 
-#: Command ids remembered per table, so that a retry long after its first attempt (beyond the
-#: stream's duplicate window) still answers like the first attempt instead of acting twice.
+#: Command ids remembered per table (at least), so that a retry long after its first attempt
+#: (beyond the stream's duplicate window) still answers like the first attempt instead of acting
+#: twice.
 COMMANDS_REMEMBERED = 2048
+#: The index grows this far beyond the bound before its oldest entries go, in one sweep.
+_EVICTION_SLACK = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +86,13 @@ def remember(commands: CommandIndex, command_id: str, first: int, last: int) -> 
 
 
 def _remember_in_place(commands: CommandIndex, command_id: str, first: int, last: int) -> None:
+    """Add one entry; past the bound plus some slack, drop the oldest down to the bound at once
+    (dicts keep insertion order; one sweep instead of a scan of the freed slots per entry)."""
     commands[command_id] = (first, last)
-    while len(commands) > COMMANDS_REMEMBERED:
-        del commands[next(iter(commands))]
+    excess = len(commands) - COMMANDS_REMEMBERED
+    if excess > _EVICTION_SLACK:
+        for old in list(itertools.islice(commands, excess)):
+            del commands[old]
 
 
 class TableRepository:
@@ -190,7 +198,11 @@ class TableRepository:
             msg_id=command_id,
         )
         self._metrics.append_duration.observe(time.perf_counter() - started)
-        commands = remember(loaded.commands, command_id, loaded.version + 1, new_state.version)
+        # In place, not a copy per append: ``loaded`` is superseded by the table returned, and
+        # the index only gains commands that are in the log (a snapshot of an older state that
+        # encodes it holds a few ids of commands after it: the catch-up folds them again).
+        commands = loaded.commands
+        _remember_in_place(commands, command_id, loaded.version + 1, new_state.version)
         after = LoadedTable(loaded.table_id, new_state, position, commands, loaded.snapshot_version)
         return await self._maybe_snapshot(after)
 

@@ -1,0 +1,214 @@
+"""Play, the dealer's bidirectional command stream, over real gRPC and a real nats-server: a hand
+played over streams, a retried command id, another player's seat, a bad token, redaction."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+
+from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
+from pokerpb import dealer_pb2 as dpb
+from servicekit.auth import Role, bearer_metadata, issue_token
+from tests.integration.test_dealer_grpc import open_table, seat, until_hand
+from tests.support.nats_server import NatsServer
+
+SECRET = new_secret()
+OK = grpc.StatusCode.OK.value[0]
+
+
+@pytest.fixture
+async def dealer(nats_server: NatsServer) -> AsyncIterator[DealerHarness]:
+    async with DealerHarness(namespace_settings(nats_server.url, SECRET)) as harness:
+        yield harness
+
+
+class PlayStream:
+    """One player's Play stream: send a command, read its reply."""
+
+    def __init__(self, client: Client) -> None:
+        self.call = client.stub.Play(metadata=client.metadata, timeout=30)
+
+    async def send(self, request: dpb.PlayRequest) -> dpb.CommandReply:
+        await self.call.write(request)
+        reply = await self.call.read()
+        assert isinstance(reply, dpb.CommandReply)
+        return reply
+
+    async def act(
+        self, table_id: str, hand_id: str, action: int, amount: int = 0, command_id: str = ""
+    ) -> dpb.CommandReply:
+        return await self.send(
+            dpb.PlayRequest(
+                act=dpb.ActRequest(
+                    command_id=command_id or uuid.uuid4().hex,
+                    table_id=table_id,
+                    hand_id=hand_id,
+                    action=action,  # type: ignore[arg-type]
+                    amount=amount,
+                )
+            )
+        )
+
+    async def close(self) -> None:
+        await self.call.done_writing()
+        assert await self.call.code() == grpc.StatusCode.OK
+
+
+def passive(view: dpb.TableView) -> tuple[int, int]:
+    options = {option.action: option for option in view.hand.legal_actions}
+    for action in (dpb.ACTION_CHECK, dpb.ACTION_CALL):
+        if action in options:
+            return action, options[action].min_amount
+    return dpb.ACTION_FOLD, 0
+
+
+async def test_a_hand_played_over_streams(dealer: DealerHarness) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    names = ("ann", "bob", "cat")
+    clients = {number: dealer.client(name) for number, name in enumerate(names, start=1)}
+    table_id = await open_table(operator)
+    for number, client in clients.items():
+        await seat(client, table_id, number)
+    view = await until_hand(operator, table_id)
+    hand_id = view.hand.hand_id
+    streams = {number: PlayStream(client) for number, client in clients.items()}
+    for _ in range(60):
+        if view.hand.hand_id != hand_id or not view.hand.seat_to_act:
+            break
+        number = view.hand.seat_to_act
+        action, amount = passive(view)
+        reply = await streams[number].act(table_id, hand_id, action, amount)
+        assert reply.code == OK, reply.message
+        assert reply.table.your_seat == number
+        assert reply.table.version == reply.version
+        view = reply.table
+    else:
+        raise AssertionError("the hand did not end")
+    assert view.hands_started == 1 and not view.hand.seat_to_act
+    after = await operator.table(table_id)
+    assert sum(s.stack for s in after.seats) == 300
+    # Seat commands ride the same stream; a broken rule is answered, the stream lives on.
+    out = await streams[1].send(
+        dpb.PlayRequest(sit_out=dpb.SeatRequest(command_id="out-1", table_id=table_id, seat=1))
+    )
+    assert out.code == OK and out.events == 1
+    stale = await streams[2].act(table_id, hand_id, dpb.ACTION_CHECK)
+    assert stale.code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    assert stale.message and not stale.HasField("table")
+    back = await streams[1].send(
+        dpb.PlayRequest(sit_in=dpb.SitInRequest(command_id="in-1", table_id=table_id, seat=1))
+    )
+    assert back.code == OK, back.message
+    empty = await streams[3].send(dpb.PlayRequest())
+    assert empty.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    for stream in streams.values():
+        await stream.close()
+
+
+async def test_a_retried_command_id_over_the_stream_has_one_effect(
+    dealer: DealerHarness,
+) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    ann, bob = dealer.client("ann"), dealer.client("bob")
+    table_id = await open_table(operator)
+    await seat(ann, table_id, 1)
+    await seat(bob, table_id, 2)
+    view = await until_hand(operator, table_id)
+    to_act = ann if view.hand.seat_to_act == 1 else bob
+    stream = PlayStream(to_act)
+    first = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL, command_id="once")
+    again = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL, command_id="once")
+    assert first.code == again.code == OK
+    assert (again.version, again.events) == (first.version, first.events)
+    # The same id over a second stream, and over the unary call, answers the same way.
+    other = PlayStream(to_act)
+    third = await other.act(table_id, view.hand.hand_id, dpb.ACTION_CALL, command_id="once")
+    unary = await to_act.call(
+        "Act",
+        dpb.ActRequest(
+            command_id="once",
+            table_id=table_id,
+            hand_id=view.hand.hand_id,
+            action=dpb.ACTION_CALL,
+        ),
+    )
+    assert (third.version, unary.version) == (first.version, first.version)
+    assert (await operator.table(table_id)).version == first.version
+    await stream.close()
+    await other.close()
+
+
+async def test_another_players_seat_is_refused_in_the_reply(dealer: DealerHarness) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    ann, bob, eve = dealer.client("ann"), dealer.client("bob"), dealer.client("eve")
+    table_id = await open_table(operator)
+    await seat(ann, table_id, 1)
+    await seat(bob, table_id, 2)
+    view = await until_hand(operator, table_id)
+    waiting = ann if view.hand.seat_to_act == 2 else bob
+    stream = PlayStream(waiting)
+    # Not his turn: a rule (as over the unary call).
+    refused = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    assert refused.code == grpc.StatusCode.FAILED_PRECONDITION.value[0], refused.message
+    assert refused.table_id == table_id and not refused.HasField("table")
+    # Someone else's seat for a seat command, and a player with no seat at all.
+    other = 2 if waiting is ann else 1
+    seat_out = dpb.SeatRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=other)
+    stolen = await stream.send(dpb.PlayRequest(sit_out=seat_out))
+    assert stolen.code == grpc.StatusCode.PERMISSION_DENIED.value[0], stolen.message
+    stranger = PlayStream(eve)
+    nobody = await stranger.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    assert nobody.code == grpc.StatusCode.PERMISSION_DENIED.value[0]
+    assert (await operator.table(table_id)).version == view.version  # nothing happened
+    # The stream lives on: the player to act still acts over his own.
+    mover = PlayStream(bob if waiting is ann else ann)
+    moved = await mover.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    assert moved.code == OK, moved.message
+    for each in (stream, stranger, mover):
+        await each.close()
+
+
+async def test_a_bad_token_ends_the_stream_at_its_start(dealer: DealerHarness) -> None:
+    assert dealer.channel is not None
+    operator = dealer.client("op", Role.OPERATOR)
+    forged = Client(dealer.channel, new_secret(), "ann", Role.PLAYER)
+    expired = Client(dealer.channel, SECRET, "ann", Role.PLAYER)
+    expired.metadata = bearer_metadata(
+        issue_token(SECRET, subject="ann", role=Role.PLAYER, expires_at=1, now=0)
+    )
+    for client, code in (
+        (forged, grpc.StatusCode.UNAUTHENTICATED),
+        (expired, grpc.StatusCode.UNAUTHENTICATED),
+        (operator, grpc.StatusCode.PERMISSION_DENIED),  # players only
+    ):
+        call = client.stub.Play(metadata=client.metadata, timeout=10)
+        assert await call.code() == code
+    missing = dealer.client("ann").stub.Play(timeout=10)
+    assert await missing.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_stream_replies_are_redacted(dealer: DealerHarness) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    players = {number: dealer.client(name) for number, name in enumerate(("ann", "bob"), 1)}
+    table_id = await open_table(operator)
+    for number, client in players.items():
+        await seat(client, table_id, number)
+    view = await until_hand(operator, table_id)
+    mine = view.hand.seat_to_act
+    stream = PlayStream(players[mine])
+    reply = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    assert reply.code == OK, reply.message
+    assert dealer.dealer is not None
+    live = await dealer.dealer.tables.table(table_id)
+    assert live.hand is not None
+    seats = list(live.hand.setup.seats)
+    cards = {s: "".join(str(c) for c in live.hand.hole[seats.index(s)]) for s in seats}
+    wire = reply.SerializeToString()
+    assert cards[mine].encode() in wire
+    assert cards[3 - mine].encode() not in wire
+    assert reply.table.your_seat == mine
+    assert all(not s.cards for s in reply.table.seats if s.seat != mine)
+    await stream.close()
