@@ -61,6 +61,7 @@ from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
 from bench.harness import Result
+from bench.policy import choose_action
 from dealer_service.metrics import DealerMetrics
 from dealer_service.repository import LoadedTable, TableRepository, decode_batch
 from dealer_service.testing import Client, new_secret
@@ -68,7 +69,6 @@ from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
 from engine.table import (
     Act,
-    Action,
     Command,
     CreateTable,
     SitDown,
@@ -80,7 +80,6 @@ from engine.table import (
     envelopes,
     evolve,
     execute,
-    legal_actions,
     make_config,
 )
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
@@ -518,18 +517,8 @@ def hand_commands(table: EngineTable, rng: random.Random) -> Iterator[Callable[[
         hand = table.state.hand
         assert hand is not None and hand.seat_to_act is not None
         seat_number = hand.seat_to_act
-        options = {o.action: o for o in legal_actions(table.state, seat_number)}
-        roll = rng.random()
-        wager = options.get(Action.RAISE) or options.get(Action.BET)
-        if wager is not None and roll < 0.15 and wagers < 4:
-            wagers += 1
-            action, amount = wager.action, wager.min_amount
-        elif Action.CALL in options and roll > 0.90:
-            action, amount = Action.FOLD, 0
-        elif Action.CHECK in options:
-            action, amount = Action.CHECK, 0
-        else:
-            action, amount = Action.CALL, options[Action.CALL].min_amount
+        action, amount, wagered = choose_action(table.state, seat_number, rng, wagers)
+        wagers += wagered
         player = table.state.seats[seat_number - 1]
         assert player is not None
         yield partial(Act, seat_number, player.player_id, action, amount)

@@ -68,12 +68,12 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
 from bench.harness import Result, rates
+from bench.policy import choose_action
 from dealer_service.wallet_client import GrpcWallet
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
 from engine.table import (
     Act,
-    Action,
     Command,
     CreateTable,
     SitDown,
@@ -82,7 +82,6 @@ from engine.table import (
     TopUp,
     envelopes,
     execute,
-    legal_actions,
     make_config,
 )
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
@@ -236,18 +235,8 @@ def play_hand(table: EngineTable, rng: random.Random) -> None:
         hand = table.state.hand
         assert hand is not None and hand.seat_to_act is not None
         number = hand.seat_to_act
-        options = {o.action: o for o in legal_actions(table.state, number)}
-        roll = rng.random()
-        wager = options.get(Action.RAISE) or options.get(Action.BET)
-        if wager is not None and roll < 0.15 and wagers < 4:
-            wagers += 1
-            action, amount = wager.action, wager.min_amount
-        elif Action.CALL in options and roll > 0.90:
-            action, amount = Action.FOLD, 0
-        elif Action.CHECK in options:
-            action, amount = Action.CHECK, 0
-        else:
-            action, amount = Action.CALL, options[Action.CALL].min_amount
+        action, amount, wagered = choose_action(table.state, number, rng, wagers)
+        wagers += wagered
         seated = table.state.seats[number - 1]
         assert seated is not None
         table.run(partial(Act, number, seated.player_id, action, amount))
