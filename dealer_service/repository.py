@@ -29,7 +29,8 @@ from dealer_service.snapshot_codec import (
     decode_table,
     encode_table,
 )
-from engine.table import TableEventBody, TableState, envelopes, evolve
+from engine.table import TableEventBody, TableState, envelopes
+from engine.table.evolve import Fold, fold
 from eventstore.api import EventStore, Record, StoreUnavailable
 from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
 from pokerpb import events_pb2 as pb
@@ -66,12 +67,12 @@ def decode_batch(record: Record) -> pb.TableEventBatch:
 
 
 def fold_batch(loaded: LoadedTable, record: Record) -> LoadedTable:
-    """``loaded`` after the events of ``record`` (the same ``evolve`` the live path uses)."""
+    """``loaded`` after the events of ``record`` (:func:`engine.table.evolve.fold`: the handlers
+    the live path's ``evolve`` uses)."""
     batch = decode_batch(record)
     state = loaded.state
     first = state.version + 1 if state is not None else 1
-    for event in batch.events:
-        state = evolve(state, event)
+    state = fold(state, batch.events)
     commands = loaded.commands
     if batch.command_id and state is not None:
         commands = remember(commands, batch.command_id, first, state.version)
@@ -136,23 +137,23 @@ class TableRepository:
         one private copy of the command index (not a copy of both per record).
         """
         before = loaded.version
-        state, position = loaded.state, loaded.position
+        folding = Fold(loaded.state)  # one state, rebuilt around the hand only at the end
+        position = loaded.position
         commands: CommandIndex | None = None
         async for record in self._store.read(loaded.table_id, after=loaded.position):
             batch = decode_batch(record)
-            first = state.version + 1 if state is not None else 1
-            for event in batch.events:
-                state = evolve(state, event)
+            first = folding.version + 1
+            folding.add(batch.events)
             position = record.position
-            if batch.command_id and state is not None:
+            if batch.command_id and folding.version:
                 if commands is None:
                     commands = dict(loaded.commands)
-                _remember_in_place(commands, batch.command_id, first, state.version)
+                _remember_in_place(commands, batch.command_id, first, folding.version)
         if position == loaded.position:
             return loaded
         loaded = LoadedTable(
             loaded.table_id,
-            state,
+            folding.state,
             position,
             loaded.commands if commands is None else commands,
             loaded.snapshot_version,

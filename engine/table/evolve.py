@@ -3,7 +3,9 @@
 A table's log holds its own events and its hands' events in one stream; hand events go to the
 hand machine's :func:`engine.hand.evolve` and then update what the table keeps across hands
 (positions, debts, stacks, the protection allowance). The live path
-(:func:`engine.table.decide.execute`) and :func:`replay` fold this same function.
+(:func:`engine.table.decide.execute`) and :func:`replay` fold this same function; :func:`fold`
+(the rebuild of a stored log) applies the same handlers to envelopes, dispatched on the body's
+field name, without rebuilding the table state around every hand event.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from engine.table.config import DAY_MS, config_from_wire
 from engine.table.events import TableEventBody
 from engine.table.state import Seat, TableState
 from pokerpb import events_pb2 as pb
+
+_new_tuple = tuple.__new__
 
 
 def _seat(state: TableState, number: int) -> Seat:
@@ -107,15 +111,21 @@ _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
 
 def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
     """The players dealt in owe nothing any more; the positions are this hand's."""
-    seats = sorted(entry.seat for entry in event.seats)
+    seats = sorted([entry.seat for entry in event.seats])
     if event.HasField("big_blind"):  # explicit blinds (dead button): the positions as given
         small_blind, big_blind = event.small_blind, event.big_blind
     else:
         small, big = blind_indexes(len(seats), seats.index(event.button))
         small_blind, big_blind = seats[small], seats[big]
+    # One new seats tuple, not one per player (this runs for every hand, live and replayed).
+    table = list(state.seats)
     for number in seats:
-        state = _update(state, number, new=False, missed_small=False, missed_big=False)
+        seat = table[number - 1]
+        assert seat is not None, f"seat {number} is empty"
+        # Seat(player_id, stack, sitting_out, new, missed_small, missed_big, ...): owes nothing.
+        table[number - 1] = _new_tuple(Seat, (*seat[:3], False, False, False, *seat[6:]))
     return state._replace(
+        seats=tuple(table),
         button=event.button,
         small_blind=small_blind,
         big_blind=big_blind,
@@ -132,9 +142,13 @@ def _artificial_all_in(state: TableState, event: pb.ArtificialAllIn) -> TableSta
 
 def _hand_over(state: TableState, event: pb.HandEnded | pb.HandVoided) -> TableState:
     """The hand's final stacks are the seats' stacks."""
+    table = list(state.seats)
     for result in event.results:
-        state = _update(state, result.seat, stack=result.stack)
-    return state
+        number = result.seat
+        seat = table[number - 1]
+        assert seat is not None, f"seat {number} is empty"
+        table[number - 1] = _new_tuple(Seat, (seat[0], result.stack, *seat[2:]))
+    return state._replace(seats=tuple(table))
 
 
 _AFTER_HAND_EVENT: Final[dict[type, Callable[[Any, Any], TableState]]] = {
@@ -171,6 +185,101 @@ def evolve(state: TableState | None, event: TableEventBody | pb.TableEvent) -> T
         event = getattr(event, name)
     new = _apply(state, event)  # type: ignore[arg-type]
     return new._replace(version=new.version + 1)
+
+
+# --- the fold of stored envelopes -----------------------------------------------------------------
+
+#: Positions of the fields :func:`fold` sets without ``_replace`` (version is the last field).
+_HAND: Final = TableState._fields.index("hand")
+_VERSION: Final = len(TableState._fields) - 1
+assert TableState._fields[_VERSION] == "version"
+
+
+def _hand_only_handlers() -> dict[str, Callable[[Any, Any], Any]]:
+    """Per field of the envelope's ``body``, the hand handler of the hand events that change
+    only the hand (every other event goes through :func:`_apply`, as in :func:`evolve`)."""
+    handlers: dict[str, Callable[[Any, Any], Any]] = {}
+    empty = pb.TableEvent()
+    for field in pb.TableEvent.DESCRIPTOR.oneofs_by_name["body"].fields:
+        kind = type(getattr(empty, field.name))
+        if kind in HAND_HANDLERS and kind not in _AFTER_HAND_EVENT:
+            handlers[field.name] = HAND_HANDLERS[kind]
+    return handlers
+
+
+_HAND_ONLY_BY_FIELD: Final = _hand_only_handlers()
+
+
+def _with_hand(state: TableState, hand: Any, version: int) -> TableState:
+    """``state`` with its ``hand`` and ``version`` replaced (one tuple, no ``_replace``)."""
+    fields = (*state[:_HAND], hand, *state[_HAND + 1 : _VERSION], version)
+    return _new_tuple(TableState, fields)
+
+
+class Fold:
+    """:func:`evolve` folded over stored envelopes (versions checked), batch after batch: the
+    rebuild of a table's log. :attr:`state` equals what folding :func:`evolve` gives.
+
+    The same handlers, dispatched on the body's field name (no type lookups, no bare-event
+    branch). A hand event that changes only the hand is applied to the hand alone, carried
+    between events; the table state is rebuilt around it only before a table-level handler and
+    when :attr:`state` is read (no handler reads ``version``, which evolve only sets).
+    """
+
+    __slots__ = ("_hand", "_table", "version")
+
+    def __init__(self, state: TableState | None = None) -> None:
+        self._table = state  # up to date but for ``hand`` and ``version``
+        self._hand = None if state is None else state.hand
+        #: The version of the last event folded (0: no table).
+        self.version = 0 if state is None else state.version
+
+    @property
+    def state(self) -> TableState | None:
+        """The table after every event added (None if there is none yet)."""
+        table = self._table
+        if table is None:
+            return None
+        if table.version != self.version or table.hand is not self._hand:
+            table = self._table = _with_hand(table, self._hand, self.version)
+        return table
+
+    def add(self, events: Iterable[pb.TableEvent]) -> None:
+        """Fold ``events``; a version that does not follow raises ValueError (the events
+        before it stay folded, like the evolve calls that succeeded before a failing one)."""
+        table, hand, version = self._table, self._hand, self.version
+        hand_only = _HAND_ONLY_BY_FIELD
+        try:
+            for event in events:
+                if event.version != version + 1:
+                    raise ValueError(
+                        f"Event version {event.version} does not follow; {version + 1} does."
+                    )
+                name = event.WhichOneof("body")
+                if name is None:
+                    raise ValueError("The table event has no body.")
+                body = getattr(event, name)
+                handler = hand_only.get(name)
+                if handler is not None:
+                    assert table is not None
+                    hand = handler(hand, body)
+                    version += 1
+                    continue
+                if table is not None:
+                    table = _with_hand(table, hand, version)
+                table = _apply(table, body)
+                # As evolve: one more than the version the handler returned.
+                hand, version = table.hand, table.version + 1
+        finally:
+            self._table, self._hand, self.version = table, hand, version
+
+
+def fold(state: TableState | None, events: Iterable[pb.TableEvent]) -> TableState | None:
+    """The state after the envelopes ``events``, equal to folding :func:`evolve` over them
+    (``state`` itself when there are none); see :class:`Fold`."""
+    folding = Fold(state)
+    folding.add(events)
+    return folding.state
 
 
 def replay(events: Iterable[TableEventBody | pb.TableEvent]) -> TableState:

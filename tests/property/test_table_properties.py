@@ -46,6 +46,7 @@ from engine.table import (
     make_config,
     replay,
 )
+from engine.table.evolve import fold
 from engine.table.plan import eligible_seats, next_after
 from pokerpb import events_pb2 as pb
 
@@ -305,6 +306,9 @@ def run_table(seed: int, config_name: str) -> None:
     assert replay(run.events) == run.table
     wire = [pb.TableEvent.FromString(envelope.SerializeToString()) for envelope in run.wire]
     assert replay(wire) == run.table
+    # The rebuild path (a fold of stored envelopes, batch after batch) lands on the same table.
+    half = len(wire) // 2
+    assert fold(fold(None, wire[:half]), wire[half:]) == run.table
 
 
 @pytest.mark.parametrize("config_name", sorted(CONFIGS))
