@@ -31,6 +31,8 @@ from pokerpb import events_pb2 as pb
 
 MINUTE_MS: Final = 60_000
 DAY_MS: Final = 24 * 60 * MINUTE_MS
+#: The room's default limit on consecutive hands sat out before a player is stood up.
+DEFAULT_SIT_OUT_MAX_HANDS: Final = 30
 
 
 class ButtonRule(Enum):
@@ -100,6 +102,8 @@ class TableConfig:
     artificial_allin_enabled: bool = False
     artificial_allin_per_24h: int = 2
     artificial_allin_counts_forced_bets: bool = True
+    # Stand up a player who sat out more than this many consecutive hands (None = never).
+    sit_out_max_hands: int | None = DEFAULT_SIT_OUT_MAX_HANDS
     hand: HandConfig = field(init=False, repr=False, compare=False)  # what every hand is dealt
 
     def __post_init__(self) -> None:
@@ -151,6 +155,7 @@ def config_to_wire(config: TableConfig) -> pb.TableConfig:
         artificial_allin_enabled=config.artificial_allin_enabled,
         artificial_allin_per_24h=config.artificial_allin_per_24h,
         artificial_allin_counts_forced_bets=config.artificial_allin_counts_forced_bets,
+        sit_out_max_hands=config.sit_out_max_hands,
     )
 
 
@@ -179,4 +184,6 @@ def config_from_wire(wire: pb.TableConfig) -> TableConfig:
         artificial_allin_enabled=wire.artificial_allin_enabled,
         artificial_allin_per_24h=wire.artificial_allin_per_24h,
         artificial_allin_counts_forced_bets=wire.artificial_allin_counts_forced_bets,
+        # Unset (a log from before the setting): no limit, as the table was played.
+        sit_out_max_hands=(wire.sit_out_max_hands if wire.HasField("sit_out_max_hands") else None),
     )

@@ -35,6 +35,7 @@ from engine.table.evolve import evolve
 from engine.table.rules import (
     busted_seats,
     protection_open,
+    sat_out_too_long,
     verify_buy_in,
     verify_can_start,
     verify_config,
@@ -177,12 +178,17 @@ def _cash_out(
 
 
 def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
-    """Unseat the busted, mark missed blinds, then deal: the hand machine posts and deals."""
+    """Unseat the busted and those who sat out too long, mark missed blinds, then deal: the
+    hand machine posts and deals."""
     state = verify_table_open(recorder.state)
     hand_id = verify_id("hand id", command.hand_id)
     plan = verify_can_start(state, command.now)
     for number in busted_seats(state):
         recorder.emit(_cash_out(number, _player(state, number), 0, pb.BUSTED, command.now))
+    for number in sat_out_too_long(state):
+        amount = _stack(state, number)
+        player = _player(state, number)
+        recorder.emit(_cash_out(number, player, amount, pb.SAT_OUT_TOO_LONG, command.now))
     if plan.missed:
         missed = pb.BlindsMissed()
         for number, small, big in plan.missed:

@@ -53,7 +53,9 @@ def _sat_out(state: TableState, event: pb.PlayerSatOut) -> TableState:
 
 
 def _sat_in(state: TableState, event: pb.PlayerSatIn) -> TableState:
-    return _update(state, event.seat, sitting_out=False, post_blinds=event.post_blinds)
+    return _update(
+        state, event.seat, sitting_out=False, post_blinds=event.post_blinds, hands_sat_out=0
+    )
 
 
 def _stand_up_requested(state: TableState, event: pb.StandUpRequested) -> TableState:
@@ -110,7 +112,8 @@ _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
 
 
 def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
-    """The players dealt in owe nothing any more; the positions are this hand's."""
+    """The players dealt in owe nothing any more; those sitting out have sat out one hand
+    more; the positions are this hand's."""
     seats = sorted([entry.seat for entry in event.seats])
     if event.HasField("big_blind"):  # explicit blinds (dead button): the positions as given
         small_blind, big_blind = event.small_blind, event.big_blind
@@ -124,6 +127,9 @@ def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
         assert seat is not None, f"seat {number} is empty"
         # Seat(player_id, stack, sitting_out, new, missed_small, missed_big, ...): owes nothing.
         table[number - 1] = _new_tuple(Seat, (*seat[:3], False, False, False, *seat[6:]))
+    for number, seat in enumerate(table, 1):
+        if seat is not None and seat.sitting_out and number not in seats:
+            table[number - 1] = seat._replace(hands_sat_out=seat.hands_sat_out + 1)
     return state._replace(
         seats=tuple(table),
         button=event.button,

@@ -86,6 +86,9 @@ def _verify_switches(config: TableConfig, game: GameDefinition) -> None:
         raise InvalidTableConfig("Allowances and pauses cannot be negative.")
     if config.rejoin_window_ms < 0:
         raise InvalidTableConfig("The re-join window cannot be negative.")
+    limit = config.sit_out_max_hands
+    if limit is not None and (type(limit) is not int or limit < 0):
+        raise InvalidTableConfig("The sit-out limit must be a whole number of hands, or none.")
 
 
 # --- the table itself ------------------------------------------------------------------------
@@ -231,21 +234,37 @@ def verify_can_start(state: TableState, now: int) -> Plan:
     verify_no_hand_running(state)
     if now < state.next_hand_at:
         raise TooEarly(f"The next hand can start at {state.next_hand_at}.")
-    plan = plan_hand(_without_busted(state))
+    plan = plan_hand(_without_leavers(state))
     if plan is None:
         raise NotEnoughPlayers("A hand needs at least two players with chips who are sitting in.")
     return plan
 
 
-def _without_busted(state: TableState) -> TableState:
-    """The table as it will be once players without chips are unseated."""
-    seats = tuple(None if seat is not None and seat.stack == 0 else seat for seat in state.seats)
+def _without_leavers(state: TableState) -> TableState:
+    """The table as it will be once the busted and those who sat out too long are unseated."""
+    leaving = set(busted_seats(state)) | set(sat_out_too_long(state))
+    if not leaving:
+        return state
+    seats = tuple(None if number in leaving else seat for number, seat in enumerate(state.seats, 1))
     return state._replace(seats=seats)
 
 
 def busted_seats(state: TableState) -> tuple[int, ...]:
     """Seats of players with no chips (they did not rebuy; unseated before the next hand)."""
     return tuple(number for number, seat in enumerate(state.seats, 1) if seat and not seat.stack)
+
+
+def sat_out_too_long(state: TableState) -> tuple[int, ...]:
+    """Seats of players (with chips) who sat out more than ``sit_out_max_hands`` hands in a
+    row: stood up, their chips cashed out, before the next hand."""
+    limit = state.config.sit_out_max_hands
+    if limit is None:
+        return ()
+    return tuple(
+        number
+        for number, seat in enumerate(state.seats, 1)
+        if seat and seat.stack and seat.sitting_out and seat.hands_sat_out > limit
+    )
 
 
 # --- disconnection protection ------------------------------------------------------------------

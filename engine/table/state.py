@@ -20,7 +20,9 @@ class Seat(NamedTuple):
     ``new``: not dealt in since sitting down (owes a big blind to enter, RULES.md §6.2);
     ``missed_small`` / ``missed_big``: blinds that passed him while he sat out (§6.3);
     ``post_blinds``: his choice to post what he owes at once rather than wait for the big blind;
-    ``leaving``: he stood up during a hand he is dealt into and is cashed out when it ends.
+    ``leaving``: he stood up during a hand he is dealt into and is cashed out when it ends;
+    ``hands_sat_out``: hands dealt at the table in a row while he sat out (reset when he sits
+    in), for ``TableConfig.sit_out_max_hands``.
     """
 
     player_id: str
@@ -31,6 +33,7 @@ class Seat(NamedTuple):
     missed_big: bool = False
     post_blinds: bool = False
     leaving: bool = False
+    hands_sat_out: int = 0
 
     @property
     def owes(self) -> bool:
