@@ -26,6 +26,7 @@ _DEMO_SHAPES: dict[str, tuple[int, int]] = {
     "soko": (5, 0),
     "americana": (5, 0),
     "telesina": (5, 1),
+    "telesina-ranks-then-suits": (5, 1),
     "draw32": (5, 0),
 }
 

@@ -15,8 +15,9 @@ ValueError: The high ranking needs 5 to 7 cards in all; 2 were given.
 True
 
 The rankings: ``high``, ``omaha-high``, ``low8``, ``omaha-low8``, ``deuce-seven``, ``soko``,
-``americana``, ``telesina`` and ``draw32``. Each lives in its own module, which exposes its
-:class:`Ranking` objects in a dict ``RANKINGS`` by name; modules load on first use.
+``americana``, ``telesina``, ``telesina-ranks-then-suits`` (RULES.md §3.6, decision A19) and
+``draw32``. Each lives in a module, which exposes its :class:`Ranking` objects in a dict
+``RANKINGS`` by name; modules load on first use.
 """
 
 from __future__ import annotations
@@ -165,6 +166,7 @@ _MODULES: Final = {
     "soko": "engine.evaluation.soko",
     "americana": "engine.evaluation.americana",
     "telesina": "engine.evaluation.telesina",
+    "telesina-ranks-then-suits": "engine.evaluation.telesina",
     "draw32": "engine.evaluation.draw32",
 }
 

@@ -15,6 +15,12 @@ one pair, high card. The comparisons inside a category follow the seed and [deci
   down, then the pair's suits;
 * high card: card by card from the highest, rank then suit (A♥ Q♦ beats A♦ K♣).
 
+The table parameter ``telesina_high_card`` [decision A19] picks the ranking: ``card_by_card``
+(the default) is ``telesina`` above; ``ranks_then_suits`` is ``telesina-ranks-then-suits``, the
+same ranking except for high card: the five ranks first, highest to lowest, and only when all five
+are equal the suits card by card (A♦ K♣ beats A♥ Q♦). Every other strength is the same int in
+both rankings.
+
 Comparing the suits card by card skips a shared vela by itself: it is the same card on both sides.
 
 **The heads-up straight-flush rule** (seed; [decision A18]): when exactly two players contest a
@@ -67,7 +73,15 @@ from engine.evaluation._variants import (
     unpack,
 )
 
-__all__ = ["RANKINGS", "SUIT_VALUES", "HeadsUpRule", "compare_telesina", "telesina_pot_winners"]
+__all__ = [
+    "RANKINGS",
+    "SUIT_VALUES",
+    "HeadsUpRule",
+    "HighCardRule",
+    "compare_telesina",
+    "ranking_for",
+    "telesina_pot_winners",
+]
 
 SUIT_VALUES: Final = (0, 3, 2, 1)
 """The Telesina value of each card suit (s, h, d, c): hearts 3 > diamonds 2 > clubs 1 > spades 0."""
@@ -78,6 +92,25 @@ HeadsUpRule = Literal["exact", "any_low_sf_beats_royal", "off"]
 """The table parameter ``telesina_headsup_sf`` [decision A18]: ``exact`` (default) — only
 T♠-9♠-8♠-7♠-A♠ beats only A♥-K♥-Q♥-J♥-T♥; ``any_low_sf_beats_royal`` — any A-7-8-9-T straight
 flush beats any A-K-Q-J-T straight flush; ``off`` — no special rule."""
+
+HighCardRule = Literal["card_by_card", "ranks_then_suits"]
+"""The table parameter ``telesina_high_card`` [decision A19]: ``card_by_card`` (default) — each
+card by rank, then suit, from the highest; ``ranks_then_suits`` — the five ranks, then the suits."""
+
+_RANKING_NAMES: Final[dict[HighCardRule, str]] = {
+    "card_by_card": "telesina",
+    "ranks_then_suits": "telesina-ranks-then-suits",
+}
+
+
+def ranking_for(high_card: HighCardRule = "card_by_card") -> str:
+    """The name of the Telesina ranking for the table parameter ``telesina_high_card``.
+
+    >>> ranking_for(), ranking_for("ranks_then_suits")
+    ('telesina', 'telesina-ranks-then-suits')
+    """
+    return _RANKING_NAMES[high_card]
+
 
 _LOW: Final = SEVEN
 _CATEGORIES: Final = Categories(
@@ -97,6 +130,7 @@ _CATEGORIES: Final = Categories(
     },
 )
 FLUSH: Final = _CATEGORIES.number["flush"]
+HIGH: Final = _CATEGORIES.number["high"]
 STRAIGHT_FLUSH: Final = _CATEGORIES.number["straight_flush"]
 
 _STRAIGHTS: Final = straights(_LOW)
@@ -183,6 +217,17 @@ def _evaluate(hole: Sequence[Card], board: Sequence[Card]) -> int:
     if action == _PLAN_TWO_PAIR:
         return base + _two_pair_suits(ordered, ranks)
     return base + _straight_suits(ordered, ranks)
+
+
+def _evaluate_ranks_then_suits(hole: Sequence[Card], board: Sequence[Card]) -> int:
+    """The strength under ``telesina_high_card = ranks_then_suits``: a high card's vector is
+    reordered from (rank, suit) card by card to the five ranks, then the five suits; the best five
+    cards are the same (six cards without a pair drop the lowest rank either way)."""
+    strength = _evaluate(hole, board)
+    if category_of(strength) != HIGH:
+        return strength
+    values = unpack(strength, 10)
+    return pack(HIGH, (*values[::2], *values[1::2]))
 
 
 def _flush_strength(cards: tuple[Card, ...], flush_suit: int) -> int:
@@ -277,6 +322,15 @@ def _describe(strength: int) -> str:
     return f"{hand_name(kind, ranks, low_rank=_LOW)} {_cards(held)}"
 
 
+def _describe_ranks_then_suits(strength: int) -> str:
+    """Name a strength of ``telesina-ranks-then-suits``, like :func:`_describe`."""
+    if category_of(strength) != HIGH:
+        return _describe(strength)
+    values = unpack(strength, 10)
+    held = list(zip(values[:5], values[5:], strict=True))
+    return f"{hand_name('high', values[:5], low_rank=_LOW)} {_cards(held)}"
+
+
 # --- the heads-up straight-flush rule ----------------------------------------------------------
 
 
@@ -299,9 +353,7 @@ def compare_telesina(
     >>> compare_telesina(royal, low, contestants=2)  # the K-high straight flush beats the low one
     1
     """
-    for value in (first, second):
-        if value.ranking != "telesina":
-            raise ValueError(f"compare_telesina compares telesina values, not {value.ranking}.")
+    _verify_rankings((first, second), "compare_telesina")
     if contestants < 2:
         raise ValueError(f"A pot needs two contestants to compare hands; {contestants} given.")
     if contestants > 2 or rule == "off":
@@ -318,7 +370,7 @@ def telesina_pot_winners(values: Sequence[HandValue], *, rule: HeadsUpRule = "ex
     """The indexes of the winners of one pot among the values of the players contesting it.
 
     With two contestants the heads-up straight-flush rule applies (:func:`compare_telesina`);
-    equal best values share the pot.
+    equal best values share the pot. All values must come from one Telesina ranking.
 
     >>> from engine.cards import parse_cards
     >>> from engine.evaluation import rank_hand
@@ -329,11 +381,22 @@ def telesina_pot_winners(values: Sequence[HandValue], *, rule: HeadsUpRule = "ex
     """
     if not values:
         raise ValueError("A pot needs at least one contestant.")
+    _verify_rankings(values, "telesina_pot_winners")
     if len(values) == 2:
         outcome = compare_telesina(values[0], values[1], contestants=2, rule=rule)
         return [0] if outcome > 0 else [1] if outcome < 0 else [0, 1]
     best = max(value.strength for value in values)
     return [index for index, value in enumerate(values) if value.strength == best]
+
+
+def _verify_rankings(values: Sequence[HandValue], caller: str) -> None:
+    """ValueError unless every value comes from the same Telesina ranking."""
+    for value in values:
+        if value.ranking not in RANKINGS:
+            raise ValueError(f"{caller} compares telesina values, not {value.ranking}.")
+    rankings = sorted({value.ranking for value in values})
+    if len(rankings) > 1:
+        raise ValueError(f"{caller} compares values of one ranking, not {' and '.join(rankings)}.")
 
 
 def _sign(number: int) -> int:
@@ -373,14 +436,18 @@ def _low_beats_royal(low: int, royal: int, rule: HeadsUpRule) -> bool:
 
 
 RANKINGS: Final = {
-    "telesina": Ranking(
-        name="telesina",
-        evaluate=_evaluate,
-        describe=_describe,
+    name: Ranking(
+        name=name,
+        evaluate=evaluate,
+        describe=describe,
         hole_sizes=frozenset({5}),
         board_sizes=frozenset({0, 1}),
         total_sizes=frozenset({5, 6}),
         deck=DECK_32,
         deck_name="32-card",
+    )
+    for name, evaluate, describe in (
+        ("telesina", _evaluate, _describe),
+        ("telesina-ranks-then-suits", _evaluate_ranks_then_suits, _describe_ranks_then_suits),
     )
 }

@@ -144,6 +144,7 @@ CURATED = {
     "americana": THIRTY_TWO_CARD_HANDS,
     "draw32": THIRTY_TWO_CARD_HANDS + DRAW32_SUITS,
     "telesina": TELESINA_HANDS,
+    "telesina-ranks-then-suits": TELESINA_HANDS,
 }
 # Omaha's strengths are those of the five-card rankings it picks from (RULES.md §3.10).
 STRENGTHS_FROM = {"omaha-high": "high", "omaha-low8": "low8"}
@@ -158,6 +159,7 @@ DEAL_SHAPES = {
     "soko": (5, 0, DECK_52),
     "americana": (5, 0, DECK_32),
     "telesina": (5, 1, DECK_32),
+    "telesina-ranks-then-suits": (5, 1, DECK_32),
     "draw32": (5, 0, DECK_32),
 }
 RANDOM_DEALS = 2_000
