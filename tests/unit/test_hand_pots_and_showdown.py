@@ -123,6 +123,20 @@ def test_O4_three_way_split_odd_chips_one_each_clockwise_from_the_button() -> No
     assert shares == ((2, 34), (5, 33), (8, 33))
 
 
+def test_O4_three_way_split_in_a_played_hand() -> None:
+    table = Table(
+        {1: 100, 2: 100, 5: 100, 8: 100},
+        button=1,
+        hole={1: "2c 3d", 2: "4c 5d", 5: "4d 5c", 8: "4h 5h"},
+        board="Ah Kd Qc Js Tc",  # a straight on the board: seats 2, 5 and 8 tie
+    )
+    table.play("8 raise 10, 1 call, 2 call, 5 call")
+    table.play("2 bet 20, 5 call, 8 call, 1 fold")
+    assert table.state.pot == 100
+    check_down(table)
+    assert table.won() == {2: 34, 5: 33, 8: 33}
+
+
 def test_odd_chips_are_whole_chips_of_the_chip_unit() -> None:
     assert split_evenly(25, (0, 1), first=1, player_count=2, chip_unit=5) == ((1, 15), (0, 10))
 
@@ -149,6 +163,20 @@ def test_O2_hi_lo_pot_split_between_best_high_and_best_low_odd_chip_high() -> No
     assert sorted(table.awards()) == [(0, 1, 3, pb.HIGH), (0, 3, 2, pb.LOW)]
     low = next(event for event in table.of_type(pb.HandShown) if event.seat == 3)
     assert low.low_hand != ""
+
+
+def test_O3_hi_lo_tied_low_half_in_a_played_hand_odd_chip_left_of_the_button() -> None:
+    table = Table(
+        {1: 100, 2: 100, 3: 100, 4: 100},
+        button=3,  # small blind seat 4, big blind seat 1
+        game="omaha-hilo",
+        hole={1: "7s 7c 6s 6c", 2: "Ah 3h 9s 9d", 3: "Kc Kh Qh Jh", 4: "Ac 3c Ts Td"},
+        board="2c 4d 8h Kd Ks",
+    )
+    table.play("2 raise 67, 3 call, 4 call, 1 fold")
+    assert table.state.pot == 203
+    check_down(table)
+    assert sorted(table.awards()) == [(0, 2, 50, pb.LOW), (0, 3, 102, pb.HIGH), (0, 4, 51, pb.LOW)]
 
 
 def test_hi_lo_without_a_qualifying_low_the_high_hand_takes_the_whole_pot() -> None:

@@ -1,5 +1,5 @@
 """Button, blinds, new players, missed blinds and heads-up at the table (RULES.md §1.2, §4.2.1,
-§6.2, §6.3, decision A8, vectors N1 and N2)."""
+§6.2, §6.3, decision A8, vectors D13, N1 and N2)."""
 
 from __future__ import annotations
 
@@ -258,7 +258,7 @@ def test_heads_up_button_posts_small_blind_and_alternates() -> None:
         assert blinds[0] == (button, SB, 1)
 
 
-def test_heads_up_after_a_player_leaves_last_big_blind_is_not_big_blind_again() -> None:
+def test_D13_heads_up_after_a_player_leaves_last_big_blind_is_not_big_blind_again() -> None:
     table = Driver()
     table.seat_all({1: 100, 2: 100, 3: 100})
     table.deal()  # button 1, SB 2, BB 3

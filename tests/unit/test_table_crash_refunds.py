@@ -104,3 +104,19 @@ def test_voiding_with_no_hand_running_is_refused() -> None:
     table = three_players()
     with pytest.raises(NoHandRunning):
         table.void()
+
+
+def test_Z3_crash_after_the_flop_refunds_what_each_put_in_unraked() -> None:
+    table = Driver(nl_config())  # blinds 1/2; seat 1 is A (button), 2 is B (SB), 3 is C (BB)
+    table.seat_all({1: 100, 2: 100, 3: 100})
+    table.deal()
+    table.play("1 raise 10, 2 call, 3 fold")
+    hand = table.table.hand
+    assert hand is not None and len(hand.board) == 3  # the flop is out: a finished hand is raked
+    events = table.void()
+    refunds = {e.seat: e.amount for e in table.of_type(pb.HandVoided, events)[0].refunds}
+    assert refunds == {1: 10, 2: 10, 3: 2}
+    assert not table.of_type(pb.RakeTaken, events)
+    assert table.stacks() == {1: 100, 2: 100, 3: 100}
+    cashed = table.of_type(pb.PlayerCashedOut, table.close())
+    assert [(e.seat, e.amount) for e in cashed] == [(1, 100), (2, 100), (3, 100)]
