@@ -130,7 +130,7 @@ async def build_dealer(
             extra_errors=ERROR_FAMILIES,
         ),
     )
-    servicer = DealerServicer(tables)
+    servicer = DealerServicer(tables, metrics)
     server.add_service(
         SERVICE_NAME,
         lambda grpc_server: dealer_pb2_grpc.add_DealerServicer_to_server(servicer, grpc_server),

@@ -9,6 +9,8 @@ error interceptor.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import re
 import time
@@ -19,6 +21,7 @@ from typing import Any, Final
 import grpc
 import structlog
 
+from dealer_service.metrics import DealerMetrics
 from dealer_service.redaction import table_view
 from dealer_service.tables import INTERNAL_PREFIX, CommandResult, TableService
 from engine.betting import BettingRules, Stakes, Structure
@@ -216,6 +219,43 @@ def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dp
     return reply
 
 
+#: Status names by the numeric code a refused Play command's reply carries.
+_CODE_NAMES: Final = {code.value[0]: code.name for code in grpc.StatusCode}
+
+_Handler = Callable[[Any, Any, Any], Awaitable[dpb.CommandReply]]
+
+
+def _code_of(error: BaseException) -> str:
+    """The status name a unary command that raised ``error`` ends with."""
+    if isinstance(error, asyncio.CancelledError):
+        return "CANCELLED"
+    if not isinstance(error, Exception):
+        return "UNKNOWN"
+    status = status_for(error, ERROR_FAMILIES)
+    return status.code.name if status is not None else "INTERNAL"
+
+
+def _counted(kind: str) -> Callable[[_Handler], _Handler]:
+    """A unary command method, counted in the per-command metrics as ``kind`` (the same labels
+    as the command arriving over Play)."""
+
+    def wrap(method: _Handler) -> _Handler:
+        @functools.wraps(method)
+        async def counted(self: DealerServicer, request: Any, context: Any) -> dpb.CommandReply:
+            started = time.perf_counter()
+            try:
+                reply = await method(self, request, context)
+            except BaseException as error:
+                self._observe(kind, _code_of(error), started)
+                raise
+            self._observe(kind, "OK", started)
+            return reply
+
+        return counted
+
+    return wrap
+
+
 def _table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
     if request.table_id:
         return table_id_of(request.table_id)
@@ -229,8 +269,9 @@ def _table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
 class DealerServicer(dealer_pb2_grpc.DealerServicer):
     """The Dealer service over a :class:`TableService`."""
 
-    def __init__(self, tables: TableService) -> None:
+    def __init__(self, tables: TableService, metrics: DealerMetrics | None = None) -> None:
         self._tables = tables
+        self._metrics = metrics
         self._views = ViewCache()
         #: Play's commands: the oneof field -> the command, for the caller (a player).
         self._play: Mapping[str, Callable[[Any, str], Awaitable[CommandResult]]] = {
@@ -243,6 +284,11 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     def _reply(self, result: CommandResult) -> dpb.CommandReply:
         return _reply(result, self._views, _viewer(current_principal()))
 
+    def _observe(self, kind: str, code: str, started: float) -> None:
+        if self._metrics is not None:
+            self._metrics.observe_command(kind, code, time.perf_counter() - started)
+
+    @_counted("create_table")
     async def CreateTable(self, request: dpb.CreateTableRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         command_id = command_id_of(request.command_id)
@@ -274,6 +320,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
             )
         return reply
 
+    @_counted("close_table")
     async def CloseTable(self, request: dpb.CloseTableRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         command_id = command_id_of(request.command_id)
@@ -281,6 +328,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         reason = request.reason[:200] or "closed by the operator"
         return self._reply(await self._tables.close_table(table_id, command_id, reason))
 
+    @_counted("sit_down")
     async def SitDown(self, request: dpb.SitDownRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         command_id = command_id_of(request.command_id)
@@ -293,6 +341,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         )
         return self._reply(result)
 
+    @_counted("top_up")
     async def TopUp(self, request: dpb.TopUpRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         command_id = command_id_of(request.command_id)
@@ -302,18 +351,22 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         player = _player(current_principal())
         return self._reply(await self._tables.top_up(table_id, command_id, player, seat, amount))
 
+    @_counted("stand_up")
     async def StandUp(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         return self._reply(await self._stand_up(request, _player(current_principal())))
 
+    @_counted("sit_out")
     async def SitOut(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         return self._reply(await self._sit_out(request, _player(current_principal())))
 
+    @_counted("sit_in")
     async def SitIn(self, request: dpb.SitInRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         return self._reply(await self._sit_in(request, _player(current_principal())))
 
+    @_counted("act")
     async def Act(self, request: dpb.ActRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
         return self._reply(await self._act(request, _player(current_principal())))
@@ -331,18 +384,29 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         expires_at = principal.expires_at
         views = self._views
         handlers = self._play
+        metrics = self._metrics
+        perf_counter = time.perf_counter
         async for request in request_iterator:
             if time.time() >= expires_at:
                 raise Unauthenticated("the token expired")
+            started = perf_counter()
             kind = request.WhichOneof("command")
             try:
                 if kind is None:
                     raise InvalidArgument("a PlayRequest carries one command.")
                 result = await handlers[kind](getattr(request, kind), player)
             except Exception as error:  # CancelledError is not an Exception: it ends the stream
-                yield _refusal(request, kind, error)
+                reply = _refusal(request, kind, error)
+                if metrics is not None:
+                    metrics.observe_command(
+                        kind or "unknown", _CODE_NAMES[reply.code], perf_counter() - started
+                    )
+                yield reply
                 continue
-            yield _reply(result, views, player)
+            reply = _reply(result, views, player)
+            if metrics is not None:
+                metrics.observe_command(kind, "OK", perf_counter() - started)
+            yield reply
 
     # --- the seat commands, for ``player`` (the caller, a player) ----------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -70,3 +72,30 @@ class DealerMetrics:
             "Tables this process owns now.",
             registry=registry,
         )
+        self.commands = Counter(
+            "poker_dealer_commands",
+            "Table commands served (unary calls and Play messages alike), by command kind "
+            "(act, sit_down, ...) and status code.",
+            ["command", "code"],
+            registry=registry,
+        )
+        self.command_duration = Histogram(
+            "poker_dealer_command_duration_seconds",
+            "Time to serve one table command, request checked to reply built, by command kind "
+            "and status code (a Play stream's commands one by one).",
+            ["command", "code"],
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+        self._command_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+    def observe_command(self, command: str, code: str, duration_s: float) -> None:
+        """Count one served command (label children resolved once per kind and code)."""
+        children = self._command_children.get((command, code))
+        if children is None:
+            children = self._command_children[command, code] = (
+                self.commands.labels(command=command, code=code),
+                self.command_duration.labels(command=command, code=code),
+            )
+        children[0].inc()
+        children[1].observe(duration_s)

@@ -56,7 +56,7 @@ from engine.table.errors import TooEarly
 from eventstore.api import ConcurrencyConflict, StoreUnavailable
 from pokerpb import events_pb2 as pb
 from servicekit.errors import Conflict, NotFound, PermissionDenied, RuleViolation, Unavailable
-from servicekit.observability import CachedLogger, bound_context
+from servicekit.observability import CachedLogger, bound_context, request_line_fields
 
 _log = structlog.get_logger(__name__)
 _applied_log = CachedLogger(__name__)  # one line per command: resolved once, not per call
@@ -321,6 +321,10 @@ class TableService:
         creating: bool = False,
         hold: tuple[str, int] | None = None,
     ) -> CommandResult:
+        line = request_line_fields()  # a unary call's: its request line says what happened
+        if line is not None:
+            line["table_id"] = table_id
+            line["command_id"] = command_id
         with bound_context(table_id=table_id, command_id=command_id):
             async with self._lock(table_id):
                 loaded = await self._owned(table_id, creating=creating)
@@ -438,13 +442,29 @@ class TableService:
         state = loaded.state
         assert state is not None
         hand_id = state.hand.setup.hand_id if state.hand is not None else None
-        _applied_log.get().info(
-            "command_applied",
-            command=type(command).__name__,
-            events=len(events),
-            seq=state.version,
-            hand_id=hand_id,
-        )
+        name = type(command).__name__
+        line = request_line_fields()
+        if line is None:  # a Play message, a timer: this is the command's one info line
+            _applied_log.get().info(
+                "command_applied",
+                command=name,
+                events=len(events),
+                seq=state.version,
+                hand_id=hand_id,
+            )
+        else:  # a unary call: the request line carries the outcome (one info line per command)
+            line["command"] = name
+            line["events"] = len(events)
+            line["seq"] = state.version
+            if hand_id is not None:
+                line["hand_id"] = hand_id
+            _applied_log.get().debug(
+                "command_applied",
+                command=name,
+                events=len(events),
+                seq=state.version,
+                hand_id=hand_id,
+            )
         self._count(state, command, events)
         self.timers.arm(table_id, state)
 

@@ -4,7 +4,8 @@
   standard library's loggers (grpc, nats) go through the same renderer.
 - :func:`bound_context` / :func:`bind_context`: table_id, hand_id, command_id and seq travel with
   every log line of a request or message, through context variables.
-- :class:`ObservabilityInterceptor`: one log line per gRPC request (method, code, duration) and
+- :class:`ObservabilityInterceptor`: one log line per gRPC request (method, code, duration, and
+  the fields the handler of a unary-response call added with :func:`request_line_fields`) and
   the metrics ``poker_<service>_grpc_requests_total{method,code}`` and
   ``poker_<service>_grpc_request_duration_seconds{method}``. Labels are bounded sets (method
   names, status codes): never table or player ids.
@@ -20,8 +21,9 @@ import re
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Collection, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Collection, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TextIO
 from wsgiref.simple_server import WSGIServer
@@ -168,6 +170,31 @@ def bound_context(**fields: object) -> Iterator[None]:
         yield
 
 
+# --- the fields of the request line -----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _RequestLine:
+    """The fields a unary-response call's request line will carry, and the call's task."""
+
+    task: asyncio.Task[Any] | None
+    fields: dict[str, object]
+
+
+_REQUEST_LINE: ContextVar[_RequestLine | None] = ContextVar("servicekit_request_line", default=None)
+
+
+def request_line_fields() -> dict[str, object] | None:
+    """The fields the request line of the current call will carry (add to the dict: table_id,
+    command_id, ...), so a handler can log its outcome on that one line instead of a line of its
+    own. None outside a unary-response call's own task (a stream's messages, a background task,
+    a timer): log a line of your own there."""
+    line = _REQUEST_LINE.get()
+    if line is None or line.task is not asyncio.current_task():
+        return None
+    return line.fields
+
+
 # --- metrics ----------------------------------------------------------------------------------
 
 
@@ -275,9 +302,15 @@ class RequestObserver:
         self._levels: dict[str, tuple[bool, bool]] = {}
 
     def finished(
-        self, context: Any, method: str, error: BaseException | None, started: float
+        self,
+        context: Any,
+        method: str,
+        error: BaseException | None,
+        started: float,
+        fields: dict[str, object] | None = None,
     ) -> None:
-        """Record the call to ``method`` that started at ``started`` (perf_counter)."""
+        """Record the call to ``method`` that started at ``started`` (perf_counter); ``fields``
+        ride on the log line."""
         duration_s = time.perf_counter() - started
         code = _outcome_code(context, error)
         self._metrics.observe(method, code, duration_s)
@@ -286,13 +319,20 @@ class RequestObserver:
             levels = self._levels[method] = (_is_quiet(method), _matches(method, self._quiet_ok))
         log = self._fixed_logger if self._fixed_logger is not None else self._cached.get()
         quiet = levels[0] or (levels[1] and code == "OK")
-        (log.debug if quiet else log.info)(
-            "grpc_request", method=method, code=code, duration_ms=round(duration_s * 1e3, 3)
-        )
+        duration_ms = round(duration_s * 1e3, 3)
+        if fields:
+            (log.debug if quiet else log.info)(
+                "grpc_request", method=method, code=code, duration_ms=duration_ms, **fields
+            )
+        else:
+            (log.debug if quiet else log.info)(
+                "grpc_request", method=method, code=code, duration_ms=duration_ms
+            )
 
 
 class ObservabilityInterceptor(ScopeInterceptor):
-    """Logs one line per request (method, code, duration_ms) and records :class:`GrpcMetrics`.
+    """Logs one line per request (method, code, duration_ms; for unary-response calls also
+    the fields added through :func:`request_line_fields`) and records :class:`GrpcMetrics`.
 
     Put it first in the interceptor list, so it sees the final status of the others.
     """
@@ -301,16 +341,41 @@ class ObservabilityInterceptor(ScopeInterceptor):
         self, metrics: GrpcMetrics, logger: Any = None, quiet_ok: Collection[str] = ()
     ) -> None:
         self.observer = RequestObserver(metrics, logger, quiet_ok)
+        #: Whether each method seen answers with one message (its line may carry fields).
+        self._unary_response: dict[str, bool] = {}
         super().__init__(self._observed)
+
+    async def intercept_service(
+        self, continuation: Callable[[Any], Any], handler_call_details: Any
+    ) -> Any:
+        """See ``grpc.aio.ServerInterceptor.intercept_service``; notes the method's shape."""
+        handler = await super().intercept_service(continuation, handler_call_details)
+        method: str = handler_call_details.method
+        if handler is not None and method not in self._unary_response:
+            self._unary_response[method] = (
+                handler.unary_unary is not None or handler.stream_unary is not None
+            )
+        return handler
 
     @asynccontextmanager
     async def _observed(self, context: Any, method: str) -> AsyncIterator[None]:
         started = time.perf_counter()
         error: BaseException | None = None
+        # Only unary responses: a stream's messages log lines of their own.
+        line = (
+            _RequestLine(asyncio.current_task(), {}) if self._unary_response.get(method) else None
+        )
+        token = _REQUEST_LINE.set(line) if line is not None else None
         try:
             yield
         except BaseException as raised:
             error = raised
             raise
         finally:
-            self.observer.finished(context, method, error, started)
+            if line is not None:
+                line.task = None  # tasks the call started (timers) see a closed line
+                with suppress(ValueError):  # not in the call's own context: nothing to undo
+                    _REQUEST_LINE.reset(token)  # type: ignore[arg-type]
+            self.observer.finished(
+                context, method, error, started, line.fields if line is not None else None
+            )

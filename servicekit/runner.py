@@ -9,6 +9,7 @@ The announcement is one line, parsed by scripts and tests::
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
@@ -66,17 +67,38 @@ def announcement(name: str, verb: str, settings: ServiceSettings, port: int, met
     return f"{name} {verb} grpc={host}:{port} metrics={host}:{metrics} owner={settings.owner_id}"
 
 
+#: The collector's generation-0 threshold once a service is up (CPython's default is 700): a
+#: request allocates hundreds of container objects, so the default runs a young collection every
+#: few requests, and the older generations' collections (which walk everything) come often.
+GC_GEN0_THRESHOLD = 50_000
+
+
+def tune_gc_after_start(gen0_threshold: int = GC_GEN0_THRESHOLD) -> None:
+    """Move everything built at start-up (modules, protobuf descriptors, rebuilt state) to the
+    permanent generation, never scanned again, and collect young objects less often: fewer and
+    shorter collection pauses in the request path (cycles are still collected)."""
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(gen0_threshold, max(gen1, 20), max(gen2, 20))
+
+
 async def serve_service(
     name: str,
     verb: str,
     settings: ServiceSettings,
     build: Callable[[], Awaitable[RunnableService]],
+    *,
+    tune_gc: bool = False,
 ) -> None:
-    """Build, start, announce, and serve until stopped; stop whatever happens once built."""
+    """Build, start, announce, and serve until stopped; stop whatever happens once built.
+    ``tune_gc``: :func:`tune_gc_after_start` once started."""
     service = await build()
     metrics = start_metrics_server(settings.metrics_port, host=settings.grpc_host)
     try:
         port = await service.start()
+        if tune_gc:
+            tune_gc_after_start()
         print(announcement(name, verb, settings, port, metrics.port), flush=True)
         await service.server.serve_until_stopped()
     finally:
