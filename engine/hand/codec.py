@@ -156,11 +156,6 @@ def cached_config_from_wire(
     )
 
 
-cached_config_to_wire: Final = IdentityMemo(config_to_wire)
-""":func:`config_to_wire`, remembered per config object. The messages are shared: copy, never
-modify them."""
-
-
 def _config_message(config: HandConfig) -> bytes:
     game, structure, stakes, rules = config_to_wire(config)
     message = pb.HandStarted(
