@@ -267,6 +267,25 @@ async def fund(wallet: WalletHarness) -> WalletClient:
     return operator
 
 
+async def kill_a_dealer_mid_hand(
+    dealer_settings: DealerSettings,
+    wallet: WalletHarness,
+    processes: list[Process],
+    log: Path,
+) -> str:
+    """Start a dealer, seat everyone, bet into a hand, then kill -9 the dealer; the table id."""
+    dealer = Process(dealer_args(dealer_settings, wallet.address), log)
+    processes.append(dealer)
+    dealer.start()
+    secret = dealer_settings.token_secret
+    async with grpc.aio.insecure_channel(dealer.address) as channel:
+        table_id = await open_table(Client(channel, secret, "op", Role.OPERATOR))
+        await seat_everyone(channel, secret, table_id)
+        assert await raise_mid_hand(channel, secret, table_id) > 30
+    dealer.kill()
+    return table_id
+
+
 async def test_dealer_killed_mid_hand_refund_lands_once(
     dealer_settings: DealerSettings,
     wallet: WalletHarness,
@@ -275,15 +294,7 @@ async def test_dealer_killed_mid_hand_refund_lands_once(
 ) -> None:
     operator = await fund(wallet)
     log = tmp_path / "dealer.log"
-    first = Process(dealer_args(dealer_settings, wallet.address), log)
-    processes.append(first)
-    first.start()
-    secret = dealer_settings.token_secret
-    async with grpc.aio.insecure_channel(first.address) as channel:
-        table_id = await open_table(Client(channel, secret, "op", Role.OPERATOR))
-        await seat_everyone(channel, secret, table_id)
-        assert await raise_mid_hand(channel, secret, table_id) > 30
-    first.kill()
+    table_id = await kill_a_dealer_mid_hand(dealer_settings, wallet, processes, log)
 
     second = Process(dealer_args(dealer_settings, wallet.address), log)
     processes.append(second)
@@ -301,15 +312,8 @@ async def test_abandoned_table_is_closed_by_the_wallet_and_refunded(
 ) -> None:
     operator = await fund(wallet)
     log = tmp_path / "dealer.log"
-    dealer = Process(dealer_args(dealer_settings, wallet.address), log)
-    processes.append(dealer)
-    dealer.start()
-    secret = dealer_settings.token_secret
-    async with grpc.aio.insecure_channel(dealer.address) as channel:
-        table_id = await open_table(Client(channel, secret, "op", Role.OPERATOR))
-        await seat_everyone(channel, secret, table_id)
-        await raise_mid_hand(channel, secret, table_id)
-    dealer.kill()  # and nobody comes back
+    table_id = await kill_a_dealer_mid_hand(dealer_settings, wallet, processes, log)
+    # ... and nobody comes back.
 
     await check_refunded_once(operator, 1_000)
     batches = await table_log(dealer_settings, table_id)
@@ -322,7 +326,7 @@ async def test_abandoned_table_is_closed_by_the_wallet_and_refunded(
     processes.append(late)
     late.start()
     async with grpc.aio.insecure_channel(late.address) as channel:
-        operator_d = Client(channel, secret, "op", Role.OPERATOR)
+        operator_d = Client(channel, dealer_settings.token_secret, "op", Role.OPERATOR)
         view = await eventually(lambda: operator_d.table(table_id), lambda v: v.closed)
         assert not view.seats
     await asyncio.sleep(0.5)
