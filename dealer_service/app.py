@@ -23,6 +23,7 @@ from dealer_service.repository import TableRepository
 from dealer_service.tables import TableService
 from dealer_service.wallet_client import GrpcWallet
 from dealer_service.wallet_port import DevWallet, WalletPort
+from engine.evaluation import load_all_rankings
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
@@ -85,6 +86,8 @@ async def build_dealer(
     wallet: WalletPort | None = None,
 ) -> Dealer:
     """Connect and wire everything; call :meth:`Dealer.start` next (in the same event loop)."""
+    # Built now, not at the first showdown of each ranking, which would stall every table.
+    load_all_rankings()
     nats = await connect_nats(
         NatsSettings(servers=(settings.nats_url,), name=f"dealer-{settings.owner_id}")
     )

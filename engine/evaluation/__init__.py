@@ -29,7 +29,7 @@ from typing import Final
 
 from engine.cards import DECK_52, Card, verify_distinct, verify_in_deck
 
-__all__ = ["RANKING_NAMES", "HandValue", "Ranking", "get_ranking", "rank_hand"]
+__all__ = ["RANKING_NAMES", "HandValue", "Ranking", "get_ranking", "load_all_rankings", "rank_hand"]
 
 Evaluate = Callable[[Sequence[Card], Sequence[Card]], int | None]
 """``Ranking.evaluate``: the strength of checked hole and board cards, or None."""
@@ -188,6 +188,17 @@ def get_ranking(name: str) -> Ranking:
         ranking = module.RANKINGS[name]
         _LOADED[name] = ranking
     return ranking
+
+
+def load_all_rankings() -> tuple[Ranking, ...]:
+    """Load every ranking now (each builds its lookup tables when first loaded, some in a few
+    hundred milliseconds). A server calls this before it serves, so that the first showdown of
+    a ranking does not stall every other table while the tables are built.
+
+    >>> [ranking.name for ranking in load_all_rankings()] == list(RANKING_NAMES)
+    True
+    """
+    return tuple(get_ranking(name) for name in RANKING_NAMES)
 
 
 def rank_hand(ranking: str, hole: Sequence[Card], board: Sequence[Card] = ()) -> HandValue | None:
