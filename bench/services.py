@@ -42,7 +42,6 @@ import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +61,7 @@ from prometheus_client import CollectorRegistry
 
 from bench.harness import Result
 from bench.policy import choose_action
+from bench.shell import METHOD as SHELL_METHOD
 from dealer_service.metrics import DealerMetrics
 from dealer_service.repository import LoadedTable, TableRepository, decode_batch
 from dealer_service.testing import Client, new_secret
@@ -88,12 +88,28 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
 from tests.support.nats_server import NatsServer
+from tests.support.service_process import ServiceProcess
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One play scenario: how many tables, how the bots send, how long they think."""
+
+    tables: int
+    transport: str = "stream"
+    think_s: float = 0.0
+    hands: int = 6
+
+    @property
+    def name(self) -> str:
+        """The results' prefix."""
+        paced = f".think_{round(1000 * self.think_s)}ms" if self.think_s else ""
+        return f"services.play.{self.tables}_tables.{self.transport}{paced}"
+
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 SEED: Final = 20_260_301
-TABLE_COUNTS: Final = (10, 100)
 PLAYERS: Final = 3
-HANDS_PER_TABLE: Final = {10: 40, 100: 6}
 PLAY_CAP_S: Final = 40.0
 RAW_SECONDS: Final = 4.0
 REPLAY_HANDS: Final = 1_500
@@ -112,76 +128,51 @@ BOT_TRANSPORTS: Final = {
     "stream": ("stream",),
     "both": ("unary", "stream"),
 }[os.environ.get("BENCH_BOT_TRANSPORT", "both")]
+#: How long the paced bots think before each action: 100 tables then offer at most
+#: 100 / (0.2 s + Act latency) actions/s, a fraction of what the dealer can take, yet still
+#: several times the pace of human players (who take seconds).
+PACED_THINK_S: Final = 0.2
+#: The scenarios, in order: saturation (bots act as soon as it is their turn) at 10 and 100
+#: tables over each transport, then 100 tables of paced bots (the Act latency below saturation).
+SCENARIOS: Final = (
+    *(Scenario(10, transport, hands=40) for transport in BOT_TRANSPORTS),
+    *(Scenario(100, transport, hands=6) for transport in BOT_TRANSPORTS),
+    Scenario(100, "stream", think_s=PACED_THINK_S, hands=3),
+)
 REPEATS: Final = 5
 _SERVING: Final = re.compile(r"dealer serving grpc=(\S+)")
+_SHELL_SERVING: Final = re.compile(r"shell serving grpc=(\S+)")
 
 
 # --- the dealer process ---------------------------------------------------------------------------
 
 
-class DealerProcess:
-    """``python -m dealer_service`` as a child process on loopback port 0 (as in tests/faults)."""
+def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> ServiceProcess:
+    """``python -m dealer_service`` as a child process on loopback port 0 (as in tests/faults),
+    its tables under ``namespace``; ``BENCH_DEALER_PROFILE`` runs it under cProfile."""
+    profile = os.environ.get("BENCH_DEALER_PROFILE")
+    prefix = ["-m", "cProfile", "-o", profile] if profile else []
+    args = [
+        sys.executable,
+        *prefix,
+        "-m",
+        "dealer_service",
+        *("--nats-url", nats_url, "--grpc-port", "0", "--metrics-port", "0"),
+        *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
+        *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
+        *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
+    ]
+    return ServiceProcess(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=20)
 
-    def __init__(self, nats_url: str, namespace: str, secret: bytes, log: Path) -> None:
-        profile = os.environ.get("BENCH_DEALER_PROFILE")
-        prefix = ["-m", "cProfile", "-o", profile] if profile else []
-        self.args = [
-            sys.executable,
-            *prefix,
-            "-m",
-            "dealer_service",
-            *("--nats-url", nats_url, "--grpc-port", "0", "--metrics-port", "0"),
-            *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
-            *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
-            *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
-        ]
-        self.namespace = namespace
-        self.log = log
-        self.process: subprocess.Popen[str] | None = None
-        self.address = ""
 
-    @property
-    def stream(self) -> StreamSettings:
-        """Where this dealer's tables live."""
-        return StreamSettings(
-            stream=f"B_{self.namespace}", subject_prefix=f"b{self.namespace}.table"
-        )
-
-    def start(self) -> None:
-        """Start and wait for the 'serving' line."""
-        with self.log.open("a") as stderr:
-            self.process = subprocess.Popen(
-                self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True
-            )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        match = _SERVING.search(line)
-        if match is None:
-            self.stop()
-            raise RuntimeError(f"the dealer did not start: {line!r}; see {self.log}")
-        self.address = match.group(1)
-
-    def cpu_seconds(self) -> float:
-        """The process's user + system CPU time so far (Linux /proc)."""
-        assert self.process is not None
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        """SIGTERM (a graceful stop, which also writes the profile), SIGKILL if it lingers."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+def dealer_stream(namespace: str) -> StreamSettings:
+    """Where the dealer started with ``namespace`` keeps its tables."""
+    return StreamSettings(stream=f"B_{namespace}", subject_prefix=f"b{namespace}.table")
 
 
 @contextlib.contextmanager
-def running(process: DealerProcess) -> Iterator[DealerProcess]:
-    """The dealer, started, stopped on the way out whatever happens."""
+def running(process: ServiceProcess) -> Iterator[ServiceProcess]:
+    """The process, started, stopped on the way out whatever happens."""
     try:
         process.start()
         yield process
@@ -214,25 +205,26 @@ class Refused(Exception):
 class StreamBot:
     """A bot acting over its own Play stream: one message out, its reply back."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, sizes: MessageSizes) -> None:
         self.call = client.stub.Play(metadata=client.metadata)
+        self.sizes = sizes
 
     async def act(self, table_id: str, hand_id: str, action: int, amount: int) -> dpb.CommandReply:
         """One Act with a fresh command id; :class:`Refused` if the dealer refused it."""
-        await self.call.write(
-            dpb.PlayRequest(
-                act=dpb.ActRequest(
-                    command_id=uuid.uuid4().hex,
-                    table_id=table_id,
-                    hand_id=hand_id,
-                    action=action,  # type: ignore[arg-type]
-                    amount=amount,
-                )
+        request = dpb.PlayRequest(
+            act=dpb.ActRequest(
+                command_id=uuid.uuid4().hex,
+                table_id=table_id,
+                hand_id=hand_id,
+                action=action,  # type: ignore[arg-type]
+                amount=amount,
             )
         )
+        await self.call.write(request)
         reply = await self.call.read()
         if not isinstance(reply, dpb.CommandReply):
             raise Refused("the stream ended")
+        self.sizes.add(request.ByteSize(), reply.ByteSize())
         if reply.code:
             raise Refused(reply.message)
         return reply
@@ -241,6 +233,26 @@ class StreamBot:
         """End the stream."""
         await self.call.done_writing()
         await self.call.code()
+
+
+@dataclass(slots=True)
+class MessageSizes:
+    """The Play messages' sizes on the wire (for the shell floor's messages)."""
+
+    count: int = 0
+    request_bytes: int = 0
+    reply_bytes: int = 0
+
+    def add(self, request: int, reply: int) -> None:
+        """Count one request and its reply."""
+        self.count += 1
+        self.request_bytes += request
+        self.reply_bytes += reply
+
+    def means(self) -> tuple[int, int]:
+        """The mean request and reply sizes in bytes."""
+        count = max(1, self.count)
+        return round(self.request_bytes / count), round(self.reply_bytes / count)
 
 
 @dataclass(slots=True)
@@ -289,8 +301,10 @@ async def play_table(
     deadline: float,
     rng: random.Random,
     stats: PlayStats,
+    think_s: float = 0.0,
 ) -> None:
-    """Play until ``hands`` more hands have started and ended, or the deadline."""
+    """Play until ``hands`` more hands have started and ended, or the deadline; each bot thinks
+    ``think_s`` on average before acting (not counted in the Act latency)."""
     target: int | None = None
     view: dpb.TableView | None = None
     while time.monotonic() < deadline:
@@ -308,6 +322,10 @@ async def play_table(
             view = None
             continue
         action, amount = choose(view, rng)
+        if think_s:
+            # Exponential think times: independent players' actions arrive at random
+            # (a Poisson stream), not in lock-step bursts of one action per table.
+            await asyncio.sleep(rng.expovariate(1 / think_s))
         started = time.perf_counter()
         try:
             reply = await bots[to_act].act(table_id, view.hand.hand_id, action, amount)
@@ -377,14 +395,15 @@ async def raw_chains(js: JetStreamContext, chains: int, size: int, seconds: floa
     return sum(counts) / elapsed
 
 
-async def play(nats_url: str, tables: int, work: Path, transport: str = "stream") -> list[Result]:
-    """One play scenario: ``tables`` tables whose bots act over ``transport`` (``unary`` or
-    ``stream``), then the raw chains; see the module docstring."""
+async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
+    """One play scenario (see the module docstring), then its peers: the raw chains and, for
+    the stream transport without think time, the shell floor."""
+    tables, transport = scenario.tables, scenario.transport
     secret = new_secret()
     namespace = uuid.uuid4().hex[:8]
-    log = work / f"dealer-{tables}-{transport}.log"
-    dealer = DealerProcess(nats_url, namespace, secret, log)
+    dealer = dealer_process(nats_url, namespace, secret, work / f"dealer-{namespace}.log")
     stats = PlayStats()
+    sizes = MessageSizes()
     rng = random.Random(SEED + tables)
     table_ids = [f"bench{n:03d}" for n in range(tables)]
     with running(dealer):
@@ -392,7 +411,9 @@ async def play(nats_url: str, tables: int, work: Path, transport: str = "stream"
             seated = [await seat_table(channel, secret, table_id) for table_id in table_ids]
             streams: list[dict[int, StreamBot]] = []
             if transport == "stream":
-                streams = [{n: StreamBot(bot) for n, bot in bots.items()} for _, bots in seated]
+                streams = [
+                    {n: StreamBot(bot, sizes) for n, bot in bots.items()} for _, bots in seated
+                ]
             players: list[dict[int, Client] | dict[int, StreamBot]] = (
                 list(streams) if streams else [bots for _, bots in seated]
             )
@@ -402,17 +423,17 @@ async def play(nats_url: str, tables: int, work: Path, transport: str = "stream"
             dealer_cpu = dealer.cpu_seconds()
             bench_cpu = time.process_time()
             deadline = time.monotonic() + PLAY_CAP_S
-            hands = HANDS_PER_TABLE[tables]
             await asyncio.gather(
                 *(
                     play_table(
                         operator,
                         bots,
                         table_id,
-                        hands=hands,
+                        hands=scenario.hands,
                         deadline=deadline,
                         rng=rng,
                         stats=stats,
+                        think_s=scenario.think_s,
                     )
                     for table_id, (operator, _), bots in zip(
                         table_ids, seated, players, strict=True
@@ -429,32 +450,117 @@ async def play(nats_url: str, tables: int, work: Path, transport: str = "stream"
     client = await nats.connect(nats_url)
     try:
         js = client.jetstream()
-        counts = await count_logs(js, dealer.stream, table_ids, (window_start, window_end))
+        counts = await count_logs(
+            js, dealer_stream(namespace), table_ids, (window_start, window_end)
+        )
         mean_size = max(1, round(counts.data_bytes / max(1, counts.records)))
         raw = await raw_chains(js, tables, mean_size, RAW_SECONDS)
     finally:
         await client.close()
+    appends = counts.records / elapsed
     latencies = sorted(stats.act_latencies)
-    prefix = f"services.play.{tables}_tables.{transport}"
-    return [
+    prefix = scenario.name
+    results = [
         Result(f"{prefix}.hands", counts.hands / elapsed, "hands/s"),
         Result(f"{prefix}.events", counts.events / elapsed, "events/s"),
         Result(f"{prefix}.act_p50", 1000 * _quantile(latencies, 0.50), "ms"),
         Result(f"{prefix}.act_p99", 1000 * _quantile(latencies, 0.99), "ms"),
         Result(f"{prefix}.acts", len(latencies), "acts"),
+        Result(f"{prefix}.acts_per_s", len(latencies) / elapsed, "acts/s"),
         Result(f"{prefix}.acts_refused", stats.refused, "acts"),
         Result(f"{prefix}.dealer_cpu", 100 * dealer_cpu / elapsed, "% of a core"),
+        Result(
+            f"{prefix}.dealer_cpu_per_append",
+            1000 * dealer_cpu / max(1, counts.records),
+            "ms",
+        ),
         Result(f"{prefix}.bots_cpu", 100 * bench_cpu / elapsed, "% of a core"),
         Result(f"{prefix}.mean_batch", counts.events / max(1, counts.records), "events/append"),
         Result(f"{prefix}.mean_record", mean_size, "bytes"),
         Result(
             f"{prefix}.appends",
-            counts.records / elapsed,
+            appends,
             "appends/s",
             peer=f"raw JetStream, {tables} chains",
             peer_value=raw,
         ),
     ]
+    if transport == "stream" and not scenario.think_s:
+        request_size, reply_size = sizes.means()
+        floor = await shell_floor(nats_url, tables, (request_size, mean_size, reply_size), work)
+        results += [
+            Result(
+                f"{prefix}.appends_vs_shell",
+                appends,
+                "appends/s",
+                peer="thinnest gRPC+JetStream shell",
+                peer_value=floor["append"],
+            ),
+            Result(
+                f"services.floor.{tables}_chains.shell_append",
+                floor["append"],
+                "appends/s",
+                peer=f"raw JetStream, {tables} chains",
+                peer_value=raw,
+            ),
+            Result(
+                f"services.floor.{tables}_chains.shell_echo",
+                floor["echo"],
+                "replies/s",
+                peer=f"raw JetStream, {tables} chains",
+                peer_value=raw,
+            ),
+        ]
+    return results
+
+
+async def shell_floor(
+    nats_url: str, chains: int, sizes: tuple[int, int, int], work: Path
+) -> dict[str, float]:
+    """Commands/s of :mod:`bench.shell` in ``echo`` and ``append`` mode, driven like the
+    dealer's stream bots: ``chains`` streams, one message in flight on each, with the dealer's
+    request, record and reply sizes (``sizes``)."""
+    request_size, record_size, reply_size = sizes
+    head = f"{record_size}:{reply_size}:".encode()
+    request = head + bytes(max(0, request_size - len(head)))
+    rates = {}
+    for mode in ("echo", "append"):
+        args = [sys.executable, "-m", "bench.shell", "--mode", mode, "--nats-url", nats_url]
+        args += ["--stream", f"SHELL{uuid.uuid4().hex[:8].upper()}"]
+        log = work / f"shell-{mode}.log"
+        shell = ServiceProcess(args, log, ready=_SHELL_SERVING, name="the shell")
+        with running(shell):
+            async with grpc.aio.insecure_channel(shell.address) as channel:
+                rates[mode] = await _drive_shell(channel, chains, request)
+    return rates
+
+
+async def _drive_shell(channel: grpc.aio.Channel, chains: int, request: bytes) -> float:
+    method = channel.stream_stream(
+        SHELL_METHOD, request_serializer=_identity, response_deserializer=_identity
+    )
+    calls = [method() for _ in range(chains)]
+    counts = [0] * chains
+
+    async def chain(index: int, deadline: float) -> None:
+        call = calls[index]
+        while time.monotonic() < deadline:
+            await call.write(request)
+            await call.read()
+            counts[index] += 1
+
+    await asyncio.gather(*(chain(i, time.monotonic() + 0.3) for i in range(chains)))  # warm-up
+    counts[:] = [0] * chains
+    started = time.perf_counter()
+    await asyncio.gather(*(chain(i, time.monotonic() + RAW_SECONDS) for i in range(chains)))
+    elapsed = time.perf_counter() - started
+    for call in calls:
+        await call.done_writing()
+    return sum(counts) / elapsed
+
+
+def _identity(data: bytes) -> bytes:
+    return data
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -721,9 +827,8 @@ async def _run_all() -> list[Result]:
         server.start()
         try:
             results: list[Result] = []
-            for tables in TABLE_COUNTS:
-                for transport in BOT_TRANSPORTS:
-                    results += await play(server.url, tables, Path(work), transport)
+            for scenario in SCENARIOS:
+                results += await play(server.url, scenario, Path(work))
             results += await rebuild(server.url)
             return results
         finally:
