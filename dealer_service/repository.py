@@ -140,15 +140,16 @@ class TableRepository:
         folding = Fold(loaded.state)  # one state, rebuilt around the hand only at the end
         position = loaded.position
         commands: CommandIndex | None = None
-        async for record in self._store.read(loaded.table_id, after=loaded.position):
-            batch = decode_batch(record)
-            first = folding.version + 1
-            folding.add(batch.events)
-            position = record.position
-            if batch.command_id and folding.version:
-                if commands is None:
-                    commands = dict(loaded.commands)
-                _remember_in_place(commands, batch.command_id, first, folding.version)
+        async for records in self._store.read_batches(loaded.table_id, after=loaded.position):
+            for record in records:
+                batch = decode_batch(record)
+                first = folding.version + 1
+                folding.add(batch.events)
+                position = record.position
+                if batch.command_id and folding.version:
+                    if commands is None:
+                        commands = dict(loaded.commands)
+                    _remember_in_place(commands, batch.command_id, first, folding.version)
         if position == loaded.position:
             return loaded
         loaded = LoadedTable(

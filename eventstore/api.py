@@ -73,6 +73,11 @@ class EventStore(Protocol):
         last one present when the read began."""
         ...
 
+    def read_batches(self, key: str, after: int = 0) -> AsyncIterator[list[Record]]:
+        """The records :meth:`read` gives, in order, as lists of the records at hand (no list is
+        empty): a rebuild folds a list at a time instead of resuming per record."""
+        ...
+
     async def last_position(self, key: str) -> int:
         """The position of ``key``'s last record, 0 for an empty log."""
         ...

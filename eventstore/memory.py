@@ -44,6 +44,12 @@ class InMemoryEventStore:
             if record.position > after:
                 yield record
 
+    async def read_batches(self, key: str, after: int = 0) -> AsyncIterator[list[Record]]:
+        """See :meth:`eventstore.api.EventStore.read_batches`: the whole log at once."""
+        records = [record for record in self._logs.get(key, ()) if record.position > after]
+        if records:
+            yield records
+
     async def last_position(self, key: str) -> int:
         """See :meth:`eventstore.api.EventStore.last_position`."""
         log = self._logs.get(key)

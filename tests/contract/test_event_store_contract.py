@@ -73,6 +73,29 @@ async def test_read_after_a_position_returns_only_later_records(store: EventStor
     assert await read_all(store, key, after=position) == []
 
 
+async def test_read_batches_gives_what_read_gives_in_nonempty_lists(store: EventStore) -> None:
+    key = new_key()
+    position = 0
+    for index in range(40):
+        position = await store.append(
+            key, b"%d" % index, expected_position=position, msg_id=f"c{index}"
+        )
+    middle = (await read_all(store, key))[9].position
+    for after in (0, middle, position):
+        batches = [batch async for batch in store.read_batches(key, after)]
+        assert all(batches)
+        assert [r for batch in batches for r in batch] == await read_all(store, key, after)
+
+
+async def test_a_read_ends_at_the_last_record_present_when_it_began(store: EventStore) -> None:
+    key = new_key()
+    first = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    reading = store.read(key)
+    assert (await anext(reading)).position == first
+    await store.append(key, b"two", expected_position=first, msg_id="c2")
+    assert [record async for record in reading] == []
+
+
 async def test_a_stale_expected_position_is_a_conflict_and_appends_nothing(
     store: EventStore,
 ) -> None:
