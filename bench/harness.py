@@ -14,13 +14,14 @@ and the best of a few repeats, which is the figure least disturbed by other load
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import importlib.util
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
@@ -71,18 +72,27 @@ def rates(batches: dict[str, Callable[[], int]], repeats: int = 5) -> dict[str, 
     for batch in batches.values():
         batch()  # warm-up, untimed
     best = dict.fromkeys(batches, float("inf"))
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         for _ in range(repeats):
             for name, batch in batches.items():
                 start = time.perf_counter()
                 count = batch()
                 best[name] = min(best[name], (time.perf_counter() - start) / count)
+    return {name: 1 / seconds for name, seconds in best.items()}
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No garbage collection in this process within the block (the timed part of a benchmark):
+    a load generator's own collection pauses would be counted as the measured server's latency."""
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
     finally:
         if gc_was_enabled:
             gc.enable()
-    return {name: 1 / seconds for name, seconds in best.items()}
 
 
 def format_value(value: float) -> str:

@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -59,7 +60,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
-from bench.harness import Result
+from bench.harness import Result, gc_paused
 from bench.policy import choose_action
 from bench.shell import METHOD as SHELL_METHOD
 from dealer_service.metrics import DealerMetrics
@@ -423,23 +424,24 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
             dealer_cpu = dealer.cpu_seconds()
             bench_cpu = time.process_time()
             deadline = time.monotonic() + PLAY_CAP_S
-            await asyncio.gather(
-                *(
-                    play_table(
-                        operator,
-                        bots,
-                        table_id,
-                        hands=scenario.hands,
-                        deadline=deadline,
-                        rng=rng,
-                        stats=stats,
-                        think_s=scenario.think_s,
-                    )
-                    for table_id, (operator, _), bots in zip(
-                        table_ids, seated, players, strict=True
+            with gc_paused():
+                await asyncio.gather(
+                    *(
+                        play_table(
+                            operator,
+                            bots,
+                            table_id,
+                            hands=scenario.hands,
+                            deadline=deadline,
+                            rng=rng,
+                            stats=stats,
+                            think_s=scenario.think_s,
+                        )
+                        for table_id, (operator, _), bots in zip(
+                            table_ids, seated, players, strict=True
+                        )
                     )
                 )
-            )
             elapsed = time.perf_counter() - started
             window_end = time.time_ns() // 1_000_000
             dealer_cpu = dealer.cpu_seconds() - dealer_cpu
@@ -653,12 +655,14 @@ async def publish_all(
 
 async def raw_read(js: JetStreamContext, subject: str, end: int) -> int:
     """Read ``subject`` from the start with an ordered consumer, the fastest way nats-py offers
-    (a callback into a queue, as the event store reads; ``next_msg`` is several times slower);
-    nothing decoded. The records read."""
-    queue: asyncio.Queue[Msg] = asyncio.Queue()
+    (a callback appending to a deque that the reader drains, as the event store reads;
+    ``next_msg`` is several times slower); nothing decoded. The records read."""
+    arrived: deque[Msg] = deque()
+    wake = asyncio.Event()
 
     async def deliver(message: Msg) -> None:
-        queue.put_nowait(message)
+        arrived.append(message)
+        wake.set()
 
     subscription = await js.subscribe(
         subject, cb=deliver, ordered_consumer=True, pending_msgs_limit=-1, pending_bytes_limit=-1
@@ -666,10 +670,14 @@ async def raw_read(js: JetStreamContext, subject: str, end: int) -> int:
     records = 0
     try:
         while True:
-            message = queue.get_nowait() if not queue.empty() else await queue.get()
-            records += 1
-            if message.metadata.sequence.stream >= end:
-                return records
+            if not arrived:
+                wake.clear()
+                await wake.wait()
+            while arrived:
+                message = arrived.popleft()
+                records += 1
+                if message.metadata.sequence.stream >= end:
+                    return records
     finally:
         await subscription.unsubscribe()
 
