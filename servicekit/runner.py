@@ -14,6 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
+from servicekit.looplag import LoopLagMonitor
 from servicekit.observability import configure_logging, start_metrics_server
 
 
@@ -92,16 +93,20 @@ async def serve_service(
     tune_gc: bool = False,
 ) -> None:
     """Build, start, announce, and serve until stopped; stop whatever happens once built.
-    ``tune_gc``: :func:`tune_gc_after_start` once started."""
+    ``tune_gc``: :func:`tune_gc_after_start` once started. The event loop's lag is measured
+    from the start on (:class:`~servicekit.looplag.LoopLagMonitor`)."""
     service = await build()
     metrics = start_metrics_server(settings.metrics_port, host=settings.grpc_host)
+    loop_lag = LoopLagMonitor(name)
     try:
         port = await service.start()
         if tune_gc:
             tune_gc_after_start()
+        loop_lag.start()
         print(announcement(name, verb, settings, port, metrics.port), flush=True)
         await service.server.serve_until_stopped()
     finally:
+        await loop_lag.stop()
         await service.stop()
         metrics.stop()
 

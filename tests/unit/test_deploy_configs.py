@@ -18,6 +18,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from dealer_service.config import load_settings as dealer_settings
 from dealer_service.metrics import DealerMetrics
+from servicekit.looplag import LoopLagMonitor
 from servicekit.observability import GrpcMetrics
 from wallet_service.config import load_settings as wallet_settings
 from wallet_service.metrics import WalletMetrics
@@ -42,6 +43,8 @@ def _registered() -> dict[str, frozenset[str]]:
         WalletMetrics(registry),
         GrpcMetrics("dealer", registry),
         GrpcMetrics("wallet", registry),
+        LoopLagMonitor("dealer", registry),
+        LoopLagMonitor("wallet", registry),
     ]
     names: dict[str, frozenset[str]] = {}
     for holder in holders:
