@@ -5,19 +5,30 @@ a temporary store directory) started here and stopped at the end.
 
 * **Play.** A real dealer process (``python -m dealer_service``, a child process as in
   tests/faults: its own interpreter and GIL, as in production, default log level ``info`` with
-  the log going to a file) serves :data:`TABLE_COUNTS` tables of :data:`PLAYERS` bots each
-  (no-limit Hold'em 1/2, a 1 ms pause between hands). The bots run in this process, one task per
-  table: Act for the seat to act (check/call mostly, min-raise 15 %, fold 7 % of calls), reading
-  the next seat to act and its options from Act's reply (GetTable only between hands and when a
-  reply has no table), a few hands per table (:data:`HANDS_PER_TABLE`) or :data:`PLAY_CAP_S`,
-  whichever comes first. The bots act over a Play stream each (one message per action) or with
-  one unary Act call per action (``BENCH_BOT_TRANSPORT``, both by default); either way one
-  action in flight per table. Hands/s and events/s are counted from the log itself (events whose
-  ``occurred_at`` falls in the timed window), the Act latency is the client's, call to reply.
+  the log going to a file) serves the tables of each :data:`SCENARIOS` entry, :data:`PLAYERS`
+  bots each (no-limit Hold'em 1/2, a 1 ms pause between hands). The bots run in this process
+  (no garbage collection while timed), one task per table: Act for the seat to act (check/call
+  mostly, min-raise 15 %, fold 7 % of calls), reading the next seat to act and its options from
+  Act's reply (GetTable only between hands and when a reply has no table), a few hands per table
+  or :data:`PLAY_CAP_S`, whichever comes first. The bots act over a Play stream each (one message
+  per action) or with one unary Act call per action (``BENCH_BOT_TRANSPORT``, both by default);
+  either way one action in flight per table. Saturation scenarios act as soon as it is a bot's
+  turn (the most the dealer can take: the Act latency there is mostly queueing, p50 ~ tables /
+  throughput); the paced scenario has the bots think :data:`PACED_THINK_S` on average
+  (exponentially distributed, so actions arrive at random as from independent players) at 100
+  tables: the Act latency below saturation. Hands/s and events/s are counted from the log itself
+  (events whose ``occurred_at`` falls in the timed window), the Act latency is the client's, call
+  to reply.
 * **Raw JetStream.** As many concurrent append chains as tables, each appending with the dealer's
   headers (``Nats-Msg-Id`` and ``Nats-Expected-Last-Subject-Sequence``, request/reply publish, one
   in flight per chain) records of the dealer's mean record size, for :data:`RAW_SECONDS`; the
   dealer process is stopped by then. The peer figure of the dealer's appends/s.
+* **Floors** (stream scenarios at saturation). :mod:`bench.shell`, the thinnest dealer possible
+  (gRPC in, the same JetStream append, gRPC out; no rules, protobuf, auth, logs or metrics), and
+  the same shell answering at once without appending, driven like the bots (as many streams as
+  tables, one message in flight each, the dealer's mean request, record and reply sizes): what
+  grpc.aio and nats-py alone allow in one Python process on this machine, next to raw JetStream,
+  and the dealer next to the shell.
 * **Rebuild.** A table log of :data:`REPLAY_HANDS` hands played by the pure engine in this process
   (one record per command, as the dealer writes them) is folded by the dealer's
   :class:`~dealer_service.repository.TableRepository` with no snapshot, against the raw read of
