@@ -517,6 +517,11 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
                 peer_value=raw,
             ),
             Result(
+                f"services.floor.{tables}_chains.shell_append_cpu_per_append",
+                floor["append_cpu_ms"],
+                "ms",
+            ),
+            Result(
                 f"services.floor.{tables}_chains.shell_echo",
                 floor["echo"],
                 "replies/s",
@@ -530,13 +535,14 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
 async def shell_floor(
     nats_url: str, chains: int, sizes: tuple[int, int, int], work: Path
 ) -> dict[str, float]:
-    """Commands/s of :mod:`bench.shell` in ``echo`` and ``append`` mode, driven like the
-    dealer's stream bots: ``chains`` streams, one message in flight on each, with the dealer's
-    request, record and reply sizes (``sizes``)."""
+    """Commands/s of :mod:`bench.shell` in ``echo`` and ``append`` mode (and the shell's CPU
+    milliseconds per command, ``<mode>_cpu_ms``), driven like the dealer's stream bots:
+    ``chains`` streams, one message in flight on each, with the dealer's request, record and
+    reply sizes (``sizes``)."""
     request_size, record_size, reply_size = sizes
     head = f"{record_size}:{reply_size}:".encode()
     request = head + bytes(max(0, request_size - len(head)))
-    rates = {}
+    rates: dict[str, float] = {}
     for mode in ("echo", "append"):
         args = [sys.executable, "-m", "bench.shell", "--mode", mode, "--nats-url", nats_url]
         args += ["--stream", f"SHELL{uuid.uuid4().hex[:8].upper()}"]
@@ -544,11 +550,17 @@ async def shell_floor(
         shell = ServiceProcess(args, log, ready=_SHELL_SERVING, name="the shell")
         with running(shell):
             async with grpc.aio.insecure_channel(shell.address) as channel:
-                rates[mode] = await _drive_shell(channel, chains, request)
+                cpu = shell.cpu_seconds()
+                rate, elapsed = await _drive_shell(channel, chains, request)
+                rates[mode] = rate
+                rates[f"{mode}_cpu_ms"] = 1000 * (shell.cpu_seconds() - cpu) / (rate * elapsed)
     return rates
 
 
-async def _drive_shell(channel: grpc.aio.Channel, chains: int, request: bytes) -> float:
+async def _drive_shell(
+    channel: grpc.aio.Channel, chains: int, request: bytes
+) -> tuple[float, float]:
+    """Messages/s over ``chains`` streams (after a warm-up) and the timed seconds."""
     method = channel.stream_stream(
         SHELL_METHOD, request_serializer=_identity, response_deserializer=_identity
     )
@@ -569,7 +581,7 @@ async def _drive_shell(channel: grpc.aio.Channel, chains: int, request: bytes) -
     elapsed = time.perf_counter() - started
     for call in calls:
         await call.done_writing()
-    return sum(counts) / elapsed
+    return sum(counts) / elapsed, elapsed
 
 
 def _identity(data: bytes) -> bytes:
