@@ -5,9 +5,9 @@
   produced and applied) against PokerKit 0.7.7 (``NoLimitTexasHoldem`` with dealing, showdown and
   payouts automated), in the same run, with the same action policy.
 * Our hands per second for each game we deal (Hold'em, Omaha, 5-Card Omaha, Omaha Hi/Lo, 5-Card
-  Omaha Hi/Lo, 7 Card Stud, 7 Card Stud Hi/Lo) under no limit and fixed limit. The stud games
-  have antes and a bring-in instead of blinds; the player who must bring in always does (the
-  policy's passive choice) or completes/bets (its wager).
+  Omaha Hi/Lo, 7 Card Stud, 7 Card Stud Hi/Lo, Soko, Telesina) under no limit and fixed limit.
+  The stud games have antes and a bring-in instead of blinds; the player who must bring in always
+  does (the policy's passive choice) or completes/bets (its wager).
 
 The policy (:func:`policy`) is one function of a seeded RNG and the bounds each engine reports for
 its own player to act: fold 15 % when facing a bet, check or call 55 %, bet or raise 30 % to a
@@ -79,12 +79,14 @@ def policy(
 # --- our engine -----------------------------------------------------------------------------------
 
 
-def shuffled_decks(count: int, seed: int) -> list[tuple[Card, ...]]:
-    """``count`` shuffled 52-card decks, made before timing."""
+def shuffled_decks(
+    count: int, seed: int, cards: tuple[Card, ...] = DECK_52
+) -> list[tuple[Card, ...]]:
+    """``count`` shuffled decks (52 cards unless ``cards`` says otherwise), made before timing."""
     rng = random.Random(seed)
     decks = []
     for _ in range(count):
-        deck = list(DECK_52)
+        deck = list(cards)
         rng.shuffle(deck)
         decks.append(tuple(deck))
     return decks
@@ -124,7 +126,7 @@ def our_batch(config: HandConfig, hands: int) -> Callable[[], int]:
 
 def _stud_batch(config: HandConfig, hands: int) -> Callable[[], int]:
     """:func:`our_batch` for a stud game: the bring-in opens the first round."""
-    decks = shuffled_decks(hands, SEED)
+    decks = shuffled_decks(hands, SEED, GAMES[config.game].deck)
     seats = tuple(SeatStack(seat, STACK) for seat in range(1, PLAYERS + 1))
 
     def batch() -> int:

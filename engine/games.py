@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
-from engine.cards import DECK_52, Card
+from engine.cards import DECK_32, DECK_52, Card
 
 
 class DealerKind(Enum):
@@ -89,6 +89,9 @@ class GameDefinition:
     # When the stub cannot give every player his card of a street, one community card is dealt
     # instead (7 Card Stud's 7th street, RULES.md §8.7, decision A7).
     common_card: bool = False
+    # Telesina: heads-up, the lowest straight flush beats the royal (RULES.md §3.6, decision
+    # A18); the order of strengths alone cannot tell who wins, so every hand is shown.
+    heads_up_straight_flush: bool = False
     card_set: frozenset[Card] = field(init=False, repr=False, compare=False)  # the deck as a set
 
     def __post_init__(self) -> None:
@@ -194,6 +197,47 @@ SEVEN_CARD_STUD_HI_LO: Final = GameDefinition(
     common_card=True,  # no open-pair double bet (decision A6)
 )
 
+
+def _five_card_stud_streets(*, vela: bool = False) -> tuple[Street, ...]:
+    """One card down and one up, then three more up (RULES.md §8.6, §8.12): small bets on the
+    first two rounds, big bets after (decision A38); Telesina ends with the vela."""
+    streets: tuple[Street, ...] = (
+        Street("second", down=1, up=1, first_actor=FirstActor.BRING_IN),
+        Street("third", up=1, first_actor=FirstActor.BEST_SHOWING),
+        Street("fourth", up=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+        Street("fifth", up=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+    )
+    if vela:
+        streets += (
+            Street("vela", board=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+        )
+    return streets
+
+
+SOKO: Final = GameDefinition(
+    key="soko",
+    name="Soko",
+    deck=DECK_52,
+    max_players=8,
+    dealer=DealerKind.FIXED,
+    forced_bets=ForcedBets.ANTE_BRING_IN,  # the highest upcard brings in (§3.9)
+    streets=_five_card_stud_streets(),
+    high_ranking="soko",
+    rake_street=1,  # the third card (RULES.md §6.7)
+)
+TELESINA: Final = GameDefinition(
+    key="telesina",
+    name="Telesina",
+    deck=DECK_32,
+    max_players=6,
+    dealer=DealerKind.FIXED,  # decision A20
+    forced_bets=ForcedBets.ANTE_BRING_IN,  # the highest upcard, ♥ > ♦ > ♣ > ♠ (§3.9)
+    streets=_five_card_stud_streets(vela=True),
+    high_ranking="telesina",
+    rake_street=1,  # the third card (decision A26)
+    heads_up_straight_flush=True,
+)
+
 GAMES: Final[dict[str, GameDefinition]] = {
     game.key: game
     for game in (
@@ -204,6 +248,8 @@ GAMES: Final[dict[str, GameDefinition]] = {
         OMAHA_5_HI_LO,
         SEVEN_CARD_STUD,
         SEVEN_CARD_STUD_HI_LO,
+        SOKO,
+        TELESINA,
     )
 }
 """Every game the hand machine can deal, by key."""

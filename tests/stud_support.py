@@ -20,16 +20,19 @@ def stud_deck(
     order: Sequence[int],
     hole: Mapping[int, str],
     folds: Mapping[int, int] | None = None,
+    board: str = "",
 ) -> tuple[Card, ...]:
     """A deck that deals each seat of ``order`` (dealing order, clockwise from the left of the
     dealer position) the cards ``hole[seat]`` in the order he receives them, street by street.
 
     ``folds[seat]`` is the index of the street on which the seat folds: he is dealt no card
-    after it. Seats short of cards, and the rest of the deck, take the unused cards in order.
+    after it. ``board`` is dealt on the streets that deal community cards (Telesina's vela).
+    Seats short of cards, and the rest of the deck, take the unused cards in order.
     """
     game = get_game(game_key)
     wanted = {seat: list(parse_cards(text)) for seat, text in hole.items()}
-    used = {card for cards in wanted.values() for card in cards}
+    board_cards = list(parse_cards(board))
+    used = {card for cards in wanted.values() for card in cards} | set(board_cards)
     spare = [card for card in game.deck if card not in used]
     folds = folds or {}
     deck: list[Card] = []
@@ -41,6 +44,9 @@ def stud_deck(
             for seat in players:
                 cards = wanted.get(seat)
                 deck.append(cards.pop(0) if cards else spare.pop(0))
+        deck.extend(
+            board_cards.pop(0) if board_cards else spare.pop(0) for _ in range(street.board)
+        )
     deck += [card for card in spare if card not in deck]
     return tuple(deck)
 
@@ -56,13 +62,14 @@ def stud_table(
     rules: BettingRules | None = None,
     rake: RakeSchedule | None = None,
     folds: Mapping[int, int] | None = None,
+    board: str = "",
 ) -> Table:
     """A stud hand; the dealer position defaults to the last seat (the chip box before seat 1)."""
     seats = sorted(stacks)
     dealer = seats[-1] if button is None else button
     start = (seats.index(dealer) + 1) % len(seats)
     order = seats[start:] + seats[:start]
-    deck = stud_deck(game, order, hole, folds)
+    deck = stud_deck(game, order, hole, folds, board)
     return Table(
         stacks,
         button=dealer,

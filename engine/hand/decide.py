@@ -16,8 +16,9 @@ from operator import attrgetter
 from typing import Final
 
 from engine.betting import IncompleteRaiseRule, StudTieBreak
-from engine.evaluation import Ranking, get_ranking
+from engine.evaluation import HandValue, Ranking, get_ranking
 from engine.evaluation.showing import bring_in_seat, first_to_act
+from engine.evaluation.telesina import telesina_pot_winners
 from engine.games import FirstActor, ForcedBets
 from engine.hand.codec import cards_from_wire, cards_to_wire, started_config_bytes
 from engine.hand.commands import Act, Action, Command, StartHand, TimeOut, VoidHand
@@ -654,6 +655,7 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
     stacks = state.stacks
     all_in_showdown = 0 in [stacks[index] for index in state.contenders()]  # someone all-in
     seats = state.setup.seats
+    show_all = state.setup.game.heads_up_straight_flush  # a "beaten" hand may win heads-up
     # Strengths of the best hands shown so far per pot.
     best_high: list[int | None] = [None] * len(pots)
     best_low: list[int | None] = [None] * len(pots)
@@ -666,6 +668,7 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
         if not (
             position == 0
             or all_in_showdown
+            or show_all
             or any(
                 _at_least(high, best_high[k]) or _at_least(low, best_low[k]) for k in pot_indexes
             )
@@ -762,6 +765,12 @@ def _pay_best(
     ranked = [(value, index) for index in eligible if (value := values[index]) is not None]
     strongest = max([strength for strength, _ in ranked])
     winners = [index for strength, index in ranked if strength == strongest]
+    if len(ranked) == 2 and setup.game.heads_up_straight_flush and ranking is not None:
+        # Telesina, two players contesting the pot: the low straight flush may beat the royal
+        # (RULES.md §3.6, decision A18).
+        won = telesina_pot_winners([HandValue(ranking.name, strength) for strength, _ in ranked])
+        winners = [ranked[k][1] for k in won]
+        strongest = ranked[won[0]][0]
     first = (setup.button + 1) % len(setup.seats)
     name = _name(ranking, strongest)
     chip_unit = setup.config.rules.chip_unit

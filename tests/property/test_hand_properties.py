@@ -69,6 +69,8 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
     rng.shuffle(deck)
     if definition.forced_bets is ForcedBets.ANTE_BRING_IN:
         stakes = STUD_STAKES[structure]
+        spread = stakes.spread_round_max[: len(definition.streets)]  # 4 or 5 betting rounds
+        stakes = replace(stakes, spread_round_max=spread)
         ante = rng.choice((0, 1, 1, 1))
         return StartHand(
             "h",
@@ -220,7 +222,7 @@ def test_random_no_limit_holdem_hands_keep_every_invariant(seed: int) -> None:
     play_random_hand(seed, "holdem", Structure.NO_LIMIT, rake=True)
 
 
-@pytest.mark.parametrize("game", ["seven-card-stud", "seven-card-stud-hi-lo"])
+@pytest.mark.parametrize("game", ["seven-card-stud", "seven-card-stud-hi-lo", "soko", "telesina"])
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_random_fixed_limit_stud_hands_keep_every_invariant(game: str, seed: int) -> None:

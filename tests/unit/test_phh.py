@@ -62,7 +62,8 @@ def stakes_for(structure: Structure, game: str = "holdem") -> Stakes:
         if structure is Structure.FIXED_LIMIT:
             return Stakes(0, 0, ante=1, small_bet=4, big_bet=8, bring_in=2)
         if structure is Structure.SPREAD_LIMIT:
-            return Stakes(0, 0, ante=1, bring_in=2, spread_round_max=(4, 4, 8, 8, 8))
+            rounds = len(GAMES[game].streets)
+            return Stakes(0, 0, ante=1, bring_in=2, spread_round_max=(4, 4, 8, 8, 8)[:rounds])
         return Stakes(0, 0, ante=1, bring_in=2)
     if structure is Structure.FIXED_LIMIT:
         return Stakes(1, 2, small_bet=2, big_bet=4)
@@ -106,7 +107,7 @@ def play_random_hand(
 ) -> tuple[HandState, list[HandEvent]]:
     """Deal and play one hand with random legal actions (fold 15 %, check/call 55 %, wager 30 %)
     and, now and then, a time-out."""
-    deck = list(DECK_52)
+    deck = list(GAMES[config.game].deck)
     rng.shuffle(deck)
     seats = sorted(rng.sample(range(1, 11), players))
     start = StartHand(
