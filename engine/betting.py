@@ -87,7 +87,9 @@ class BettingRules:
     The stud-type switches: ``open_pair_double_bet`` (None: the game's default, on in 7 Card Stud
     only, decision A6), ``stud_common_card_betting`` (a betting round after the 7th-street common
     card, A7), ``stud_board_tie_break`` (A4) and ``bring_in_suit_order`` (the four suit letters
-    high to low, e.g. ``"shdc"``; empty: the game's order, A1).
+    high to low, e.g. ``"shdc"``; empty: the game's order, A1). Telesina's:
+    ``telesina_high_card`` (``"card_by_card"`` or ``"ranks_then_suits"``, decision A19) and
+    ``telesina_headsup_sf`` (``"exact"``, ``"any_low_sf_beats_royal"`` or ``"off"``, A18).
     """
 
     chip_unit: int = 1
@@ -100,6 +102,8 @@ class BettingRules:
     stud_common_card_betting: bool = False
     stud_board_tie_break: StudTieBreak = StudTieBreak.POSITION
     bring_in_suit_order: str = ""
+    telesina_high_card: str = "card_by_card"
+    telesina_headsup_sf: str = "exact"
 
 
 class Round(NamedTuple):

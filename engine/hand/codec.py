@@ -34,6 +34,9 @@ CARD_TEXT: Final[tuple[str, ...]] = tuple(str(card) for card in DECK_52)
 _OPEN_PAIR_TO_WIRE: Final = {None: pb.OPEN_PAIR_RULE_UNSPECIFIED, True: pb.OPEN_PAIR_ON}
 _OPEN_PAIR_TO_WIRE[False] = pb.OPEN_PAIR_OFF
 _OPEN_PAIR_FROM_WIRE: Final = {wire: value for value, wire in _OPEN_PAIR_TO_WIRE.items()}
+# Telesina's switches on the wire (0 is the default, the first name).
+_TELESINA_HIGH_CARD: Final = ("card_by_card", "card_by_card", "ranks_then_suits")
+_TELESINA_HEADS_UP: Final = ("exact", "exact", "any_low_sf_beats_royal", "off")
 
 
 def cards_to_wire(cards: Iterable[Card]) -> str:
@@ -87,6 +90,8 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
         stud_common_card_betting=rules.stud_common_card_betting,
         stud_board_tie_break=rules.stud_board_tie_break.value,  # type: ignore[arg-type]
         bring_in_suit_order=rules.bring_in_suit_order,
+        telesina_high_card=_TELESINA_HIGH_CARD.index(rules.telesina_high_card, 1),  # type: ignore[arg-type]
+        telesina_headsup_sf=_TELESINA_HEADS_UP.index(rules.telesina_headsup_sf, 1),  # type: ignore[arg-type]
     )
     if config.rake is not None:
         rake = config.rake
@@ -156,6 +161,8 @@ def config_from_wire(
                 rules.stud_board_tie_break or StudTieBreak.POSITION.value
             ),
             bring_in_suit_order=rules.bring_in_suit_order,
+            telesina_high_card=_TELESINA_HIGH_CARD[rules.telesina_high_card],
+            telesina_headsup_sf=_TELESINA_HEADS_UP[rules.telesina_headsup_sf],
         ),
         rake=rake,
     )

@@ -18,7 +18,12 @@ from typing import Final
 from engine.betting import IncompleteRaiseRule, StudTieBreak
 from engine.evaluation import HandValue, Ranking, get_ranking
 from engine.evaluation.showing import bring_in_seat, first_to_act
-from engine.evaluation.telesina import telesina_pot_winners
+from engine.evaluation.telesina import (
+    HeadsUpRule,
+    HighCardRule,
+    ranking_for,
+    telesina_pot_winners,
+)
 from engine.games import FirstActor, ForcedBets
 from engine.hand.codec import cards_from_wire, cards_to_wire, started_config_bytes
 from engine.hand.commands import Act, Action, Command, StartHand, TimeOut, VoidHand
@@ -581,7 +586,10 @@ class _Hands:
         hole = state.hole
         self.high: dict[int, int | None] = {}
         self.low: dict[int, int | None] = {}
-        high_ranking = self.high_ranking = _ranking(game.high_ranking)
+        high_name = game.high_ranking
+        if game.heads_up_straight_flush:  # Telesina: the table's high-card rule (A19)
+            high_name = ranking_for(_HIGH_CARD_RULES[state.setup.config.rules.telesina_high_card])
+        high_ranking = self.high_ranking = _ranking(high_name)
         low_ranking = self.low_ranking = _ranking(game.low_ranking)
         # Ranking.evaluate wants cards already checked, and these are: they come from a deck
         # verified at StartHand, dealt by the game's own streets. rank_hand would check counts,
@@ -592,6 +600,18 @@ class _Hands:
                 self.high[index] = high_ranking.evaluate(hole[index], board)
             if low_ranking is not None:
                 self.low[index] = low_ranking.evaluate(hole[index], board)
+
+
+# The Telesina switches (checked at the start of the hand) as the evaluation's literals.
+_HIGH_CARD_RULES: Final[dict[str, HighCardRule]] = {
+    "card_by_card": "card_by_card",
+    "ranks_then_suits": "ranks_then_suits",
+}
+_HEADS_UP_RULES: Final[dict[str, HeadsUpRule]] = {
+    "exact": "exact",
+    "any_low_sf_beats_royal": "any_low_sf_beats_royal",
+    "off": "off",
+}
 
 
 def _ranking(name: str | None) -> Ranking | None:
@@ -768,7 +788,9 @@ def _pay_best(
     if len(ranked) == 2 and setup.game.heads_up_straight_flush and ranking is not None:
         # Telesina, two players contesting the pot: the low straight flush may beat the royal
         # (RULES.md §3.6, decision A18).
-        won = telesina_pot_winners([HandValue(ranking.name, strength) for strength, _ in ranked])
+        rule = _HEADS_UP_RULES[setup.config.rules.telesina_headsup_sf]
+        pair = [HandValue(ranking.name, strength) for strength, _ in ranked]
+        won = telesina_pot_winners(pair, rule=rule)
         winners = [ranked[k][1] for k in won]
         strongest = ranked[won[0]][0]
     first = (setup.button + 1) % len(setup.seats)

@@ -444,6 +444,12 @@ def _verify_stud_stakes(config: HandConfig, game: GameDefinition) -> None:
         raise InvalidHandSetup(f"{game.name} has no blinds: set the ante and the bring-in.")
     if type(stakes.bring_in) is not int or stakes.bring_in <= 0:
         raise InvalidHandSetup(f"{game.name} needs a bring-in of at least one chip.")
+    if rules.telesina_high_card not in ("card_by_card", "ranks_then_suits"):
+        raise InvalidHandSetup("Telesina's high-card rule is card_by_card or ranks_then_suits.")
+    if rules.telesina_headsup_sf not in ("exact", "any_low_sf_beats_royal", "off"):
+        raise InvalidHandSetup(
+            "Telesina's heads-up straight-flush rule is exact, any_low_sf_beats_royal or off."
+        )
     order = rules.bring_in_suit_order
     if order and sorted(order) != sorted("shdc"):
         raise InvalidHandSetup(

@@ -10,7 +10,8 @@ otherwise ignore), and only when it differs from our defaults:
   ``"never"``), ``_incomplete_raise_rule`` (``"half_bet"`` or ``"full_bet"``) and
   ``_spread_round_ceiling``: the table switches of :class:`engine.betting.BettingRules`;
 * ``_open_pair_double_bet``, ``_stud_common_card_betting``, ``_stud_board_tie_break``
-  (``"position"`` or ``"suit"``) and ``_bring_in_suit_order``: the stud-type switches;
+  (``"position"`` or ``"suit"``), ``_bring_in_suit_order``, ``_telesina_high_card`` and
+  ``_telesina_headsup_sf``: the stud-type switches;
 * ``_rake``: the rake schedule as an inline table (``per``, ``step``, ``minimum_pot``,
   ``band_below``, ``band_rake``, ``caps`` as ``[[players, cap], ...]``, ``trigger_street``).
   A file without ``_rake`` is played without rake.
@@ -87,8 +88,9 @@ def _rules_fields(rules: BettingRules) -> dict[str, Any]:
         user["_stud_common_card_betting"] = True
     if rules.stud_board_tie_break is not _DEFAULT_RULES.stud_board_tie_break:
         user["_stud_board_tie_break"] = rules.stud_board_tie_break.name.lower()
-    if rules.bring_in_suit_order:
-        user["_bring_in_suit_order"] = rules.bring_in_suit_order
+    for name in ("bring_in_suit_order", "telesina_high_card", "telesina_headsup_sf"):
+        if getattr(rules, name) != getattr(_DEFAULT_RULES, name):
+            user[f"_{name}"] = getattr(rules, name)
     return user
 
 
@@ -231,11 +233,12 @@ def _rules(user: Mapping[str, Any]) -> BettingRules:
             values[name] = switch
     if "_stud_board_tie_break" in user:
         values["stud_board_tie_break"] = _enum_value(StudTieBreak, user["_stud_board_tie_break"])
-    if "_bring_in_suit_order" in user:
-        order = user["_bring_in_suit_order"]
-        if not isinstance(order, str):
-            raise PHHError('The field _bring_in_suit_order must be a string such as "shdc".')
-        values["bring_in_suit_order"] = order
+    for name in ("bring_in_suit_order", "telesina_high_card", "telesina_headsup_sf"):
+        if f"_{name}" in user:
+            text = user[f"_{name}"]
+            if not isinstance(text, str):
+                raise PHHError(f"The field _{name} must be a string.")
+            values[name] = text
     return BettingRules(**values)
 
 

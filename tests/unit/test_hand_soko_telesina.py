@@ -6,7 +6,7 @@ Hole cards are written in the order a seat receives them: one down and one up, t
 
 from __future__ import annotations
 
-from engine.betting import stud_stakes
+from engine.betting import BettingRules, stud_stakes
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 from tests.stud_support import call_down, stud_table
@@ -18,8 +18,9 @@ def soko(stacks: dict[int, int], hole: dict[int, str]) -> Table:
     return stud_table(stacks, hole, game="soko", stakes=STAKES)
 
 
-def telesina(stacks: dict[int, int], hole: dict[int, str], vela: str = "") -> Table:
-    return stud_table(stacks, hole, game="telesina", stakes=STAKES, board=vela)
+def telesina(stacks: dict[int, int], hole: dict[int, str], vela: str = "", **rules: str) -> Table:
+    settings = BettingRules(**rules)  # type: ignore[arg-type]
+    return stud_table(stacks, hole, game="telesina", stakes=STAKES, board=vela, rules=settings)
 
 
 def check_street(table: Table) -> None:
@@ -120,3 +121,21 @@ def test_X1_telesina_three_players_contest_the_royal_wins() -> None:
     table = telesina({1: 100, 2: 100, 3: 100}, hole, vela="8c")
     call_down(table)
     assert table.won() == {2: 9}
+
+
+def test_A18_the_heads_up_straight_flush_rule_is_a_table_switch() -> None:
+    hole = {1: "Ts 9s 8s 7s As", 2: "Ah Kh Qh Jh Th"}
+    table = telesina({1: 100, 2: 100}, hole, vela="8c", telesina_headsup_sf="off")
+    call_down(table)
+    assert table.won() == {2: 6}
+
+
+def test_A19_telesina_high_card_rule_is_a_table_switch() -> None:
+    # T8: A♥ Q♦ ... beats A♦ K♣ ... card by card; ranks first, the king wins.
+    hole = {1: "Ah Qd Jc 9s 7h", 2: "Ad Kc Jh 9c 8s"}
+    table = telesina({1: 100, 2: 100}, hole, vela="Ts")
+    call_down(table)
+    assert table.won() == {1: 6}
+    table = telesina({1: 100, 2: 100}, hole, vela="Ts", telesina_high_card="ranks_then_suits")
+    call_down(table)
+    assert table.won() == {2: 6}

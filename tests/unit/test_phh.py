@@ -97,6 +97,8 @@ def random_config(rng: random.Random, game: str, structure: Structure) -> HandCo
             stud_common_card_betting=rng.random() < 0.5,
             stud_board_tie_break=rng.choice(list(StudTieBreak)),
             bring_in_suit_order=rng.choice(("", "cdhs")),
+            telesina_high_card=rng.choice(("card_by_card", "ranks_then_suits")),
+            telesina_headsup_sf=rng.choice(("exact", "any_low_sf_beats_royal", "off")),
         )
     rake = RakeSchedule() if rng.random() < 0.3 else None
     return HandConfig(game, structure, stakes, rules, rake)
@@ -132,7 +134,8 @@ def play_random_hand(
             )
             state, more = execute(state, time_out)
         else:
-            choice = legal[0] if draw < fold_rate else legal[1] if len(legal) > 1 else legal[0]
+            passive = draw < fold_rate or (legal[0].action is Action.BRING_IN and draw < 0.5)
+            choice = legal[0] if passive or len(legal) == 1 else legal[1]
             amount = 0
             if draw >= 0.7 and len(legal) == 3:
                 choice = legal[2]
@@ -201,7 +204,7 @@ def test_stud_round_trip_with_eight_players_the_common_card_and_bring_in_time_ou
 ) -> None:
     rng = random.Random(game)
     seen: set[str] = set()
-    for _ in range(30):
+    for _ in range(60):
         config = random_config(rng, game, Structure.FIXED_LIMIT)
         state, events = play_random_hand(rng, config, 8, fold_rate=rng.choice((0.0, 0.15)))
         text = export_hand(events)
