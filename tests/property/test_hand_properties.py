@@ -109,6 +109,8 @@ def stud_rules(rng: random.Random) -> BettingRules:
         open_pair_double_bet=rng.choice((None, True, False)),
         stud_common_card_betting=rng.random() < 0.5,
         stud_board_tie_break=rng.choice(list(StudTieBreak)),
+        telesina_high_card=rng.choice(("card_by_card", "ranks_then_suits")),
+        telesina_headsup_sf=rng.choice(("exact", "any_low_sf_beats_royal", "off")),
     )
 
 
