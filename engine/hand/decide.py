@@ -79,7 +79,6 @@ _CALL: Final = Action.CALL
 _BET: Final = Action.BET
 _RAISE: Final = Action.RAISE
 _BRING_IN: Final = Action.BRING_IN
-_COMPLETE: Final = Action.COMPLETE
 _HALF_BET: Final = IncompleteRaiseRule.HALF_BET
 _LEFT_OF_BIG_BLIND: Final = FirstActor.LEFT_OF_BIG_BLIND
 _LEFT_OF_BUTTON: Final = FirstActor.LEFT_OF_BUTTON
