@@ -5,7 +5,9 @@
   produced and applied) against PokerKit 0.7.7 (``NoLimitTexasHoldem`` with dealing, showdown and
   payouts automated), in the same run, with the same action policy.
 * Our hands per second for each game we deal (Hold'em, Omaha, 5-Card Omaha, Omaha Hi/Lo, 5-Card
-  Omaha Hi/Lo) under no limit and fixed limit.
+  Omaha Hi/Lo, 7 Card Stud, 7 Card Stud Hi/Lo, Soko, Telesina) under no limit and fixed limit.
+  The stud games have antes and a bring-in instead of blinds; the player who must bring in always
+  does (the policy's passive choice) or completes/bets (its wager).
 
 The policy (:func:`policy`) is one function of a seeded RNG and the bounds each engine reports for
 its own player to act: fold 15 % when facing a bet, check or call 55 %, bet or raise 30 % to a
@@ -24,7 +26,7 @@ from typing import Any, Final
 from bench.harness import Result, rates
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52, Card
-from engine.games import GAMES
+from engine.games import GAMES, ForcedBets
 from engine.hand import (
     Act,
     Action,
@@ -51,6 +53,8 @@ HANDS: Final = "hands/s"
 
 NO_LIMIT_STAKES: Final = Stakes(1, 2)
 FIXED_LIMIT_STAKES: Final = Stakes(1, 2, small_bet=2, big_bet=4)
+STUD_NO_LIMIT_STAKES: Final = Stakes(0, 0, ante=1, bring_in=2)
+STUD_FIXED_LIMIT_STAKES: Final = Stakes(0, 0, ante=1, small_bet=4, big_bet=8, bring_in=2)
 
 # What the policy decided: fold, check or call (the "passive" choice), or wager to an amount.
 FOLD, PASSIVE, WAGER = 0, 1, 2
@@ -75,12 +79,14 @@ def policy(
 # --- our engine -----------------------------------------------------------------------------------
 
 
-def shuffled_decks(count: int, seed: int) -> list[tuple[Card, ...]]:
-    """``count`` shuffled 52-card decks, made before timing."""
+def shuffled_decks(
+    count: int, seed: int, cards: tuple[Card, ...] = DECK_52
+) -> list[tuple[Card, ...]]:
+    """``count`` shuffled decks (52 cards unless ``cards`` says otherwise), made before timing."""
     rng = random.Random(seed)
     decks = []
     for _ in range(count):
-        deck = list(DECK_52)
+        deck = list(cards)
         rng.shuffle(deck)
         decks.append(tuple(deck))
     return decks
@@ -88,6 +94,8 @@ def shuffled_decks(count: int, seed: int) -> list[tuple[Card, ...]]:
 
 def our_batch(config: HandConfig, hands: int) -> Callable[[], int]:
     """A batch playing ``hands`` hands of ``config`` on our engine with :func:`policy`."""
+    if GAMES[config.game].forced_bets is ForcedBets.ANTE_BRING_IN:
+        return _stud_batch(config, hands)
     decks = shuffled_decks(hands, SEED)
     seats = tuple(SeatStack(seat, STACK) for seat in range(1, PLAYERS + 1))
 
@@ -110,6 +118,41 @@ def our_batch(config: HandConfig, hands: int) -> Callable[[], int]:
                     command = Act(seat, wager.action, amount)
                 else:
                     command = Act(seat, Action.FOLD if choice == FOLD else passive.action)
+                state, _ = execute(state, command)
+        return hands
+
+    return batch
+
+
+def _stud_batch(config: HandConfig, hands: int) -> Callable[[], int]:
+    """:func:`our_batch` for a stud game: the bring-in opens the first round."""
+    decks = shuffled_decks(hands, SEED, GAMES[config.game].deck)
+    seats = tuple(SeatStack(seat, STACK) for seat in range(1, PLAYERS + 1))
+
+    def batch() -> int:
+        rng = random.Random(SEED)
+        for deck in decks:
+            state, _ = execute(None, StartHand("bench", config, seats, PLAYERS, deck, 0))
+            wagers = 0
+            while not state.ended:
+                legal = legal_actions(state)
+                bring_in = legal[0].action is Action.BRING_IN
+                passive = legal[0] if bring_in else legal[1]
+                wager = legal[-1] if len(legal) == (2 if bring_in else 3) else None
+                bounds = None if wager is None else (wager.min_amount, wager.max_amount)
+                owes = passive.action is Action.CALL
+                choice, amount = policy(rng, owes, bounds, wagers)
+                seat = state.setup.seats[state.to_act]
+                if choice == WAGER:
+                    assert wager is not None
+                    wagers += 1
+                    if config.structure is Structure.FIXED_LIMIT:  # a small or a big bet (§4.6)
+                        amount = wager.min_amount if amount < wager.max_amount else amount
+                    command = Act(seat, wager.action, amount)
+                elif choice == FOLD and not bring_in:
+                    command = Act(seat, Action.FOLD)
+                else:
+                    command = Act(seat, passive.action)
                 state, _ = execute(state, command)
         return hands
 
@@ -191,9 +234,10 @@ def per_game() -> list[Result]:
     """Our hands per second for every game under no limit and fixed limit."""
     batches = {}
     for key, game in GAMES.items():
+        stud = game.forced_bets is ForcedBets.ANTE_BRING_IN
         for structure, stakes in (
-            (Structure.NO_LIMIT, NO_LIMIT_STAKES),
-            (Structure.FIXED_LIMIT, FIXED_LIMIT_STAKES),
+            (Structure.NO_LIMIT, STUD_NO_LIMIT_STAKES if stud else NO_LIMIT_STAKES),
+            (Structure.FIXED_LIMIT, STUD_FIXED_LIMIT_STAKES if stud else FIXED_LIMIT_STAKES),
         ):
             label = f"6-max {game.name} {'NL' if structure is Structure.NO_LIMIT else 'FL'} hands"
             batches[label] = our_batch(HandConfig(key, structure, stakes), GAME_HANDS)

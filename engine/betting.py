@@ -48,6 +48,13 @@ class HeadsUpUncap(Enum):
     NEVER = 3
 
 
+class StudTieBreak(Enum):
+    """Who acts first between equal showing hands in stud-type games (decision A4)."""
+
+    POSITION = 1  # the first clockwise from the dealer position
+    SUIT = 2  # the better suits, in the bring-in suit order
+
+
 class IncompleteRaiseRule(Enum):
     """Whether a short all-in reopens a fixed/spread-limit round (RULES.md §4.5)."""
 
@@ -60,7 +67,8 @@ class Stakes:
     """The table's amounts in currency units.
 
     ``spread_round_max`` holds the maximum bet or raise of each betting round (spread limit); build
-    it from an "a-b-c" limit with :func:`spread_schedule`.
+    it from an "a-b-c" limit with :func:`spread_schedule`. Stud-type games have no blinds (both
+    0): every player antes and ``bring_in`` is the forced opening bet (RULES.md §4.2.2-4.2.3).
     """
 
     small_blind: int
@@ -69,11 +77,20 @@ class Stakes:
     small_bet: int = 0
     big_bet: int = 0
     spread_round_max: tuple[int, ...] = ()
+    bring_in: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class BettingRules:
-    """Table switches for betting (RULES.md §11)."""
+    """Table switches for betting (RULES.md §11).
+
+    The stud-type switches: ``open_pair_double_bet`` (None: the game's default, on in 7 Card Stud
+    only, decision A6), ``stud_common_card_betting`` (a betting round after the 7th-street common
+    card, A7), ``stud_board_tie_break`` (A4) and ``bring_in_suit_order`` (the four suit letters
+    high to low, e.g. ``"shdc"``; empty: the game's order, A1). Telesina's:
+    ``telesina_high_card`` (``"card_by_card"`` or ``"ranks_then_suits"``, decision A19) and
+    ``telesina_headsup_sf`` (``"exact"``, ``"any_low_sf_beats_royal"`` or ``"off"``, A18).
+    """
 
     chip_unit: int = 1
     max_raises: int = 3
@@ -81,6 +98,12 @@ class BettingRules:
     incomplete_raise_rule: IncompleteRaiseRule = IncompleteRaiseRule.HALF_BET
     spread_round_ceiling: bool = False
     action_timer_ms: int = 30_000
+    open_pair_double_bet: bool | None = None
+    stud_common_card_betting: bool = False
+    stud_board_tie_break: StudTieBreak = StudTieBreak.POSITION
+    bring_in_suit_order: str = ""
+    telesina_high_card: str = "card_by_card"
+    telesina_headsup_sf: str = "exact"
 
 
 class Round(NamedTuple):
@@ -234,3 +257,19 @@ def fixed_limit_stakes(
         if not small_blind:
             small_blind = small_bet // 2 // chip_unit * chip_unit
     return Stakes(small_blind, small_bet, ante=ante, small_bet=small_bet, big_bet=big_bet)
+
+
+def stud_stakes(
+    small_bet: int, big_bet: int, *, ante: int, bring_in: int | None = None, chip_unit: int = 1
+) -> Stakes:
+    """Fixed-limit stud stakes: no blinds, everyone antes, the bring-in opens (decision A2).
+
+    Without ``bring_in`` the room's default applies: twice the ante (seed 000).
+
+    >>> stud_stakes(10, 20, ante=2)
+    Stakes(small_blind=0, big_blind=0, ante=2, small_bet=10, big_bet=20, spread_round_max=(), \
+bring_in=4)
+    """
+    if bring_in is None:
+        bring_in = 2 * ante // chip_unit * chip_unit
+    return Stakes(0, 0, ante=ante, small_bet=small_bet, big_bet=big_bet, bring_in=bring_in)

@@ -5,13 +5,17 @@ of a :class:`GameDefinition`. Adding a game means adding a definition here (RULE
 
 A street is one dealing step followed by one betting round: hole cards dealt face down and face
 up (one pass per card, clockwise from the left of the dealer position), then community cards.
-Stud games will add streets with face-up cards and a bring-in first-actor rule, draw games a
-draw before the deal; both are new values of the enums below, not new control flow.
+Stud-type games deal face-up cards and open with antes and a bring-in (RULES.md §4.2.2-4.2.3):
+their first round begins with the bring-in player, the later ones with the best showing hand
+(§3.8); draw games will add a draw before the deal. Both are values of the enums below, not new
+control flow.
 
 >>> HOLDEM.streets[1].name, HOLDEM.streets[1].board, HOLDEM.streets[3].bet_size.name
 ('flop', 3, 'BIG')
 >>> get_game("omaha-hilo").low_ranking
 'omaha-low8'
+>>> [(street.down, street.up) for street in SEVEN_CARD_STUD.streets]
+[(2, 1), (0, 1), (0, 1), (0, 1), (1, 0)]
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
-from engine.cards import DECK_52, Card
+from engine.cards import DECK_32, DECK_52, Card
 
 
 class DealerKind(Enum):
@@ -34,7 +38,7 @@ class ForcedBets(Enum):
     """Which forced bets open the first betting round (RULES.md §4.2)."""
 
     BLINDS = "blinds"  # small and big blind, optional ante
-    ANTE_BRING_IN = "ante-bring-in"  # stud-type games (not implemented by the hand machine yet)
+    ANTE_BRING_IN = "ante-bring-in"  # stud-type games: antes, then the bring-in
 
 
 class BetSize(Enum):
@@ -49,6 +53,8 @@ class FirstActor(Enum):
 
     LEFT_OF_BIG_BLIND = "left-of-big-blind"  # pre-flop in blind games (the button when heads-up)
     LEFT_OF_BUTTON = "left-of-button"  # later rounds of button games
+    BRING_IN = "bring-in"  # the first round of stud-type games: the bring-in player (§3.9)
+    BEST_SHOWING = "best-showing"  # later stud rounds: the best showing hand (§3.8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +83,15 @@ class GameDefinition:
     high_ranking: str | None  # name for engine.evaluation.rank_hand, None in low-only games
     low_ranking: str | None = None  # set for low-only and hi/lo games
     rake_street: int = 1  # the hand is raked once this street has been dealt (the flop)
+    # 7 Card Stud: an open pair on 4th street allows big bets (RULES.md §4.6); a table may
+    # switch it (decision A6).
+    open_pair_double_bet: bool = False
+    # When the stub cannot give every player his card of a street, one community card is dealt
+    # instead (7 Card Stud's 7th street, RULES.md §8.7, decision A7).
+    common_card: bool = False
+    # Telesina: heads-up, the lowest straight flush beats the royal (RULES.md §3.6, decision
+    # A18); the order of strengths alone cannot tell who wins, so every hand is shown.
+    heads_up_straight_flush: bool = False
     card_set: frozenset[Card] = field(init=False, repr=False, compare=False)  # the deck as a set
 
     def __post_init__(self) -> None:
@@ -143,8 +158,99 @@ OMAHA_5_HI_LO: Final = _community_game(
     low="omaha-low8",
 )
 
+
+def _seven_card_streets() -> tuple[Street, ...]:
+    """3rd to 7th street (RULES.md §8.7): small bets on 3rd and 4th, big bets from 5th."""
+    return (
+        Street("third", down=2, up=1, first_actor=FirstActor.BRING_IN),
+        Street("fourth", up=1, first_actor=FirstActor.BEST_SHOWING),
+        Street("fifth", up=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+        Street("sixth", up=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+        Street("seventh", down=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+    )
+
+
+SEVEN_CARD_STUD: Final = GameDefinition(
+    key="seven-card-stud",
+    name="7 Card Stud",
+    deck=DECK_52,
+    max_players=8,
+    dealer=DealerKind.FIXED,
+    forced_bets=ForcedBets.ANTE_BRING_IN,
+    streets=_seven_card_streets(),
+    high_ranking="high",
+    rake_street=1,  # the fourth card (RULES.md §6.7)
+    open_pair_double_bet=True,
+    common_card=True,
+)
+SEVEN_CARD_STUD_HI_LO: Final = GameDefinition(
+    key="seven-card-stud-hi-lo",
+    name="7 Card Stud Hi/Lo 8-or-better",
+    deck=DECK_52,
+    max_players=8,
+    dealer=DealerKind.FIXED,
+    forced_bets=ForcedBets.ANTE_BRING_IN,
+    streets=_seven_card_streets(),
+    high_ranking="high",
+    low_ranking="low8",
+    rake_street=1,  # the fourth card (decision A26)
+    common_card=True,  # no open-pair double bet (decision A6)
+)
+
+
+def _five_card_stud_streets(*, vela: bool = False) -> tuple[Street, ...]:
+    """One card down and one up, then three more up (RULES.md §8.6, §8.12): small bets on the
+    first two rounds, big bets after (decision A38); Telesina ends with the vela."""
+    streets: tuple[Street, ...] = (
+        Street("second", down=1, up=1, first_actor=FirstActor.BRING_IN),
+        Street("third", up=1, first_actor=FirstActor.BEST_SHOWING),
+        Street("fourth", up=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+        Street("fifth", up=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+    )
+    if vela:
+        streets += (
+            Street("vela", board=1, bet_size=BetSize.BIG, first_actor=FirstActor.BEST_SHOWING),
+        )
+    return streets
+
+
+SOKO: Final = GameDefinition(
+    key="soko",
+    name="Soko",
+    deck=DECK_52,
+    max_players=8,
+    dealer=DealerKind.FIXED,
+    forced_bets=ForcedBets.ANTE_BRING_IN,  # the highest upcard brings in (§3.9)
+    streets=_five_card_stud_streets(),
+    high_ranking="soko",
+    rake_street=1,  # the third card (RULES.md §6.7)
+)
+TELESINA: Final = GameDefinition(
+    key="telesina",
+    name="Telesina",
+    deck=DECK_32,
+    max_players=6,
+    dealer=DealerKind.FIXED,  # decision A20
+    forced_bets=ForcedBets.ANTE_BRING_IN,  # the highest upcard, ♥ > ♦ > ♣ > ♠ (§3.9)
+    streets=_five_card_stud_streets(vela=True),
+    high_ranking="telesina",
+    rake_street=1,  # the third card (decision A26)
+    heads_up_straight_flush=True,
+)
+
 GAMES: Final[dict[str, GameDefinition]] = {
-    game.key: game for game in (HOLDEM, OMAHA, OMAHA_5, OMAHA_HI_LO, OMAHA_5_HI_LO)
+    game.key: game
+    for game in (
+        HOLDEM,
+        OMAHA,
+        OMAHA_5,
+        OMAHA_HI_LO,
+        OMAHA_5_HI_LO,
+        SEVEN_CARD_STUD,
+        SEVEN_CARD_STUD_HI_LO,
+        SOKO,
+        TELESINA,
+    )
 }
 """Every game the hand machine can deal, by key."""
 

@@ -13,7 +13,14 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
-from engine.betting import BettingRules, HeadsUpUncap, IncompleteRaiseRule, Stakes, Structure
+from engine.betting import (
+    BettingRules,
+    HeadsUpUncap,
+    IncompleteRaiseRule,
+    Stakes,
+    Structure,
+    StudTieBreak,
+)
 from engine.cards import DECK_52, Card
 from engine.hand.commands import HandConfig
 from engine.hand.memo import IdentityMemo
@@ -22,6 +29,14 @@ from pokerpb import events_pb2 as pb
 
 CARD_BY_TEXT: Final[dict[str, Card]] = {str(card): card for card in DECK_52}
 CARD_TEXT: Final[tuple[str, ...]] = tuple(str(card) for card in DECK_52)
+
+# The open-pair switch on the wire: None is the game's default (unspecified).
+_OPEN_PAIR_TO_WIRE: Final = {None: pb.OPEN_PAIR_RULE_UNSPECIFIED, True: pb.OPEN_PAIR_ON}
+_OPEN_PAIR_TO_WIRE[False] = pb.OPEN_PAIR_OFF
+_OPEN_PAIR_FROM_WIRE: Final = {wire: value for value, wire in _OPEN_PAIR_TO_WIRE.items()}
+# Telesina's switches on the wire (0 is the default, the first name).
+_TELESINA_HIGH_CARD: Final = ("card_by_card", "card_by_card", "ranks_then_suits")
+_TELESINA_HEADS_UP: Final = ("exact", "exact", "any_low_sf_beats_royal", "off")
 
 
 def cards_to_wire(cards: Iterable[Card]) -> str:
@@ -71,6 +86,12 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
         incomplete_raise_rule=rules.incomplete_raise_rule.value,  # type: ignore[arg-type]
         spread_round_ceiling=rules.spread_round_ceiling,
         action_timer_ms=rules.action_timer_ms,
+        open_pair_double_bet=_OPEN_PAIR_TO_WIRE[rules.open_pair_double_bet],
+        stud_common_card_betting=rules.stud_common_card_betting,
+        stud_board_tie_break=rules.stud_board_tie_break.value,  # type: ignore[arg-type]
+        bring_in_suit_order=rules.bring_in_suit_order,
+        telesina_high_card=_TELESINA_HIGH_CARD.index(rules.telesina_high_card, 1),  # type: ignore[arg-type]
+        telesina_headsup_sf=_TELESINA_HEADS_UP.index(rules.telesina_headsup_sf, 1),  # type: ignore[arg-type]
     )
     if config.rake is not None:
         rake = config.rake
@@ -92,6 +113,7 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
         small_bet=stakes.small_bet,
         big_bet=stakes.big_bet,
         spread_round_max=stakes.spread_round_max,
+        bring_in=stakes.bring_in,
     )
     return config.game, config.structure.value, wire_stakes, wire_rules
 
@@ -122,6 +144,7 @@ def config_from_wire(
             small_bet=stakes.small_bet,
             big_bet=stakes.big_bet,
             spread_round_max=tuple(stakes.spread_round_max),
+            bring_in=stakes.bring_in,
         ),
         rules=BettingRules(
             chip_unit=rules.chip_unit,
@@ -132,6 +155,14 @@ def config_from_wire(
             ),
             spread_round_ceiling=rules.spread_round_ceiling,
             action_timer_ms=rules.action_timer_ms,
+            open_pair_double_bet=_OPEN_PAIR_FROM_WIRE[rules.open_pair_double_bet],
+            stud_common_card_betting=rules.stud_common_card_betting,
+            stud_board_tie_break=StudTieBreak(
+                rules.stud_board_tie_break or StudTieBreak.POSITION.value
+            ),
+            bring_in_suit_order=rules.bring_in_suit_order,
+            telesina_high_card=_TELESINA_HIGH_CARD[rules.telesina_high_card],
+            telesina_headsup_sf=_TELESINA_HEADS_UP[rules.telesina_headsup_sf],
         ),
         rake=rake,
     )

@@ -17,9 +17,14 @@ from engine.hand.rake import RakeSchedule
 class Action(Enum):
     """What a player may do on his turn.
 
-    ``amount`` of :class:`Act`: for BET and RAISE the total the player's bet in this round becomes
-    ("raise to"); for CALL either 0 or exactly the chips the call puts in; 0 for FOLD and CHECK.
-    A player goes all-in by calling with too few chips or by betting/raising his whole stack.
+    ``amount`` of :class:`Act`: for BET, RAISE and COMPLETE the total the player's bet in this
+    round becomes ("raise to"); for CALL and BRING_IN either 0 or exactly the chips it puts in; 0
+    for FOLD and CHECK. A player goes all-in by calling with too few chips or by betting/raising
+    his whole stack.
+
+    Stud-type games: BRING_IN is the forced opening bet of the player the upcards name (RULES.md
+    §4.2.3); COMPLETE raises the bring-in to a full small bet (fixed limit), which the bring-in
+    player may also do at once instead of bringing in.
     """
 
     FOLD = "fold"
@@ -27,6 +32,8 @@ class Action(Enum):
     CALL = "call"
     BET = "bet"
     RAISE = "raise"
+    BRING_IN = "bring_in"
+    COMPLETE = "complete"
 
 
 @dataclass(frozen=True, slots=True)

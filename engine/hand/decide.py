@@ -15,9 +15,16 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Final
 
-from engine.betting import IncompleteRaiseRule
-from engine.evaluation import Ranking, get_ranking
-from engine.games import FirstActor
+from engine.betting import IncompleteRaiseRule, StudTieBreak
+from engine.evaluation import HandValue, Ranking, get_ranking
+from engine.evaluation.showing import bring_in_seat, first_to_act
+from engine.evaluation.telesina import (
+    HeadsUpRule,
+    HighCardRule,
+    ranking_for,
+    telesina_pot_winners,
+)
+from engine.games import FirstActor, ForcedBets
 from engine.hand.codec import cards_from_wire, cards_to_wire, started_config_bytes
 from engine.hand.commands import Act, Action, Command, StartHand, TimeOut, VoidHand
 from engine.hand.events import HandEvent
@@ -27,11 +34,13 @@ from engine.hand.evolve import (
     award_applied,
     blind_applied,
     board_applied,
+    bring_in_applied,
     call_applied,
     check_applied,
     end_applied,
     fold_applied,
     hole_cards_applied,
+    is_common_card_without_betting,
     rake_applied,
     showdown_applied,
     started_state,
@@ -40,11 +49,19 @@ from engine.hand.evolve import (
     wager_applied,
 )
 from engine.hand.posts import dead_money, post_extra_blinds, verify_posts
-from engine.hand.pots import Pot, build_pots, build_pots_with_dead, split_evenly, split_high_low
+from engine.hand.pots import (
+    Pot,
+    build_pots,
+    build_pots_with_dead,
+    split_evenly,
+    split_high_low,
+    split_in_order,
+)
 from engine.hand.protection import artificial_all_in, return_set_aside
 from engine.hand.rake import rake_amount, split_rake
 from engine.hand.rules import (
     Limits,
+    bring_in_due,
     verify_act,
     verify_no_hand,
     verify_start,
@@ -61,8 +78,12 @@ _CHECK: Final = Action.CHECK
 _CALL: Final = Action.CALL
 _BET: Final = Action.BET
 _RAISE: Final = Action.RAISE
+_BRING_IN: Final = Action.BRING_IN
 _HALF_BET: Final = IncompleteRaiseRule.HALF_BET
 _LEFT_OF_BIG_BLIND: Final = FirstActor.LEFT_OF_BIG_BLIND
+_LEFT_OF_BUTTON: Final = FirstActor.LEFT_OF_BUTTON
+_BRING_IN_PLAYER: Final = FirstActor.BRING_IN
+_ANTE_BRING_IN: Final = ForcedBets.ANTE_BRING_IN
 
 
 class _Recorder:
@@ -158,7 +179,7 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
     if command.posts:
         post_extra_blinds(recorder)
     _deal_street(recorder, 0)
-    first = _first_actor(started, started.setup.game.streets[0].first_actor)
+    first = _first_actor(recorder.state, started.setup.game.streets[0].first_actor)
     _advance(recorder, command.now, first)
     return recorder.state, recorder.events
 
@@ -178,6 +199,10 @@ def _time_out(state: HandState | None, command: TimeOut) -> tuple[HandState, lis
     running = verify_time_out(state, command.seat, command.now)
     index = running.to_act
     recorder = _Recorder(running, [])
+    if bring_in_due(running):
+        _time_out_bring_in(recorder, command)
+        _advance(recorder, command.now, (index + 1) % len(running.stacks))
+        return recorder.state, recorder.events
     owes = running.round.level > running.bets[index]
     # A time-out checks when checking is free, else folds (RULES.md §6.4); a protected
     # (disconnected) player with live chips in goes artificially all-in instead (§6.5).
@@ -192,6 +217,22 @@ def _time_out(state: HandState | None, command: TimeOut) -> tuple[HandState, lis
     recorder.emit(event)
     _advance(recorder, command.now, (index + 1) % len(running.stacks))
     return recorder.state, recorder.events
+
+
+def _time_out_bring_in(recorder: _Recorder, command: TimeOut) -> None:
+    """The bring-in player's time ran out: the bring-in is posted for him and he is folded
+    (decision A36); a protected (disconnected) player stays in, the artificial all-in applying
+    when he is next to act facing a bet (RULES.md §6.4, Z4)."""
+    state = recorder.state
+    index = state.to_act
+    stack = state.stacks[index]
+    amount = min(state.setup.config.stakes.bring_in, stack)
+    event = pb.BringInPosted(
+        seat=command.seat, amount=amount, all_in=amount == stack, timed_out=True
+    )
+    recorder.record(event, bring_in_applied(state, index, amount))
+    if not command.protected:
+        recorder.emit(pb.Folded(seat=command.seat, timed_out=True))
 
 
 def _action_applied(
@@ -211,11 +252,15 @@ def _action_applied(
         return pb.Called(seat=seat, amount=call, all_in=all_in), call_applied(
             state, index, call, all_in
         )
+    if action is _BRING_IN:
+        posted = limits.bring_in
+        bring_in = pb.BringInPosted(seat=seat, amount=posted, all_in=posted == stack)
+        return bring_in, bring_in_applied(state, index, posted)
     setup = state.setup
     all_in = amount - state.bets[index] == stack
     half_bet = setup.config.rules.incomplete_raise_rule is _HALF_BET
     full = setup.strategy.is_full(state.round, amount, half_bet)
-    kind = pb.BetPlaced if action is _BET else pb.RaisedTo
+    kind = pb.BetPlaced if action is _BET else pb.RaisedTo if action is _RAISE else pb.Completed
     event = kind(seat=seat, amount=amount, all_in=all_in, full=full)
     return event, wager_applied(state, index, amount, full, all_in)
 
@@ -263,6 +308,17 @@ def _deal_street(recorder: _Recorder, street_index: int) -> None:
         folded = state.folded
         order = [index for index in setup.clockwise_from(setup.button + 1) if not folded[index]]
         players = len(order)
+        if (
+            setup.game.common_card
+            and position + (street.down + street.up) * players > len(deck) // 2
+        ):
+            # The stub cannot give everyone his card: one common card for all (RULES.md §8.7).
+            common = deck[2 * position : 2 * position + 2]
+            recorder.record(
+                pb.BoardDealt(street=street_index, cards=common),
+                board_applied(state, street_index, cards_from_wire(common)),
+            )
+            return
         # One card per player per pass: the player at position p of the order gets the cards
         # p, p + players, p + 2 * players, ... of the street's part of the deck.
         down_end = position + street.down * players
@@ -299,11 +355,48 @@ def _card_texts(deck: str, start: int, end: int) -> list[str]:
 
 
 def _first_actor(state: HandState, rule: FirstActor) -> int:
-    """Where the search for the round's first actor begins (RULES.md §8.1)."""
+    """Where the search for the round's first actor begins (RULES.md §8.1); stud-type games:
+    the bring-in player, then the best showing hand (§3.8-3.9). ``state`` has the street's
+    cards dealt."""
     setup = state.setup
     if rule is _LEFT_OF_BIG_BLIND:
         return (setup.big_blind + 1) % len(setup.seats)
-    return (setup.button + 1) % len(setup.seats)
+    if rule is _LEFT_OF_BUTTON:
+        return (setup.button + 1) % len(setup.seats)
+    if rule is _BRING_IN_PLAYER:
+        return _bring_in_player(state)
+    return best_showing(state)
+
+
+def _bring_in_player(state: HandState) -> int:
+    """The player whose door card brings in (RULES.md §3.9), among those with chips behind: a
+    player all-in for his ante cannot open (nobody brings in when none can)."""
+    setup = state.setup
+    door_cards = {
+        index: up[0]
+        for index, up in enumerate(state.up)
+        if up and not state.folded[index] and state.stacks[index]
+    }
+    if not door_cards:
+        return (setup.button + 1) % len(setup.seats)
+    order = setup.config.rules.bring_in_suit_order or None
+    return bring_in_seat(setup.game.key, door_cards, suit_order=order)
+
+
+def best_showing(state: HandState) -> int:
+    """The player in the hand with the best showing hand, the board (the common card, the
+    vela) counted for everyone; ties by position or suits (RULES.md §3.8, decision A4)."""
+    setup = state.setup
+    upcards = {index: up for index, up in enumerate(state.up) if not state.folded[index]}
+    tie_break = setup.config.rules.stud_board_tie_break
+    return first_to_act(
+        setup.game.key,
+        upcards,
+        setup.button,
+        len(setup.seats),
+        common=state.board,
+        tie_break="suit" if tie_break is StudTieBreak.SUIT else "position",
+    )
 
 
 # --- the walk after every command -------------------------------------------------------------
@@ -327,11 +420,19 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
             return
         _return_uncalled_bet(recorder)
         streets = state.setup.game.streets
-        if state.street + 1 == len(streets):
+        street = state.street + 1
+        if street == len(streets):
             _showdown(recorder)
             return
-        _deal_street(recorder, state.street + 1)
-        start = _first_actor(state, streets[state.street + 1].first_actor)
+        _deal_street(recorder, street)
+        dealt = recorder.state
+        if len(dealt.board) > len(state.board) and is_common_card_without_betting(
+            dealt.setup, street, dealt.board
+        ):
+            # No betting after the common card (decision A7): only the last street deals one.
+            _showdown(recorder)
+            return
+        start = _first_actor(dealt, streets[street].first_actor)
 
 
 def _next_to_act(state: HandState, start: int) -> int:
@@ -439,6 +540,38 @@ def _end(recorder: _Recorder) -> None:
 
 # --- showdown -------------------------------------------------------------------------------
 
+_BRIDGE_SUITS: Final = "shdc"  # ♠ > ♥ > ♦ > ♣ (decision A1)
+_SUIT_ORDERS: Final = {"telesina": "hdcs"}  # ♥ > ♦ > ♣ > ♠
+
+
+def _stud_odd_chip_order(
+    state: HandState, winners: list[int], share: pb.PotShare.ValueType
+) -> list[int]:
+    """Tied stud winners in the order odd chips go to them (RULES.md §5.6, decision A5): for a
+    high or whole share the one holding the highest card (rank, then the game's suit order), for
+    a low share the lowest card (ace low); only his own cards count, not the common card; then
+    clockwise from the dealer position."""
+    setup = state.setup
+    order = setup.config.rules.bring_in_suit_order or _SUIT_ORDERS.get(
+        setup.game.key, _BRIDGE_SUITS
+    )
+    suit_value = {suit: 3 - place for place, suit in enumerate(order)}  # higher is better
+    count = len(setup.seats)
+    first = setup.button + 1
+
+    def key(index: int) -> tuple[int, int, int]:
+        clockwise = (index - first) % count
+        cards = state.hole[index]
+        if share == pb.LOW:
+            rank, suit = min(
+                (1 if c.rank == 14 else c.rank, suit_value[c.suit_char]) for c in cards
+            )
+            return rank, suit, clockwise
+        rank, suit = max((c.rank, suit_value[c.suit_char]) for c in cards)
+        return -rank, -suit, clockwise
+
+    return sorted(winners, key=key)
+
 
 class _Hands:
     """The contenders' high and low strengths (greater is better; a low is None when it does not
@@ -452,7 +585,10 @@ class _Hands:
         hole = state.hole
         self.high: dict[int, int | None] = {}
         self.low: dict[int, int | None] = {}
-        high_ranking = self.high_ranking = _ranking(game.high_ranking)
+        high_name = game.high_ranking
+        if game.heads_up_straight_flush:  # Telesina: the table's high-card rule (A19)
+            high_name = ranking_for(_HIGH_CARD_RULES[state.setup.config.rules.telesina_high_card])
+        high_ranking = self.high_ranking = _ranking(high_name)
         low_ranking = self.low_ranking = _ranking(game.low_ranking)
         # Ranking.evaluate wants cards already checked, and these are: they come from a deck
         # verified at StartHand, dealt by the game's own streets. rank_hand would check counts,
@@ -463,6 +599,18 @@ class _Hands:
                 self.high[index] = high_ranking.evaluate(hole[index], board)
             if low_ranking is not None:
                 self.low[index] = low_ranking.evaluate(hole[index], board)
+
+
+# The Telesina switches (checked at the start of the hand) as the evaluation's literals.
+_HIGH_CARD_RULES: Final[dict[str, HighCardRule]] = {
+    "card_by_card": "card_by_card",
+    "ranks_then_suits": "ranks_then_suits",
+}
+_HEADS_UP_RULES: Final[dict[str, HeadsUpRule]] = {
+    "exact": "exact",
+    "any_low_sf_beats_royal": "any_low_sf_beats_royal",
+    "off": "off",
+}
 
 
 def _ranking(name: str | None) -> Ranking | None:
@@ -503,14 +651,17 @@ def _showdown(recorder: _Recorder) -> None:
 
 
 def _showdown_order(state: HandState, all_in_showdown: bool) -> list[int]:
-    """Last bettor or raiser of the last round first, else the first player left of the button;
-    then clockwise. With an all-in the order is the one for "nobody bet" (RULES.md §5.4)."""
+    """Last bettor or raiser of the last round first, else the first player left of the button
+    (stud-type games: the best showing hand); then clockwise. With an all-in the order is the
+    one for "nobody bet" (RULES.md §5.4)."""
     setup = state.setup
     aggressor = state.round.aggressor
-    if all_in_showdown or aggressor == NOBODY or state.folded[aggressor]:
-        start = (setup.button + 1) % setup.player_count
-    else:
+    if not (all_in_showdown or aggressor == NOBODY or state.folded[aggressor]):
         start = aggressor
+    elif setup.game.forced_bets is _ANTE_BRING_IN:
+        start = best_showing(state)  # stud-type games: the highest showing combination
+    else:
+        start = (setup.button + 1) % setup.player_count
     folded = state.folded
     return [index for index in setup.clockwise_from(start) if not folded[index]]
 
@@ -523,6 +674,7 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
     stacks = state.stacks
     all_in_showdown = 0 in [stacks[index] for index in state.contenders()]  # someone all-in
     seats = state.setup.seats
+    show_all = state.setup.game.heads_up_straight_flush  # a "beaten" hand may win heads-up
     # Strengths of the best hands shown so far per pot.
     best_high: list[int | None] = [None] * len(pots)
     best_low: list[int | None] = [None] * len(pots)
@@ -535,6 +687,7 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
         if not (
             position == 0
             or all_in_showdown
+            or show_all
             or any(
                 _at_least(high, best_high[k]) or _at_least(low, best_low[k]) for k in pot_indexes
             )
@@ -625,16 +778,27 @@ def _pay_best(
     share: pb.PotShare.ValueType,
 ) -> None:
     """Pay ``amount`` to the best of ``eligible`` by ``values``; ties split, odd chips left of
-    the button first (RULES.md §5.6)."""
+    the button first, in stud-type games by the tied players' cards (RULES.md §5.6)."""
     state = recorder.state
     setup = state.setup
     ranked = [(value, index) for index in eligible if (value := values[index]) is not None]
     strongest = max([strength for strength, _ in ranked])
     winners = [index for strength, index in ranked if strength == strongest]
+    if len(ranked) == 2 and setup.game.heads_up_straight_flush and ranking is not None:
+        # Telesina, two players contesting the pot: the low straight flush may beat the royal
+        # (RULES.md §3.6, decision A18).
+        rule = _HEADS_UP_RULES[setup.config.rules.telesina_headsup_sf]
+        pair = [HandValue(ranking.name, strength) for strength, _ in ranked]
+        won = telesina_pot_winners(pair, rule=rule)
+        winners = [ranked[k][1] for k in won]
+        strongest = ranked[won[0]][0]
     first = (setup.button + 1) % len(setup.seats)
     name = _name(ranking, strongest)
-    for index, paid in split_evenly(
-        amount, winners, first, len(setup.seats), setup.config.rules.chip_unit
-    ):
+    chip_unit = setup.config.rules.chip_unit
+    if len(winners) > 1 and setup.game.forced_bets is _ANTE_BRING_IN:
+        shares = split_in_order(amount, _stud_odd_chip_order(state, winners, share), chip_unit)
+    else:
+        shares = split_evenly(amount, winners, first, len(setup.seats), chip_unit)
+    for index, paid in shares:
         event = pb.PotAwarded(pot=pot, seat=setup.seats[index], amount=paid, share=share, hand=name)
         state = recorder.record(event, award_applied(state, index, paid))

@@ -37,6 +37,8 @@ HandEvent = (
     | pb.ArtificialAllIn
     | pb.StackReturned
     | pb.HandVoided
+    | pb.BringInPosted
+    | pb.Completed
 )
 
 _BODY_FIELD: Final[dict[str, str]] = {

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from engine.betting import STRUCTURES, HeadsUpUncap, Round, Structure
 from engine.cards import Card
-from engine.games import BetSize, GameDefinition, get_game
+from engine.games import BetSize, ForcedBets, GameDefinition, get_game
 from engine.hand.codec import cached_config_from_wire, cards_from_wire
 from engine.hand.commands import HandConfig
 from engine.hand.events import HandEvent
@@ -50,6 +50,8 @@ _new_tuple = tuple.__new__
 # Bound once: an enum member lookup costs about 90 ns on CPython 3.11 (every turn makes one).
 _NEVER_UNCAP: Final = HeadsUpUncap.NEVER
 _UNCAP_BEFORE_CAP: Final = HeadsUpUncap.BEFORE_CAP
+_FIXED_LIMIT: Final = Structure.FIXED_LIMIT
+_ANTE_BRING_IN: Final = ForcedBets.ANTE_BRING_IN
 
 
 def fresh_round(config: HandConfig, game: GameDefinition, street: int) -> Round:
@@ -64,8 +66,10 @@ def fresh_round(config: HandConfig, game: GameDefinition, street: int) -> Round:
     if structure is Structure.SPREAD_LIMIT:
         # Every street of these games holds one betting round, so street = round number.
         unit = stakes.spread_round_max[street]
-    # The minimum bet is the big blind in every round (RULES.md §4.3).
-    return Round(min_increment=stakes.big_blind, unit=unit)
+    # The minimum bet is the big blind in every round (RULES.md §4.3); in stud-type games,
+    # which have no blinds, the bring-in (decision A34).
+    stud = game.forced_bets is _ANTE_BRING_IN
+    return Round(min_increment=stakes.bring_in if stud else stakes.big_blind, unit=unit)
 
 
 def _all_fresh_rounds(config: HandConfig) -> tuple[Round, ...]:
@@ -115,15 +119,20 @@ def started_state(
     reading back the message it has just written.
     """
     count = len(seats)
-    # Heads-up the button posts the small blind (RULES.md §4.2.1); explicit blinds: dead button.
-    button_index, small_index, big_index = positions(seats, button, small_blind, big_blind)
+    game = get_game(config.game)
+    if game.forced_bets is _ANTE_BRING_IN:  # no blinds: antes and the bring-in
+        button_index, small_index, big_index = seats.index(button), NOBODY, NOBODY
+    else:
+        # Heads-up the button posts the small blind (RULES.md §4.2.1); explicit blinds: dead
+        # button.
+        button_index, small_index, big_index = positions(seats, button, small_blind, big_blind)
     fresh_rounds = _fresh_rounds(config)
     setup = _new_tuple(
         HandSetup,
         (
             hand_id,
             config,
-            get_game(config.game),  # game
+            game,
             STRUCTURES[config.structure],  # strategy
             seats,
             stacks,  # starting_stacks
@@ -224,6 +233,41 @@ def blind_applied(state: HandState, index: int, amount: int, big: bool) -> HandS
     )
 
 
+def _bring_in_posted(state: HandState, event: pb.BringInPosted) -> HandState:
+    return bring_in_applied(state, state.setup.seats.index(event.seat), event.amount)
+
+
+def bring_in_applied(state: HandState, index: int, amount: int) -> HandState:
+    """BringInPosted: the round's opening bet; like the big blind, the full bring-in is what the
+    others must call even when it was posted short (RULES.md §4.2.3).
+
+    Fixed limit: the bring-in is not the round's bet (the completion to a small bet is), so the
+    full level stays 0 and no raise is counted. The other structures treat it as the opening
+    bet: raises go up by at least the bring-in and, in spread limit, it counts toward the cap.
+    """
+    bring_in = state.setup.config.stakes.bring_in
+    _, full_level, min_increment, unit, raises, uncapped, started, aggressor = state.round
+    if state.setup.config.structure is not _FIXED_LIMIT:
+        full_level = bring_in
+        min_increment = max(min_increment, bring_in)
+        raises = 1
+    round_ = _new_tuple(
+        Round, (bring_in, full_level, min_increment, unit, raises, uncapped, started, aggressor)
+    )
+    stacks, bets, contributions = _paid_in(state, index, amount)
+    acted = list(state.acted)
+    acted[index] = bring_in  # nobody completes: he does not act again this round (§4.1)
+    return state.with_betting(
+        stacks=stacks,
+        bets=bets,
+        contributions=contributions,
+        folded=state.folded,
+        acted=tuple(acted),
+        round_=round_,
+        to_act=NOBODY,
+    )
+
+
 def _paid_in(
     state: HandState, index: int, amount: int
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -285,13 +329,30 @@ def _board_dealt(state: HandState, event: pb.BoardDealt) -> HandState:
 
 
 def board_applied(state: HandState, street: int, cards: tuple[Card, ...]) -> HandState:
-    """BoardDealt: community cards (none for a street that deals no board)."""
+    """BoardDealt: community cards (none for a street that deals no board).
+
+    On a street that deals hole cards, a board card is the stud common card (the stub ran
+    short, RULES.md §8.7). Unless the table holds a betting round after it (decision A7) no
+    round is played, and the last round held stays the current one: its last bettor shows
+    first (§5.4).
+    """
     fields = list(state)
     if street != state.street:
         _enter_street(fields, state, street)
+        if is_common_card_without_betting(state.setup, street, cards):
+            fields[ROUND] = state.round
     fields[BOARD] = state.board + cards
     fields[DECK_POSITION] = state.deck_position + len(cards)
     return _new_tuple(HandState, fields)
+
+
+def is_common_card_without_betting(
+    setup: HandSetup, street: int, cards: tuple[Card, ...] | str
+) -> bool:
+    """Whether dealing ``cards`` to the board on ``street`` is the stud common card with no
+    betting round after it (RULES.md §8.7, decision A7)."""
+    definition = setup.game.streets[street]
+    return bool(cards) and not definition.board and not setup.config.rules.stud_common_card_betting
 
 
 def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
@@ -392,22 +453,31 @@ def call_applied(state: HandState, index: int, amount: int, all_in: bool) -> Han
     return _maybe_uncap(state) if all_in else state
 
 
-def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo) -> HandState:
+def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed) -> HandState:
     index = state.setup.seats.index(event.seat)
     return wager_applied(state, index, event.amount, event.full, event.all_in)
 
 
 def wager_applied(state: HandState, index: int, total: int, full: bool, all_in: bool) -> HandState:
-    """BetPlaced and RaisedTo: the player's bet becomes ``total``."""
+    """BetPlaced, RaisedTo and Completed: the player's bet becomes ``total``."""
     round_ = state.round
     if full:
+        unit = round_.unit
+        if (
+            unit
+            and total - round_.full_level > unit
+            and state.setup.config.structure is _FIXED_LIMIT
+        ):
+            # Fixed limit wagers a bigger unit only on an open pair on 4th street (RULES.md
+            # §4.6): once a big bet is made, every later raise of the round is a big bet.
+            unit = total - round_.full_level
         round_ = _new_tuple(
             Round,
             (
                 total,  # level
                 total,  # full_level
                 max(round_.min_increment, total - round_.level),  # min_increment
-                round_.unit,
+                unit,
                 round_.raises + 1,
                 round_.uncapped,
                 round_.started,
@@ -517,6 +587,8 @@ EVENT_HANDLERS: Final[dict[type, Callable[[Any, Any], HandState]]] = {
     pb.HandStarted: _hand_started,
     pb.AntePosted: _ante_posted,
     pb.BlindPosted: _blind_posted,
+    pb.BringInPosted: _bring_in_posted,
+    pb.Completed: _wagered,
     pb.HoleCardsDealt: _hole_cards_dealt,
     pb.BoardDealt: _board_dealt,
     pb.ActionRequested: _action_requested,

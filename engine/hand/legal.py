@@ -16,8 +16,9 @@ from engine.hand.state import NOBODY, HandState
 class LegalAction(NamedTuple):
     """One action open to the player to act, with its amounts (see :class:`Action`).
 
-    FOLD and CHECK: 0 and 0. CALL: the chips the call puts in (min = max). BET and RAISE: the
-    smallest and largest total the player's bet in this round may become.
+    FOLD and CHECK: 0 and 0. CALL and BRING_IN: the chips it puts in (min = max). BET, RAISE and
+    COMPLETE: the smallest and largest total the player's bet in this round may become (fixed
+    limit: one of the two; they differ only on a 7 Card Stud open pair, RULES.md §4.6).
     """
 
     action: Action
@@ -28,6 +29,7 @@ class LegalAction(NamedTuple):
 _FOLD = LegalAction(Action.FOLD, 0, 0)
 _CHECK = LegalAction(Action.CHECK, 0, 0)
 _CALL_ACTION = Action.CALL  # bound once: an enum member lookup costs ~90 ns on CPython 3.11
+_BRING_IN_ACTION = Action.BRING_IN
 # NamedTuple's generated __new__ is a Python function around this: calling it directly halves
 # the cost of the one or two values built on every turn.
 _new_legal = tuple.__new__
@@ -36,11 +38,17 @@ _new_legal = tuple.__new__
 def legal_actions(state: HandState | None) -> tuple[LegalAction, ...]:
     """The actions open to the player to act (``state.seat_to_act``); empty when nobody is.
 
-    Folding is always allowed on one's turn, even when checking is free.
+    Folding is always allowed on one's turn, even when checking is free; not before the
+    bring-in, which opens a stud game's first round: then BRING_IN and the wager instead of it.
     """
     if state is None or state.to_act == NOBODY:
         return ()
-    _, owed, call, wager, min_to, max_to = betting_limits(state)
+    _, owed, call, wager, min_to, max_to, bring_in = betting_limits(state)
+    if bring_in:
+        forced = _new_legal(LegalAction, (_BRING_IN_ACTION, bring_in, bring_in))
+        if wager is None:
+            return (forced,)
+        return (forced, _new_legal(LegalAction, (wager, min_to, max_to)))
     passive = _new_legal(LegalAction, (_CALL_ACTION, call, call)) if owed else _CHECK
     if wager is None:
         return (_FOLD, passive)

@@ -129,7 +129,8 @@ def _forced(setup: HandSetup) -> Forced:
             take(index, stakes.ante, live)
     if setup.small_blind != NOBODY:
         take(setup.small_blind, stakes.small_blind, live)
-    take(setup.big_blind, stakes.big_blind, live)
+    if setup.big_blind != NOBODY:  # stud-type games have no blinds
+        take(setup.big_blind, stakes.big_blind, live)
     for index, live_post, dead_post in setup.posts:
         take(index, live_post, live)
         take(index, dead_post, dead)

@@ -61,7 +61,20 @@ def split_evenly(
     """
     if len(winners) == 1:
         return ((winners[0], amount),)  # what the general case gives one winner, minus its work
-    ordered = sorted(winners, key=lambda index: (index - first) % player_count)
+    return split_in_order(
+        amount, sorted(winners, key=lambda index: (index - first) % player_count), chip_unit
+    )
+
+
+def split_in_order(
+    amount: int, ordered: Sequence[int], chip_unit: int
+) -> tuple[tuple[int, int], ...]:
+    """Divide ``amount`` among ``ordered`` in whole chips, the remaining chips one each to the
+    first of ``ordered`` (stud games order the tied players by their cards, decision A5).
+
+    >>> split_in_order(101, (4, 1), chip_unit=1)
+    ((4, 51), (1, 50))
+    """
     chips, residue = divmod(amount, chip_unit)
     share, odd = divmod(chips, len(ordered))
     shares = []

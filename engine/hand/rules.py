@@ -36,13 +36,20 @@ _CHECK: Final = Action.CHECK
 _CALL: Final = Action.CALL
 _BET: Final = Action.BET
 _RAISE: Final = Action.RAISE
+_BRING_IN: Final = Action.BRING_IN
+_COMPLETE: Final = Action.COMPLETE
+_ANTE_BRING_IN: Final = ForcedBets.ANTE_BRING_IN
+_FIXED_LIMIT: Final = Structure.FIXED_LIMIT
 
 
 class Limits(NamedTuple):
     """What the player to act (``player``) may do now.
 
     ``owed`` is what he must add to stay in; ``call`` what a call puts in (less when all-in);
-    ``wager`` is BET or RAISE when he may wager, to a round total from ``min_to`` to ``max_to``.
+    ``wager`` is BET, RAISE or COMPLETE when he may wager, to a round total from ``min_to`` to
+    ``max_to`` (fixed limit: ``min_to`` or ``max_to`` only; they differ only on an open pair on
+    4th street, RULES.md §4.6). ``bring_in`` is what bringing in puts in when the player must
+    open a stud game's first round (he may bring in or wager, not fold or check), else 0.
     """
 
     player: int
@@ -51,6 +58,7 @@ class Limits(NamedTuple):
     wager: Action | None
     min_to: int
     max_to: int
+    bring_in: int = 0
 
 
 def may_wager(state: HandState, index: int) -> bool:
@@ -101,20 +109,54 @@ def betting_limits(state: HandState) -> Limits:
     return limits
 
 
+def bring_in_due(state: HandState) -> bool:
+    """Whether the player to act must open a stud game's first round with the bring-in (or a
+    wager instead): nothing has been wagered on it yet (RULES.md §4.2.3)."""
+    return (
+        not state.round.level
+        and not state.street
+        and state.setup.game.forced_bets is _ANTE_BRING_IN
+    )
+
+
+def open_pair_showing(state: HandState) -> bool:
+    """Whether the open-pair option makes big bets possible on this round: 7 Card Stud's 4th
+    street (unless the table switched it, decision A6) with a pair among some player's two
+    upcards (RULES.md §4.6). Fixed limit only."""
+    setup = state.setup
+    game = setup.game
+    enabled = setup.config.rules.open_pair_double_bet
+    if enabled is None:
+        enabled = game.open_pair_double_bet
+    if not enabled or state.street != 1 or setup.config.structure is not _FIXED_LIMIT:
+        return False
+    # The players dealt 4th street hold two upcards; the option stays when a pair folds.
+    return any(len(up) == 2 and up[0].rank == up[1].rank for up in state.up)
+
+
 def _compute_limits(state: HandState) -> Limits:
     index = state.to_act
     stack = state.stacks[index]
     bet = state.bets[index]
     round_ = state.round
     level = round_.level
+    if not level and not state.street and state.setup.game.forced_bets is _ANTE_BRING_IN:
+        return _bring_in_limits(state, index, stack)
     owed = level - bet if level > bet else 0
     call = owed if owed < stack else stack
     if stack <= owed or not may_wager(state, index):
-        return _new_tuple(Limits, (index, owed, call, None, 0, 0))
+        return _new_tuple(Limits, (index, owed, call, None, 0, 0, 0))
     setup = state.setup
     strategy = setup.strategy
     rules = setup.config.rules
     lowest, highest = strategy.bounds(round_, sum(state.contributions), owed, rules.chip_unit)
+    if (
+        state.street == 1
+        and setup.game.forced_bets is _ANTE_BRING_IN
+        and round_.unit < setup.config.stakes.big_bet
+        and open_pair_showing(state)
+    ):
+        highest = round_.full_level + setup.config.stakes.big_bet  # a small or a big bet
     all_in = bet + stack
     if all_in < lowest:
         lowest = highest = all_in  # short: all-in is the only wager left
@@ -123,9 +165,47 @@ def _compute_limits(state: HandState) -> Limits:
     if rules.spread_round_ceiling and strategy.structure is Structure.SPREAD_LIMIT:
         highest = min(highest, 3 * round_.unit)  # decision A10: the optional round ceiling
     if highest < lowest or highest <= level:
-        return _new_tuple(Limits, (index, owed, call, None, 0, 0))
+        return _new_tuple(Limits, (index, owed, call, None, 0, 0, 0))
     wager = _BET if level == 0 else _RAISE
-    return _new_tuple(Limits, (index, owed, call, wager, lowest, highest))
+    if (
+        level
+        and not round_.raises
+        and not state.street
+        and strategy.structure is _FIXED_LIMIT
+        and setup.game.forced_bets is _ANTE_BRING_IN
+    ):
+        wager = _COMPLETE  # the first full wager over the bring-in (RULES.md §4.2.3)
+    return _new_tuple(Limits, (index, owed, call, wager, lowest, highest, 0))
+
+
+def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
+    """The opener of a stud game's first round: the bring-in, or instead (RULES.md §4.2.3) a
+    completion to the small bet (fixed limit) or a bet above the bring-in (other structures,
+    decision A34). A stack not above the bring-in is all-in for it."""
+    setup = state.setup
+    config = setup.config
+    bring_in = config.stakes.bring_in
+    post = stack if stack < bring_in else bring_in
+    if stack <= bring_in or not may_wager(state, index):
+        return _new_tuple(Limits, (index, 0, 0, None, 0, 0, post))
+    chip_unit = config.rules.chip_unit
+    if config.structure is _FIXED_LIMIT:
+        wager = _COMPLETE
+        lowest = highest = config.stakes.small_bet
+    else:
+        wager = _BET
+        round_ = state.round
+        lowest, highest = setup.strategy.bounds(round_, sum(state.contributions), 0, chip_unit)
+        lowest = max(lowest, bring_in + chip_unit)  # "a regular bet larger than the bring-in"
+        if config.rules.spread_round_ceiling and config.structure is Structure.SPREAD_LIMIT:
+            highest = min(highest, 3 * round_.unit)
+    if stack < lowest:
+        lowest = highest = stack
+    elif stack < highest:
+        highest = stack
+    if highest < lowest:
+        return _new_tuple(Limits, (index, 0, 0, None, 0, 0, post))
+    return _new_tuple(Limits, (index, 0, 0, wager, lowest, highest, post))
 
 
 # --- commands on a running hand ---------------------------------------------------------------
@@ -170,6 +250,8 @@ def verify_amount_is_chips(amount: object, chip_unit: int) -> int:
 def verify_action(state: HandState, limits: Limits, action: Action, amount: int) -> None:
     """The action and its amount must be within ``limits`` (see :class:`Action` for amounts)."""
     if action is _FOLD or action is _CHECK:
+        if limits.bring_in:
+            _refuse_before_bring_in(limits, action)
         if amount:
             raise InvalidAmount(f"To {action.value}, give no amount.")
         if action is _CHECK and limits.owed:
@@ -178,15 +260,37 @@ def verify_action(state: HandState, limits: Limits, action: Action, amount: int)
             )
         return
     if action is _CALL:
+        if limits.bring_in:
+            _refuse_before_bring_in(limits, action)
         if not limits.owed:
             raise IllegalAction("There is no bet to call; you may check.")
         if amount and amount != limits.call:
             raise InvalidAmount(f"A call puts in exactly {limits.call}.")
         return
-    if action is _BET or action is _RAISE:
+    if action is _BET or action is _RAISE or action is _COMPLETE:
         _verify_wager(state, limits, action, amount)
         return
+    if action is _BRING_IN:
+        if not limits.bring_in:
+            raise IllegalAction(
+                "There is no bring-in to post: the first round is already open, or this game "
+                "has none."
+            )
+        if amount and amount != limits.bring_in:
+            raise InvalidAmount(f"The bring-in puts in exactly {limits.bring_in}.")
+        return
     raise IllegalAction(f"{action!r} is not a poker action.")
+
+
+def _refuse_before_bring_in(limits: Limits, action: Action) -> None:
+    """Nobody may fold, check or call before the round is opened: the bring-in is forced."""
+    choice = f"bring in {limits.bring_in}"
+    if limits.wager is not None:
+        amounts = str(limits.min_to)
+        if limits.max_to != limits.min_to:
+            amounts = f"between {limits.min_to} and {limits.max_to}"
+        choice += f" or {limits.wager.value} to {amounts}"
+    raise IllegalAction(f"You cannot {action.value}: your upcard makes you open; {choice}.")
 
 
 def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int) -> None:
@@ -195,6 +299,10 @@ def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int)
             raise IllegalAction("You do not have enough chips to raise; you may call or fold.")
         raise IllegalAction("You may not bet or raise now; you may call or fold.")
     if action is not limits.wager:
+        if limits.wager is _COMPLETE:
+            raise IllegalAction(f"The bring-in is raised by completing it to {limits.min_to}.")
+        if action is _COMPLETE:
+            raise IllegalAction(f"There is no bring-in to complete; {limits.wager.value} instead.")
         if action is _BET:
             raise IllegalAction("There is already a bet in this round; raise instead.")
         raise IllegalAction("There is no bet to raise in this round; bet instead.")
@@ -205,8 +313,15 @@ def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int)
         raise InvalidAmount(
             f"You may {verb} to between {limits.min_to} and {limits.max_to}, not {amount}."
         )
-    chip_unit = state.setup.config.rules.chip_unit
     all_in = state.bets[limits.player] + state.stacks[limits.player]
+    if (
+        limits.min_to < amount < limits.max_to
+        and amount != all_in
+        and state.setup.config.structure is _FIXED_LIMIT
+    ):
+        # The open pair on 4th street: a small bet or a big bet, nothing between (§4.6).
+        raise InvalidAmount(f"You may {verb} to {limits.min_to} or to {limits.max_to}.")
+    chip_unit = state.setup.config.rules.chip_unit
     if amount % chip_unit and amount != all_in:
         raise InvalidAmount(f"Amounts are in whole chips of {chip_unit}.")
 
@@ -276,8 +391,6 @@ def _verify_config(config: HandConfig) -> GameDefinition:
     game = GAMES.get(config.game)
     if game is None:
         raise InvalidHandSetup(f"{config.game!r} is not a game played here.")
-    if game.forced_bets is not ForcedBets.BLINDS:
-        raise InvalidHandSetup(f"{game.name} cannot be dealt yet.")
     verify_stakes(config, game)
     return game
 
@@ -295,23 +408,53 @@ def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
         raise InvalidHandSetup("The chip unit must be a whole number of at least 1.")
     if rules.max_raises < 0 or rules.action_timer_ms < 0:
         raise InvalidHandSetup("The raise cap and the action timer cannot be negative.")
-    if not 0 < stakes.small_blind <= stakes.big_blind:
+    stud = game.forced_bets is ForcedBets.ANTE_BRING_IN
+    if stud:
+        _verify_stud_stakes(config, game)
+    elif not 0 < stakes.small_blind <= stakes.big_blind:
         raise InvalidHandSetup("The blinds must be positive, the small one not above the big one.")
-    amounts = [stakes.small_blind, stakes.big_blind, stakes.ante]
+    elif stakes.bring_in:
+        raise InvalidHandSetup(f"{game.name} has blinds, not a bring-in.")
+    minimum_bet = stakes.bring_in if stud else stakes.big_blind
+    amounts = [stakes.small_blind, stakes.big_blind, stakes.ante, stakes.bring_in]
     if config.structure is Structure.FIXED_LIMIT:
         if not 0 < stakes.small_bet <= stakes.big_bet:
             raise InvalidHandSetup("Fixed limit needs a small bet and a big bet, small <= big.")
+        if stud and stakes.bring_in >= stakes.small_bet:
+            raise InvalidHandSetup("The bring-in must be smaller than the small bet.")
         amounts += [stakes.small_bet, stakes.big_bet]
     if config.structure is Structure.SPREAD_LIMIT:
         if len(stakes.spread_round_max) != len(game.streets):
             raise InvalidHandSetup(
                 f"Spread limit needs a maximum for each of the {len(game.streets)} betting rounds."
             )
-        if any(maximum < stakes.big_blind for maximum in stakes.spread_round_max):
-            raise InvalidHandSetup("A spread-limit round maximum cannot be below the big blind.")
+        if any(maximum < minimum_bet for maximum in stakes.spread_round_max):
+            what = "the bring-in" if stud else "the big blind"
+            raise InvalidHandSetup(f"A spread-limit round maximum cannot be below {what}.")
         amounts += list(stakes.spread_round_max)
     if stakes.ante < 0 or any(type(amount) is not int or amount % unit for amount in amounts):
         raise InvalidHandSetup(f"Stakes must be whole chips of {unit}, and the ante not negative.")
+
+
+def _verify_stud_stakes(config: HandConfig, game: GameDefinition) -> None:
+    """Stud-type games: antes and a bring-in, no blinds (RULES.md §4.2.2-4.2.3, §11)."""
+    stakes = config.stakes
+    rules = config.rules
+    if stakes.small_blind or stakes.big_blind:
+        raise InvalidHandSetup(f"{game.name} has no blinds: set the ante and the bring-in.")
+    if type(stakes.bring_in) is not int or stakes.bring_in <= 0:
+        raise InvalidHandSetup(f"{game.name} needs a bring-in of at least one chip.")
+    if rules.telesina_high_card not in ("card_by_card", "ranks_then_suits"):
+        raise InvalidHandSetup("Telesina's high-card rule is card_by_card or ranks_then_suits.")
+    if rules.telesina_headsup_sf not in ("exact", "any_low_sf_beats_royal", "off"):
+        raise InvalidHandSetup(
+            "Telesina's heads-up straight-flush rule is exact, any_low_sf_beats_royal or off."
+        )
+    order = rules.bring_in_suit_order
+    if order and sorted(order) != sorted("shdc"):
+        raise InvalidHandSetup(
+            "The bring-in suit order must name the four suits s, h, d, c once each, highest first."
+        )
 
 
 def verify_players(command: StartHand, game: GameDefinition) -> None:
@@ -330,6 +473,10 @@ def verify_players(command: StartHand, game: GameDefinition) -> None:
             raise InvalidHandSetup(
                 f"Seat {entry.seat} needs a stack of whole chips to be dealt in."
             )
+    if game.forced_bets is ForcedBets.ANTE_BRING_IN and (
+        command.posts or command.big_blind is not None
+    ):
+        raise InvalidHandSetup(f"{game.name} has no blinds to post; every player antes.")
     if command.big_blind is None:
         if command.button not in seats:
             raise InvalidHandSetup(f"The button is on seat {command.button}, who is not dealt in.")

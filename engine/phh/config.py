@@ -9,6 +9,9 @@ otherwise ignore), and only when it differs from our defaults:
 * ``_chip_unit``, ``_max_raises``, ``_heads_up_uncap`` (``"round_start"``, ``"before_cap"`` or
   ``"never"``), ``_incomplete_raise_rule`` (``"half_bet"`` or ``"full_bet"``) and
   ``_spread_round_ceiling``: the table switches of :class:`engine.betting.BettingRules`;
+* ``_open_pair_double_bet``, ``_stud_common_card_betting``, ``_stud_board_tie_break``
+  (``"position"`` or ``"suit"``), ``_bring_in_suit_order``, ``_telesina_high_card`` and
+  ``_telesina_headsup_sf``: the stud-type switches;
 * ``_rake``: the rake schedule as an inline table (``per``, ``step``, ``minimum_pot``,
   ``band_below``, ``band_rake``, ``caps`` as ``[[players, cap], ...]``, ``trigger_street``).
   A file without ``_rake`` is played without rake.
@@ -25,7 +28,15 @@ from collections.abc import Mapping
 from dataclasses import fields as dataclass_fields
 from typing import Any, Final
 
-from engine.betting import BettingRules, HeadsUpUncap, IncompleteRaiseRule, Stakes, Structure
+from engine.betting import (
+    BettingRules,
+    HeadsUpUncap,
+    IncompleteRaiseRule,
+    Stakes,
+    Structure,
+    StudTieBreak,
+)
+from engine.games import ForcedBets, get_game
 from engine.hand.commands import HandConfig
 from engine.hand.rake import RakeSchedule
 from engine.phh.model import HandHistory, PHHError, whole_amount
@@ -35,18 +46,21 @@ _DEFAULT_RULES: Final = BettingRules()
 
 
 def config_to_fields(config: HandConfig, players: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The PHH fields (antes, blinds, bet sizes) and the user-defined fields of ``config``."""
+    """The PHH fields (antes, blinds or bring-in, bet sizes) and the user-defined fields of
+    ``config``."""
     stakes = config.stakes
-    phh: dict[str, Any] = {
-        "antes": (stakes.ante,) * players,
+    phh: dict[str, Any] = {"antes": (stakes.ante,) * players}
+    stud = get_game(config.game).forced_bets is ForcedBets.ANTE_BRING_IN
+    if stud:
+        phh["bring_in"] = stakes.bring_in  # stud-type games have no blinds
+    else:
         # p1 is the small blind; heads-up PHH reverses the blinds, so p1 (the player left of the
         # button) posts the big one, as here.
-        "blinds_or_straddles": (stakes.small_blind, stakes.big_blind) + (0,) * (players - 2),
-    }
+        phh["blinds_or_straddles"] = (stakes.small_blind, stakes.big_blind) + (0,) * (players - 2)
     if config.structure is Structure.FIXED_LIMIT:
         phh.update(small_bet=stakes.small_bet, big_bet=stakes.big_bet)
     else:
-        phh["min_bet"] = stakes.big_blind
+        phh["min_bet"] = stakes.bring_in if stud else stakes.big_blind
     user: dict[str, Any] = {}
     if config.structure is Structure.SPREAD_LIMIT:
         user["_spread_limits"] = list(stakes.spread_round_max)
@@ -68,6 +82,15 @@ def _rules_fields(rules: BettingRules) -> dict[str, Any]:
         user["_incomplete_raise_rule"] = rules.incomplete_raise_rule.name.lower()
     if rules.spread_round_ceiling:
         user["_spread_round_ceiling"] = True
+    if rules.open_pair_double_bet is not None:
+        user["_open_pair_double_bet"] = rules.open_pair_double_bet
+    if rules.stud_common_card_betting:
+        user["_stud_common_card_betting"] = True
+    if rules.stud_board_tie_break is not _DEFAULT_RULES.stud_board_tie_break:
+        user["_stud_board_tie_break"] = rules.stud_board_tie_break.name.lower()
+    for name in ("bring_in_suit_order", "telesina_high_card", "telesina_headsup_sf"):
+        if getattr(rules, name) != getattr(_DEFAULT_RULES, name):
+            user[f"_{name}"] = getattr(rules, name)
     return user
 
 
@@ -95,8 +118,11 @@ def config_from_history(history: HandHistory) -> HandConfig:
         raise PHHError(str(error)) from None
     players = history.player_count
     ante = _uniform_ante(history.antes, players)
-    small_blind, big_blind = _blinds(history.blinds_or_straddles, players)
     user = history.fields
+    if get_game(game).forced_bets is ForcedBets.ANTE_BRING_IN:
+        stakes = _stud_stakes(history, structure, ante)
+        return HandConfig(game, structure, stakes, _rules(user), _rake(user.get("_rake")))
+    small_blind, big_blind = _blinds(history.blinds_or_straddles, players)
     if structure is Structure.FIXED_LIMIT:
         if history.small_bet is None or history.big_bet is None:
             raise PHHError(f"The {history.variant} variant needs small_bet and big_bet.")
@@ -112,6 +138,33 @@ def config_from_history(history: HandHistory) -> HandConfig:
         spread = _spread_limits(user) if structure is Structure.SPREAD_LIMIT else ()
         stakes = Stakes(small_blind, big_blind, ante=ante, spread_round_max=spread)
     return HandConfig(game, structure, stakes, _rules(user), _rake(user.get("_rake")))
+
+
+def _stud_stakes(history: HandHistory, structure: Structure, ante: int) -> Stakes:
+    """Stakes of a stud-type hand: antes and a bring-in, no blinds."""
+    if history.bring_in is None:
+        raise PHHError(f"The {history.variant} variant needs bring_in.")
+    if any(history.blinds_or_straddles or ()):
+        raise PHHError(f"The {history.variant} variant has no blinds or straddles.")
+    bring_in = history.bring_in
+    if structure is Structure.FIXED_LIMIT:
+        if history.small_bet is None or history.big_bet is None:
+            raise PHHError(f"The {history.variant} variant needs small_bet and big_bet.")
+        return Stakes(
+            0,
+            0,
+            ante=ante,
+            small_bet=history.small_bet,
+            big_bet=history.big_bet,
+            bring_in=bring_in,
+        )
+    if history.min_bet != bring_in:
+        raise PHHError(
+            f"Our minimum bet in stud is the bring-in ({bring_in}); this hand has a minimum bet "
+            f"of {history.min_bet}."
+        )
+    spread = _spread_limits(history.fields) if structure is Structure.SPREAD_LIMIT else ()
+    return Stakes(0, 0, ante=ante, spread_round_max=spread, bring_in=bring_in)
 
 
 def _uniform_ante(antes: tuple[int, ...], players: int) -> int:
@@ -172,10 +225,26 @@ def _rules(user: Mapping[str, Any]) -> BettingRules:
         if not isinstance(ceiling, bool):
             raise PHHError("The field _spread_round_ceiling must be true or false.")
         values["spread_round_ceiling"] = ceiling
+    for name in ("open_pair_double_bet", "stud_common_card_betting"):
+        if f"_{name}" in user:
+            switch = user[f"_{name}"]
+            if not isinstance(switch, bool):
+                raise PHHError(f"The field _{name} must be true or false.")
+            values[name] = switch
+    if "_stud_board_tie_break" in user:
+        values["stud_board_tie_break"] = _enum_value(StudTieBreak, user["_stud_board_tie_break"])
+    for name in ("bring_in_suit_order", "telesina_high_card", "telesina_headsup_sf"):
+        if f"_{name}" in user:
+            text = user[f"_{name}"]
+            if not isinstance(text, str):
+                raise PHHError(f"The field _{name} must be a string.")
+            values[name] = text
     return BettingRules(**values)
 
 
-def _enum_value(kind: type[HeadsUpUncap] | type[IncompleteRaiseRule], value: object) -> Any:
+def _enum_value(
+    kind: type[HeadsUpUncap] | type[IncompleteRaiseRule] | type[StudTieBreak], value: object
+) -> Any:
     names = [member.name.lower() for member in kind]
     if not isinstance(value, str) or value not in names:
         raise PHHError(f"{value!r} is not one of {', '.join(names)}.")

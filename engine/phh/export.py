@@ -1,12 +1,15 @@
 """From a finished hand's events to a PHH hand history.
 
-Players are numbered as PHH numbers them: ``p1`` is the first player left of the button, ``pN``
-the button (heads-up ``p1`` is the big blind). ``seats`` records the table seat numbers and
-``hand`` the hand id. Every hole card dealt is written (the events hold them all), the board as
-far as it was dealt, and the showdown as it happened (``pK sm cards`` for a shown hand, ``pK sm``
-for a mucked one). Forced bets, returned bets and pot awards are not actions in PHH: a reader
-derives them. Time-outs are written as the fold or check they caused, with a ``# timed out``
-commentary. ``finishing_stacks`` holds our result, so that a reader can check its own.
+Players are numbered as PHH numbers them: ``p1`` is the first player left of the button, ``pN`` the
+button (heads-up ``p1`` is the big blind). ``seats`` records the table seat numbers and ``hand``
+the hand id. Every hole card dealt is written (the events hold them all), the board as far as it
+was dealt, and the showdown as it happened (``pK sm cards`` for a shown hand, ``pK sm`` for a
+mucked one). Forced bets, returned bets and pot awards are not actions in PHH: a reader derives
+them. Time-outs are written as the fold or check they caused, with a ``# timed out`` commentary.
+Stud-type games: the bring-in is PHH's ``pK pb`` (``# timed out`` when it was posted for a player
+whose time ran out, then his fold), a completion is a ``cbr``, each street's hole cards are written
+down cards first, then up cards, and the 7th-street common card is a ``d db``. ``finishing_stacks``
+holds our result, so that a reader can check its own.
 
 Two table rules have no PHH form and are written as extensions that other PHH readers ignore
 (the leading comment says so): forced posts beyond the blinds (an entering player's big blind, a
@@ -151,8 +154,12 @@ def _called(event: pb.Called, players: Players) -> list[str]:
     return [f"{players[event.seat]} cc"]
 
 
-def _wager(event: pb.BetPlaced | pb.RaisedTo, players: Players) -> list[str]:
+def _wager(event: pb.BetPlaced | pb.RaisedTo | pb.Completed, players: Players) -> list[str]:
     return [f"{players[event.seat]} cbr {event.amount}"]
+
+
+def _bring_in(event: pb.BringInPosted, players: Players) -> list[str]:
+    return _timed(f"{players[event.seat]} pb", event.timed_out)
 
 
 def _shown(event: pb.HandShown, players: Players) -> list[str]:
@@ -175,6 +182,8 @@ _WRITERS: Final[dict[type, Callable[[Any, Players], list[str]]]] = {
     pb.Called: _called,
     pb.BetPlaced: _wager,
     pb.RaisedTo: _wager,
+    pb.Completed: _wager,
+    pb.BringInPosted: _bring_in,
     pb.HandShown: _shown,
     pb.HandMucked: _mucked,
     pb.ArtificialAllIn: _artificial_all_in,

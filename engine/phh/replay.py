@@ -1,14 +1,18 @@
 """Play a PHH hand history through our hand machine.
 
-The deck is arranged so that our dealing (one card per player per pass, clockwise from ``p1``,
-then the board, no burn cards) gives every player the hole cards and the board the file shows.
-Unknown cards (``??``) are taken from a hole card shown later at the showdown (``pK sm``) when
-there is one, else from the cards the file does not mention, in deck order. Then every player
-action is played as a command: ``f`` folds, ``cc`` checks or calls, ``cbr X`` bets or raises to
-``X``; a fold or check with the commentary ``# timed out`` (as our export writes a time-out) is
-played as a time-out. Forced bets, showdowns and pot awards are our engine's own; ``sm`` actions
-only reveal cards. A hand our rules do not allow (a raise too small, a straddle, a player acting
-out of turn, actions that stop before the end) gives an error sentence instead of stacks.
+The deck is arranged so that our dealing (one card per player per pass, clockwise from ``p1``, then
+the board, no burn cards) gives every player the hole cards and the board the file shows. Unknown
+cards (``??``) are taken from a hole card shown later at the showdown (``pK sm``) when there is
+one, else from the cards the file does not mention, in deck order. Then every player action is
+played as a command: ``f`` folds, ``cc`` checks or calls, ``cbr X`` bets or raises to ``X``; a fold
+or check with the commentary ``# timed out`` (as our export writes a time-out) is played as a
+time-out. Forced bets, showdowns and pot awards are our engine's own; ``sm`` actions only reveal
+cards. Stud-type games: the deck follows the dealing actions street by street (each street's hole
+cards one pass at a time, a ``d db`` the common card); ``pb`` brings in (``# timed out``: a
+time-out, which folds the player when his ``f # timed out`` follows, as our export writes it, else
+is a protected one) and ``cbr`` over the bring-in completes. A hand our rules do not allow (a raise
+too small, a straddle, a player acting out of turn, actions that stop before the end) gives an
+error sentence instead of stacks.
 
 The extensions our export writes are played too: ``_extra_posts`` become the hand's extra posts
 and a commentary ``# pK artificial all-in for N`` a protected time-out (see
@@ -24,7 +28,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final, NamedTuple
 
 from engine.cards import Card, parse_card
-from engine.games import GameDefinition, get_game
+from engine.games import ForcedBets, GameDefinition, get_game
 from engine.hand import (
     Act,
     Action,
@@ -37,6 +41,7 @@ from engine.hand import (
     StartHand,
     TimeOut,
     execute,
+    legal_actions,
 )
 from engine.phh.config import config_from_history
 from engine.phh.model import HandHistory, PHHError, whole_amount
@@ -96,8 +101,9 @@ def _replay(history: HandHistory) -> ReplayResult:
     deck = arrange_deck(game, actions, players)
     state, events = _start(history, config, seats, deck)
     board_after = _board_counts(actions)
-    for action in actions:
-        state = _play(state, action, seats, board_after, events)
+    for position, action in enumerate(actions):
+        following = actions[position + 1] if position + 1 < len(actions) else None
+        state = _play(state, action, seats, board_after, events, following=following)
     if not state.ended:
         to_act = state.seat_to_act
         who = f"p{seats.index(to_act) + 1}" if to_act is not None else "nobody"
@@ -169,6 +175,8 @@ def _play(
     seats: list[int],
     board_after: dict[int, int],
     events: list[HandEvent],
+    *,
+    following: PHHAction | None = None,
 ) -> HandState:
     """Apply one action; dealing and showdown actions only check that the hand is there."""
     if action.verb in {"dh", "sm"}:
@@ -181,11 +189,20 @@ def _play(
         return state
     if action.verb == "aai":
         return _artificial_all_in(state, action, seats[action.player], events)
-    if action.verb in ("sd", "pb"):
+    stud = state.setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
+    if action.verb == "sd" or (action.verb == "pb" and not stud):
         raise PHHError(f"{where} is a draw or a bring-in, which the game does not have.")
+    seat = seats[action.player]
+    if (
+        action.verb == "f"
+        and action.timed_out
+        and state.folded[state.setup.index_of(seat)]
+        and any(isinstance(event, pb.BringInPosted) and event.timed_out for event in events)
+    ):
+        return state  # the fold that followed a bring-in time-out, already played with it
     if state.ended:
         raise PHHError(f"{where} comes after the hand is over under our rules.")
-    command = _command(state, action, seats[action.player])
+    command = _command(state, action, seat, following)
     try:
         state, more = execute(state, command)
     except HandRuleError as error:
@@ -215,9 +232,22 @@ def _artificial_all_in(
     raise PHHError(f"{where} does not match an artificial all-in under our rules.")
 
 
-def _command(state: HandState, action: PHHAction, seat: int) -> Act | TimeOut:
+def _command(
+    state: HandState, action: PHHAction, seat: int, following: PHHAction | None = None
+) -> Act | TimeOut:
     now = action.number
     index = state.setup.index_of(seat)
+    if action.verb == "pb":
+        if action.timed_out and state.to_act == index:
+            # Our export writes the fold that an unprotected bring-in time-out causes.
+            folds = (
+                following is not None
+                and following.verb == "f"
+                and following.timed_out
+                and following.player == action.player
+            )
+            return TimeOut(seat, state.deadline, protected=not folds)
+        return Act(seat, Action.BRING_IN, now=now)
     owes = state.round.level > state.bets[index]
     if action.timed_out and state.to_act == index and (action.verb == "f") == owes:
         # A time-out folds when the player owes chips and checks otherwise (RULES.md §6.4).
@@ -227,7 +257,15 @@ def _command(state: HandState, action: PHHAction, seat: int) -> Act | TimeOut:
     if action.verb == "cc":
         return Act(seat, Action.CALL if owes else Action.CHECK, now=now)
     wager = Action.RAISE if state.round.level else Action.BET
+    if state.to_act == index:
+        # PHH's cbr is a completion, a bet or a raise: whichever our rules open to him.
+        for option in legal_actions(state):
+            if option.action in _WAGERS:
+                wager = option.action
     return Act(seat, wager, action.amount, now=now)
+
+
+_WAGERS: Final = frozenset({Action.BET, Action.RAISE, Action.COMPLETE})
 
 
 # --- reading action notations -------------------------------------------------------------------
@@ -318,6 +356,8 @@ def arrange_deck(
     game: GameDefinition, actions: Sequence[PHHAction], players: int
 ) -> tuple[Card, ...]:
     """A deck from which our dealing gives the hole cards and board of ``actions``."""
+    if game.forced_bets is ForcedBets.ANTE_BRING_IN:
+        return _arrange_stud_deck(game, actions, players)
     holes = _holes(game, actions, players)
     board = [card for action in actions if action.verb == "db" for card in action.cards]
     board_size = sum(street.board for street in game.streets)
@@ -329,6 +369,40 @@ def arrange_deck(
     for position in range(game.hole_card_count):
         deck.extend(_known_or(hole[position], spare) for hole in holes)
     deck.extend(_known_or(card, spare) for card in board)
+    deck.extend(spare)
+    return tuple(deck)
+
+
+def _arrange_stud_deck(
+    game: GameDefinition, actions: Sequence[PHHAction], players: int
+) -> tuple[Card, ...]:
+    """Stud: the cards in the order the dealing actions give them. Each street deals one pass
+    per card to the players still in (a street ends where a player would be dealt twice); a
+    ``d db`` is the common card."""
+    holes = _holes(game, actions, players)
+    given = [iter(hole) for hole in holes]
+    board = [card for action in actions if action.verb == "db" for card in action.cards]
+    spare = _spare(game, [card for hole in holes for card in hole] + board)
+    order: list[Card | None] = []
+    street: list[PHHAction] = []
+
+    def deal_street() -> None:
+        for card in range(max((len(dealt.cards) for dealt in street), default=0)):
+            order.extend(next(given[dealt.player]) for dealt in street if card < len(dealt.cards))
+        street.clear()
+
+    for action in actions:
+        if action.verb == "dh":
+            if any(dealt.player == action.player for dealt in street):
+                deal_street()
+            street.append(action)
+        elif action.verb == "db":
+            deal_street()
+            order.extend(action.cards)
+        elif street and action.verb != "sm":
+            deal_street()
+    deal_street()
+    deck = [_known_or(card, spare) for card in order]
     deck.extend(spare)
     return tuple(deck)
 

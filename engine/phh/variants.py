@@ -1,15 +1,17 @@
 """PHH variant codes for our games and betting structures.
 
-The PHH specification names 11 variants; four of them are games we deal: ``NT`` (no-limit
-Hold'em), ``FT`` (fixed-limit Hold'em), ``PO`` (pot-limit Omaha) and ``FO/8`` (fixed-limit Omaha
-Hi/Lo). The specification says new variants "can simply be integrated by introducing new variant
-codes"; for every other game x structure we deal we build a code the way the official ones are
-built: a structure letter, the game, and ``/8`` for an eight-or-better low half.
+The PHH specification names 11 variants; six of them are games we deal: ``NT`` (no-limit Hold'em),
+``FT`` (fixed-limit Hold'em), ``PO`` (pot-limit Omaha), ``FO/8`` (fixed-limit Omaha Hi/Lo), ``F7S``
+(fixed-limit 7 Card Stud) and ``F7S/8`` (fixed-limit 7 Card Stud Hi/Lo). The specification says new
+variants "can simply be integrated by introducing new variant codes"; for every other game x
+structure we deal we build a code the way the official ones are built: a structure letter, the
+game, and ``/8`` for an eight-or-better low half.
 
 * structure letters: ``F`` fixed limit, ``S`` spread limit, ``P`` pot limit, ``H`` half-pot
   limit, ``N`` no limit;
 * games: ``T`` Texas Hold'em, ``O`` Omaha, ``5O`` 5-Card Omaha (a leading count, as the ``7`` of
-  ``F7S``), each followed by ``/8`` when hi/lo.
+  ``F7S``), ``7S`` 7 Card Stud, ``SK`` Soko, ``TL`` Telesina, each followed by ``/8`` when
+  hi/lo.
 
 So pot-limit 5-Card Omaha Hi/Lo is ``P5O/8`` and no-limit Omaha is ``NO``. PokerKit and other PHH
 readers do not know these extension codes and refuse such files, which is what we want: a reader
@@ -42,14 +44,16 @@ GAME_CODES: Final[dict[str, str]] = {
     "omaha5": "5O",
     "omaha-hilo": "O/8",
     "omaha5-hilo": "5O/8",
+    "seven-card-stud": "7S",
+    "seven-card-stud-hi-lo": "7S/8",
+    "soko": "SK",
+    "telesina": "TL",
 }
-STANDARD_CODES: Final = frozenset({"NT", "FT", "PO", "FO/8"})
+STANDARD_CODES: Final = frozenset({"NT", "FT", "PO", "FO/8", "F7S", "F7S/8"})
 """The codes of the PHH specification that name games we deal."""
 
 OTHER_PHH_VARIANTS: Final[dict[str, str]] = {
     "NS": "no-limit short-deck Hold'em",
-    "F7S": "fixed-limit seven card stud",
-    "F7S/8": "fixed-limit seven card stud hi/lo",
     "FR": "fixed-limit razz",
     "N2L1D": "no-limit deuce-to-seven single draw",
     "F2L3D": "fixed-limit deuce-to-seven triple draw",

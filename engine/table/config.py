@@ -22,7 +22,7 @@ from enum import Enum
 from typing import Any, Final
 
 from engine.betting import BettingRules, Stakes, Structure
-from engine.games import DealerKind, get_game
+from engine.games import DealerKind, ForcedBets, get_game
 from engine.hand.codec import config_from_wire as hand_config_from_wire
 from engine.hand.codec import config_to_wire as hand_config_to_wire
 from engine.hand.commands import HandConfig
@@ -65,7 +65,8 @@ def default_buy_ins(structure: Structure, stakes: Stakes) -> tuple[int, int | No
     """The suggested minimum and maximum buy-in (RULES.md §6.1, decision A35).
 
     Fixed limit: the seed's table, else 10 small bets, no maximum; spread limit: 10 big blinds,
-    no maximum; pot, half-pot and no limit: 20 to 100 big blinds.
+    no maximum; pot, half-pot and no limit: 20 to 100 big blinds. Stud-type games have no
+    blinds: their minimum bet, the bring-in, stands for the big blind (decision A34).
 
     >>> default_buy_ins(Structure.FIXED_LIMIT, Stakes(200, 500, small_bet=500, big_bet=1000))
     (5000, None)
@@ -75,9 +76,10 @@ def default_buy_ins(structure: Structure, stakes: Stakes) -> tuple[int, int | No
     if structure is Structure.FIXED_LIMIT:
         seed = _SEED_MIN_BUY_INS.get((stakes.small_bet, stakes.big_bet))
         return (seed if seed is not None else 10 * stakes.small_bet), None
+    minimum_bet = stakes.big_blind or stakes.bring_in
     if structure is Structure.SPREAD_LIMIT:
-        return 10 * stakes.big_blind, None
-    return 20 * stakes.big_blind, 100 * stakes.big_blind
+        return 10 * minimum_bet, None
+    return 20 * minimum_bet, 100 * minimum_bet
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +117,17 @@ class TableConfig:
 def make_config(
     game: str, structure: Structure, stakes: Stakes, *, real_money: bool = True, **settings: Any
 ) -> TableConfig:
-    """A configuration with the room's defaults; ``settings`` override any field by name."""
+    """A configuration with the room's defaults; ``settings`` override any field by name.
+
+    Stud-type games without a bring-in get the room's default, twice the ante (decision A2).
+
+    >>> make_config("seven-card-stud", Structure.FIXED_LIMIT,
+    ...             Stakes(0, 0, ante=2, small_bet=10, big_bet=20)).stakes.bring_in
+    4
+    """
     definition = get_game(game)
+    if definition.forced_bets is ForcedBets.ANTE_BRING_IN and not stakes.bring_in:
+        stakes = replace(stakes, bring_in=2 * stakes.ante)
     min_buy_in, max_buy_in = default_buy_ins(structure, stakes)
     protected = real_money and structure in (Structure.FIXED_LIMIT, Structure.SPREAD_LIMIT)
     fixed = definition.dealer is DealerKind.FIXED

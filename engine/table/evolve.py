@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from engine.hand.evolve import EVENT_HANDLERS as HAND_HANDLERS
 from engine.hand.posts import blind_indexes
+from engine.hand.state import NOBODY
 from engine.table.config import DAY_MS, config_from_wire
 from engine.table.events import TableEventBody
 from engine.table.state import Seat, TableState
@@ -117,6 +118,8 @@ def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
     seats = sorted([entry.seat for entry in event.seats])
     if event.HasField("big_blind"):  # explicit blinds (dead button): the positions as given
         small_blind, big_blind = event.small_blind, event.big_blind
+    elif state.hand is not None and state.hand.setup.big_blind == NOBODY:
+        small_blind = big_blind = 0  # an ante game (stud types): no blinds
     else:
         small, big = blind_indexes(len(seats), seats.index(event.button))
         small_blind, big_blind = seats[small], seats[big]

@@ -29,7 +29,8 @@ blind and last hand's big blind is not big blind again. The first hand, a (re)st
 a plan that would put the big blind on the button's seat use the moving rule too. These hands
 pass their blinds explicitly (``StartHand.small_blind``/``big_blind``).
 
-Ante games (stud types, not dealt by the hand machine yet) deal in every eligible player; the
+Ante games (stud types) deal in every eligible player: everyone antes, nobody owes a blind, so
+no missed-blind marking and no entry posts apply (a new or returning player plays at once); the
 dealer position is the fixed chip box (decision A20/A25) or a rotating button (``dealer_mode``).
 By construction the dealt-in order around the button is button, small blind, big blind, so the
 hand machine derives the same blinds from the button.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import NamedTuple
 
+from engine.games import ForcedBets, get_game
 from engine.hand.legal import LegalAction
 from engine.hand.legal import legal_actions as hand_legal_actions
 from engine.table.errors import TableRuleError
@@ -71,7 +72,9 @@ def _status(state: TableState, number: int) -> SeatStatus:
         return SeatStatus.BUSTED
     if seat.sitting_out:
         return SeatStatus.SITTING_OUT
-    return SeatStatus.PLAYING if seat.owes is False else SeatStatus.WAITING
+    if seat.owes and get_game(state.config.game).forced_bets is ForcedBets.BLINDS:
+        return SeatStatus.WAITING
+    return SeatStatus.PLAYING  # ante games deal in every eligible player
 
 
 def next_hand(state: TableState, now: int) -> Plan | None:

@@ -43,8 +43,6 @@ def verify_config(config: TableConfig) -> GameDefinition:
         game = get_game(config.game)
     except ValueError as error:
         raise InvalidTableConfig(str(error)) from None
-    if game.forced_bets is not ForcedBets.BLINDS:
-        raise InvalidTableConfig(f"{game.name} cannot be dealt yet.")
     try:
         verify_stakes(config.hand, game)
     except HandRuleError as error:

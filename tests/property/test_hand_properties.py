@@ -10,6 +10,7 @@ events equals the live state.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,8 +22,9 @@ from engine.betting import (
     IncompleteRaiseRule,
     Stakes,
     Structure,
+    StudTieBreak,
 )
-from engine.games import GAMES
+from engine.games import GAMES, ForcedBets
 from engine.hand import (
     Act,
     Action,
@@ -47,6 +49,14 @@ STAKES = {
     Structure.FIXED_LIMIT: Stakes(1, 2, small_bet=2, big_bet=4),
     Structure.SPREAD_LIMIT: Stakes(1, 2, spread_round_max=(2, 2, 4, 6)),
 }
+# Stud-type games: no blinds, an ante (sometimes none) and a bring-in below the small bet.
+STUD_STAKES = {
+    Structure.NO_LIMIT: Stakes(0, 0, ante=1, bring_in=2),
+    Structure.POT_LIMIT: Stakes(0, 0, ante=1, bring_in=2),
+    Structure.HALF_POT_LIMIT: Stakes(0, 0, ante=1, bring_in=2),
+    Structure.FIXED_LIMIT: Stakes(0, 0, ante=1, small_bet=4, big_bet=8, bring_in=2),
+    Structure.SPREAD_LIMIT: Stakes(0, 0, ante=1, bring_in=2, spread_round_max=(4, 4, 8, 8, 8)),
+}
 MAX_COMMANDS = 400
 
 
@@ -57,6 +67,19 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
     stacks = tuple(SeatStack(seat, rng.choice((3, 10, 40, 150, 400))) for seat in seats)
     deck = list(definition.deck)
     rng.shuffle(deck)
+    if definition.forced_bets is ForcedBets.ANTE_BRING_IN:
+        stakes = STUD_STAKES[structure]
+        spread = stakes.spread_round_max[: len(definition.streets)]  # 4 or 5 betting rounds
+        stakes = replace(stakes, spread_round_max=spread)
+        ante = rng.choice((0, 1, 1, 1))
+        return StartHand(
+            "h",
+            HandConfig(game, structure, replace(stakes, ante=ante), stud_rules(rng), rake_of(rake)),
+            stacks,
+            rng.choice(seats),
+            tuple(deck),
+            now=0,
+        )
     stakes = STAKES[structure]
     if rng.random() < 0.25:
         stakes = Stakes(
@@ -77,13 +100,33 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
     return StartHand("h", config, stacks, rng.choice(seats), tuple(deck), now=0)
 
 
-def choose(rng: random.Random, options: tuple[LegalAction, ...]) -> tuple[Action, int]:
+def stud_rules(rng: random.Random) -> BettingRules:
+    """Random table switches, the stud-type ones included."""
+    return BettingRules(
+        heads_up_uncap=rng.choice(list(HeadsUpUncap)),
+        incomplete_raise_rule=rng.choice(list(IncompleteRaiseRule)),
+        spread_round_ceiling=rng.random() < 0.3,
+        open_pair_double_bet=rng.choice((None, True, False)),
+        stud_common_card_betting=rng.random() < 0.5,
+        stud_board_tie_break=rng.choice(list(StudTieBreak)),
+        telesina_high_card=rng.choice(("card_by_card", "ranks_then_suits")),
+        telesina_headsup_sf=rng.choice(("exact", "any_low_sf_beats_royal", "off")),
+    )
+
+
+def rake_of(rake: bool) -> RakeSchedule | None:
+    return RakeSchedule(per=5, minimum_pot=5) if rake else None
+
+
+def choose(
+    rng: random.Random, options: tuple[LegalAction, ...], structure: Structure
+) -> tuple[Action, int]:
     option = rng.choice(options)
-    if option.action in (Action.BET, Action.RAISE):
+    if option.action in (Action.BET, Action.RAISE, Action.COMPLETE):
         pick = rng.random()
         if pick < 0.4:
             return option.action, option.min_amount
-        if pick < 0.6:
+        if pick < 0.6 or structure is Structure.FIXED_LIMIT:  # a fixed limit: one of the two
             return option.action, option.max_amount
         return option.action, rng.randint(option.min_amount, option.max_amount)
     if option.action is Action.CALL and rng.random() < 0.5:
@@ -111,15 +154,15 @@ def refused_commands(state: HandState, seat: int) -> list[Act]:
             commands.append(Act(seat, action, 10, 1))
             commands.append(Act(seat, action, 0, 1))
             continue
-        if action in (Action.BET, Action.RAISE, Action.CALL):
+        if action in (Action.BET, Action.RAISE, Action.COMPLETE, Action.CALL, Action.BRING_IN):
             commands.append(Act(seat, action, option.min_amount - 1, 1))
             commands.append(Act(seat, action, option.max_amount + 1, 1))
         else:
             commands.append(Act(seat, action, 1, 1))
+    # A call or a bring-in may name no amount.
+    optional = {Action.CALL, Action.BRING_IN} & options.keys()
     return [
-        command
-        for command in commands
-        if not (command.action is Action.CALL and command.amount == 0 and Action.CALL in options)
+        command for command in commands if not (command.action in optional and command.amount == 0)
     ]
 
 
@@ -154,7 +197,7 @@ def play_random_hand(seed: int, game: str, structure: Structure, rake: bool) -> 
         if rng.random() < 0.05:
             state, new = execute(state, TimeOut(seat, state.deadline))
         else:
-            action, amount = choose(rng, legal_actions(state))
+            action, amount = choose(rng, legal_actions(state), structure)
             state, new = execute(state, Act(seat, action, amount, 1))
         events += new
         check_invariants(state, total)
@@ -179,3 +222,11 @@ def test_random_legal_play_keeps_every_invariant(
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_random_no_limit_holdem_hands_keep_every_invariant(seed: int) -> None:
     play_random_hand(seed, "holdem", Structure.NO_LIMIT, rake=True)
+
+
+@pytest.mark.parametrize("game", ["seven-card-stud", "seven-card-stud-hi-lo", "soko", "telesina"])
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_random_fixed_limit_stud_hands_keep_every_invariant(game: str, seed: int) -> None:
+    # Eight players run the stub short (the common card); time-outs hit the bring-in too.
+    play_random_hand(seed, game, Structure.FIXED_LIMIT, rake=True)

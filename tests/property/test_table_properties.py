@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.betting import Stakes, Structure, fixed_limit_stakes
-from engine.games import get_game
+from engine.betting import Stakes, Structure, fixed_limit_stakes, stud_stakes
+from engine.games import ForcedBets, get_game
 from engine.hand import Action, HandRuleError
 from engine.table import (
     Act,
@@ -70,6 +70,14 @@ CONFIGS = {
     "fl-holdem-dead-button": lambda: make_config(
         "holdem", Structure.FIXED_LIMIT, fixed_limit_stakes(2, 4), seat_count=6,
         pause_between_hands_ms=0, artificial_allin_per_24h=3, button_rule=ButtonRule.DEAD_BUTTON,
+    ),
+    "fl-stud": lambda: make_config(
+        "seven-card-stud", Structure.FIXED_LIMIT, stud_stakes(4, 8, ante=1), seat_count=8,
+        pause_between_hands_ms=0, artificial_allin_per_24h=3,
+    ),
+    "nl-stud-hi-lo": lambda: make_config(
+        "seven-card-stud-hi-lo", Structure.NO_LIMIT, Stakes(0, 0, ante=1, bring_in=2),
+        seat_count=8, pause_between_hands_ms=0,
     ),
 }  # fmt: skip
 
@@ -136,6 +144,13 @@ class Run:
         the game (re)starts (fewer than two players owing nothing)."""
         seats = sorted(entry.seat for entry in event.seats)
         count = len(seats)
+        if get_game(event.game).forced_bets is ForcedBets.ANTE_BRING_IN:
+            # Ante games: every eligible player is dealt in, nobody posts beyond the ante, the
+            # dealer position is the chip box (the last player before seat 1).
+            eligible = [n for n in eligible_seats(before) if before.seats[n - 1].stack]  # type: ignore[union-attr]
+            assert seats == eligible and not event.posts and not event.HasField("big_blind")
+            assert event.button == seats[-1]
+            return
         if event.HasField("big_blind"):
             big_blind = event.big_blind
             self._check_dead_button(before, event)
@@ -290,7 +305,7 @@ class Run:
         options = legal_actions(self.table, seat)
         weights = [1 if o.action is Action.FOLD else 3 for o in options]
         option = self.rng.choices(options, weights)[0]
-        if option.action in (Action.BET, Action.RAISE):
+        if option.action in (Action.BET, Action.RAISE, Action.COMPLETE):
             return option.action, self.rng.choice((option.min_amount, option.max_amount))
         return option.action, option.min_amount
 

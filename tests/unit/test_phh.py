@@ -5,14 +5,22 @@ from __future__ import annotations
 import io
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from engine.__main__ import main
-from engine.betting import BettingRules, HeadsUpUncap, IncompleteRaiseRule, Stakes, Structure
+from engine.betting import (
+    BettingRules,
+    HeadsUpUncap,
+    IncompleteRaiseRule,
+    Stakes,
+    Structure,
+    StudTieBreak,
+)
 from engine.cards import DECK_52
-from engine.games import GAMES
+from engine.games import GAMES, ForcedBets
 from engine.hand import (
     Act,
     Action,
@@ -43,12 +51,20 @@ from engine.phh.cli import replay_files
 from pokerpb import events_pb2 as pb
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "phh"
+WAGERS = (Action.BET, Action.RAISE, Action.COMPLETE)
 
 
 # --- random hands -------------------------------------------------------------------------------
 
 
-def stakes_for(structure: Structure) -> Stakes:
+def stakes_for(structure: Structure, game: str = "holdem") -> Stakes:
+    if GAMES[game].forced_bets is ForcedBets.ANTE_BRING_IN:  # antes and a bring-in, no blinds
+        if structure is Structure.FIXED_LIMIT:
+            return Stakes(0, 0, ante=1, small_bet=4, big_bet=8, bring_in=2)
+        if structure is Structure.SPREAD_LIMIT:
+            rounds = len(GAMES[game].streets)
+            return Stakes(0, 0, ante=1, bring_in=2, spread_round_max=(4, 4, 8, 8, 8)[:rounds])
+        return Stakes(0, 0, ante=1, bring_in=2)
     if structure is Structure.FIXED_LIMIT:
         return Stakes(1, 2, small_bet=2, big_bet=4)
     if structure is Structure.SPREAD_LIMIT:
@@ -58,8 +74,10 @@ def stakes_for(structure: Structure) -> Stakes:
 
 def random_config(rng: random.Random, game: str, structure: Structure) -> HandConfig:
     """A config of ``game`` x ``structure`` with, now and then, an ante, rake or other switches."""
-    stakes = stakes_for(structure)
-    if rng.random() < 0.25:
+    stakes = stakes_for(structure, game)
+    if stakes.bring_in:
+        stakes = replace(stakes, ante=rng.choice((0, 1)))
+    elif rng.random() < 0.25:
         stakes = Stakes(
             stakes.small_blind,
             stakes.big_blind,
@@ -75,17 +93,23 @@ def random_config(rng: random.Random, game: str, structure: Structure) -> HandCo
             heads_up_uncap=rng.choice(list(HeadsUpUncap)),
             incomplete_raise_rule=rng.choice(list(IncompleteRaiseRule)),
             spread_round_ceiling=rng.random() < 0.5,
+            open_pair_double_bet=rng.choice((None, True, False)),
+            stud_common_card_betting=rng.random() < 0.5,
+            stud_board_tie_break=rng.choice(list(StudTieBreak)),
+            bring_in_suit_order=rng.choice(("", "cdhs")),
+            telesina_high_card=rng.choice(("card_by_card", "ranks_then_suits")),
+            telesina_headsup_sf=rng.choice(("exact", "any_low_sf_beats_royal", "off")),
         )
     rake = RakeSchedule() if rng.random() < 0.3 else None
     return HandConfig(game, structure, stakes, rules, rake)
 
 
 def play_random_hand(
-    rng: random.Random, config: HandConfig, players: int
+    rng: random.Random, config: HandConfig, players: int, fold_rate: float = 0.15
 ) -> tuple[HandState, list[HandEvent]]:
     """Deal and play one hand with random legal actions (fold 15 %, check/call 55 %, wager 30 %)
     and, now and then, a time-out."""
-    deck = list(DECK_52)
+    deck = list(GAMES[config.game].deck)
     rng.shuffle(deck)
     seats = sorted(rng.sample(range(1, 11), players))
     start = StartHand(
@@ -110,11 +134,15 @@ def play_random_hand(
             )
             state, more = execute(state, time_out)
         else:
-            choice = legal[0] if draw < 0.15 else legal[1]
+            passive = draw < fold_rate or (legal[0].action is Action.BRING_IN and draw < 0.5)
+            choice = legal[0] if passive or len(legal) == 1 else legal[1]
             amount = 0
             if draw >= 0.7 and len(legal) == 3:
                 choice = legal[2]
+            if choice.action in WAGERS:
                 amount = rng.randint(choice.min_amount, choice.max_amount)
+                if config.structure is Structure.FIXED_LIMIT:  # the one or the other (§4.6)
+                    amount = rng.choice((choice.min_amount, choice.max_amount))
             state, more = execute(state, Act(seat, choice.action, amount, now=1))
         events += more
     return state, events
@@ -168,6 +196,26 @@ def test_export_parse_replay_round_trip(game: str, structure: Structure) -> None
         assert result.finishing_stacks == phh_stacks(state, history) == history.finishing_stacks
         # The replayed hand is the same hand: every bet, card shown and chip awarded.
         assert comparable(list(result.events)) == comparable(events), text
+
+
+@pytest.mark.parametrize("game", ["seven-card-stud", "seven-card-stud-hi-lo"])
+def test_stud_round_trip_with_eight_players_the_common_card_and_bring_in_time_outs(
+    game: str,
+) -> None:
+    rng = random.Random(game)
+    seen: set[str] = set()
+    for _ in range(60):
+        config = random_config(rng, game, Structure.FIXED_LIMIT)
+        state, events = play_random_hand(rng, config, 8, fold_rate=rng.choice((0.0, 0.15)))
+        text = export_hand(events)
+        seen.update(line for line in ("d db", "pb # timed out", " pb") if line in text)
+        history = parse_phh(text)
+        assert history.variant == ("F7S" if game == "seven-card-stud" else "F7S/8")
+        result = replay_phh(history)
+        assert result.error is None, text
+        assert result.finishing_stacks == phh_stacks(state, history)
+        assert comparable(list(result.events)) == comparable(events), text
+    assert seen == {"d db", "pb # timed out", " pb"}
 
 
 def test_export_accepts_envelopes_and_names_the_variant() -> None:
@@ -351,7 +399,8 @@ def test_hands_our_rules_cannot_play_give_a_sentence(actions: list[str], sentenc
 @pytest.mark.parametrize(
     ("head", "sentence"),
     [
-        (NT_HEAD.replace('"NT"', '"F7S"'), "F7S (fixed-limit seven card stud) is not a game"),
+        (NT_HEAD.replace('"NT"', '"FR"'), "FR (fixed-limit razz) is not a game"),
+        (NT_HEAD.replace('"NT"', '"F7S"'), "The F7S variant needs bring_in"),
         (NT_HEAD.replace('"NT"', '"XX"'), "'XX' is not a PHH variant code we know."),
         (NT_HEAD.replace("[0, 0, 0]\nb", "[1, 0, 0]\nb"), "the same ante from every player"),
         (NT_HEAD.replace("min_bet = 2", "min_bet = 1"), "Our minimum bet is the big blind (2)"),
@@ -409,6 +458,9 @@ def test_variant_codes() -> None:
     assert variant_code("holdem", Structure.FIXED_LIMIT) == "FT"
     assert variant_code("omaha-hilo", Structure.FIXED_LIMIT) == "FO/8"
     assert variant_code("omaha5", Structure.HALF_POT_LIMIT) == "H5O"
+    assert variant_code("seven-card-stud", Structure.FIXED_LIMIT) == "F7S"
+    assert variant_code("seven-card-stud-hi-lo", Structure.FIXED_LIMIT) == "F7S/8"
+    assert variant_code("seven-card-stud", Structure.NO_LIMIT) == "N7S"
 
 
 # --- the command line ---------------------------------------------------------------------------
