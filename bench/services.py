@@ -77,6 +77,7 @@ from bench.shell import METHOD as SHELL_METHOD
 from dealer_service.metrics import DealerMetrics
 from dealer_service.repository import LoadedTable, TableRepository, decode_batch
 from dealer_service.testing import Client, new_secret
+from dealer_service.testing import choose_action as choose_wire_action
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
 from engine.table import (
@@ -193,21 +194,6 @@ def running(process: ServiceProcess) -> Iterator[ServiceProcess]:
 
 
 # --- bots -----------------------------------------------------------------------------------------
-
-
-def choose(view: dpb.TableView, rng: random.Random) -> tuple[int, int]:
-    """Check or call mostly, min-raise 15 %, fold 7 % of the calls (pokerctl's bots, seeded)."""
-    options = {option.action: option for option in view.hand.legal_actions}
-    roll = rng.random()
-    wager = options.get(dpb.ACTION_RAISE) or options.get(dpb.ACTION_BET)
-    if wager is not None and roll < 0.15:
-        return wager.action, wager.min_amount
-    if dpb.ACTION_CALL in options and roll > 0.93:
-        return dpb.ACTION_FOLD, 0
-    for passive in (dpb.ACTION_CHECK, dpb.ACTION_CALL):
-        if passive in options:
-            return passive, options[passive].min_amount
-    return dpb.ACTION_FOLD, 0
 
 
 class Refused(Exception):
@@ -333,7 +319,7 @@ async def play_table(
             await asyncio.sleep(min(max(wait_s, 0.0) + 0.002, 0.1))
             view = None
             continue
-        action, amount = choose(view, rng)
+        action, amount = choose_wire_action(view, rng)
         if think_s:
             # Exponential think times: independent players' actions arrive at random
             # (a Poisson stream), not in lock-step bursts of one action per table.

@@ -31,6 +31,7 @@ import grpc
 from google.protobuf import text_format
 
 from dealer_service.testing import Client, choose_action
+from engine.games import GAMES, ForcedBets
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
@@ -79,7 +80,6 @@ def _line(event: pb.TableEvent) -> str:
 
 
 async def _create(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    small, _, big = args.blinds.partition("/")
     operator = _client(channel, args, "operator", Role.OPERATOR)
     reply = await operator.call(
         "CreateTable",
@@ -88,13 +88,33 @@ async def _create(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
             table_id=args.table_id,
             game=args.game,
             structure=_STRUCTURES[args.structure],
-            stakes=pb.Stakes(small_blind=int(small), big_blind=int(big)),
+            stakes=_stakes(args),
             play_money=not args.real_money,
             action_timer_ms=args.timer_ms,
             pause_between_hands_ms=args.pause_ms,
         ),
     )
     print(reply.table_id)
+
+
+def _stakes(args: argparse.Namespace) -> pb.Stakes:
+    """The stakes ``create`` asks for: blinds for the button games, an ante (and the room's
+    bring-in, twice the ante, unless given) for the stud-type games; fixed limit's bets default
+    to the big blind (or twice the bring-in) and twice that."""
+    stud = args.game in GAMES and GAMES[args.game].forced_bets is ForcedBets.ANTE_BRING_IN
+    blinds = args.blinds or ("" if stud else "1/2")
+    small, _, big = blinds.partition("/")
+    ante = args.ante if args.ante is not None else (1 if stud else 0)
+    stakes = pb.Stakes(
+        small_blind=int(small or 0), big_blind=int(big or 0), ante=ante, bring_in=args.bring_in
+    )
+    if args.bets:
+        small_bet, _, big_bet = args.bets.partition("/")
+        stakes.small_bet, stakes.big_bet = int(small_bet), int(big_bet)
+    elif args.structure == "fixed-limit":
+        stakes.small_bet = stakes.big_blind or 2 * (args.bring_in or 2 * ante)
+        stakes.big_bet = 2 * stakes.small_bet
+    return stakes
 
 
 async def _tables(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
@@ -323,7 +343,10 @@ def _parser() -> argparse.ArgumentParser:
     create = commands.add_parser("create", help="open a table (prints its id)")
     create.add_argument("--game", default="holdem")
     create.add_argument("--structure", choices=sorted(_STRUCTURES), default="no-limit")
-    create.add_argument("--blinds", default="1/2")
+    create.add_argument("--blinds", default="", help="small/big (button games; default 1/2)")
+    create.add_argument("--ante", type=int, default=None, help="default: 1 in stud games, else 0")
+    create.add_argument("--bring-in", type=int, default=0, help="stud games; 0: twice the ante")
+    create.add_argument("--bets", default="", help="fixed limit small/big bets")
     create.add_argument("--table-id", default="")
     create.add_argument("--timer-ms", type=int, default=15_000)
     create.add_argument("--pause-ms", type=int, default=2_000)

@@ -24,10 +24,12 @@ import structlog
 from dealer_service.metrics import DealerMetrics
 from dealer_service.redaction import table_view
 from dealer_service.tables import INTERNAL_PREFIX, CommandResult, TableService
-from engine.betting import BettingRules, Stakes, Structure
-from engine.games import GAMES
+from engine.betting import Stakes, Structure
+from engine.games import GAMES, ForcedBets
 from engine.hand import HandRuleError
 from engine.table import Action, TableConfig, TableRuleError, TableState, make_config
+from engine.table.config import config_from_wire as table_config_from_wire
+from engine.table.config import config_to_wire
 from engine.table.errors import NotYourSeat
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
@@ -82,8 +84,9 @@ _ACTIONS: Final = {
     dpb.ACTION_CALL: Action.CALL,
     dpb.ACTION_BET: Action.BET,
     dpb.ACTION_RAISE: Action.RAISE,
+    dpb.ACTION_BRING_IN: Action.BRING_IN,
+    dpb.ACTION_COMPLETE: Action.COMPLETE,
 }
-_STUD_ACTIONS: Final = {dpb.ACTION_COMPLETE: "complete", dpb.ACTION_BRING_IN: "bring in"}
 
 
 # --- request checks ---------------------------------------------------------------------------
@@ -129,7 +132,8 @@ def _viewer(principal: Principal) -> str | None:
 
 
 def config_of(request: dpb.CreateTableRequest) -> TableConfig:
-    """The table configuration a CreateTable request asks for (room defaults for zeros)."""
+    """The table configuration a CreateTable request asks for: the room's defaults for the game,
+    structure and stakes, then the request's overrides (its own fields, then ``settings``)."""
     if request.game not in GAMES:
         raise InvalidArgument(f"game must be one of {', '.join(GAMES)}.")
     try:
@@ -138,11 +142,16 @@ def config_of(request: dpb.CreateTableRequest) -> TableConfig:
         raise InvalidArgument("structure must be a betting structure.") from None
     wire = request.stakes
     numbers = [wire.small_blind, wire.big_blind, wire.ante, wire.small_bet, wire.big_bet]
-    numbers += [*wire.spread_round_max, request.min_buy_in, request.max_buy_in]
+    numbers += [wire.bring_in, *wire.spread_round_max, request.min_buy_in, request.max_buy_in]
     numbers += [request.action_timer_ms, request.pause_between_hands_ms, request.seat_count]
     if any(number < 0 for number in numbers):
         raise InvalidArgument("Stakes, buy-ins, timers and seat counts may not be negative.")
-    if not request.HasField("stakes") or wire.big_blind <= 0:
+    if not request.HasField("stakes"):
+        raise InvalidArgument("stakes are required.")
+    if GAMES[request.game].forced_bets is ForcedBets.ANTE_BRING_IN:
+        if wire.ante <= 0 and wire.bring_in <= 0:
+            raise InvalidArgument(f"{request.game} needs stakes with an ante or a bring-in.")
+    elif wire.big_blind <= 0:
         raise InvalidArgument("stakes with a positive big blind are required.")
     stakes = Stakes(
         wire.small_blind,
@@ -151,6 +160,7 @@ def config_of(request: dpb.CreateTableRequest) -> TableConfig:
         wire.small_bet,
         wire.big_bet,
         tuple(wire.spread_round_max),
+        wire.bring_in,
     )
     config = make_config(request.game, structure, stakes, real_money=not request.play_money)
     overrides: dict[str, Any] = {}
@@ -163,8 +173,34 @@ def config_of(request: dpb.CreateTableRequest) -> TableConfig:
     if request.pause_between_hands_ms:
         overrides["pause_between_hands_ms"] = request.pause_between_hands_ms
     if request.action_timer_ms:
-        overrides["rules"] = replace(BettingRules(), action_timer_ms=request.action_timer_ms)
-    return replace(config, **overrides) if overrides else config
+        overrides["rules"] = replace(config.rules, action_timer_ms=request.action_timer_ms)
+    config = replace(config, **overrides) if overrides else config
+    return with_settings(config, request.settings) if request.HasField("settings") else config
+
+
+#: TableConfig fields a CreateTable request names in its own fields, not in ``settings``.
+_NOT_SETTINGS: Final = ("game", "structure", "real_money")
+
+
+def with_settings(config: TableConfig, settings: pb.TableConfig) -> TableConfig:
+    """``config`` with the table switches ``settings`` sets (RULES.md §11): every field set to a
+    value other than its zero replaces the default; ``rules`` field by field, its ``rake`` whole.
+    The game, structure, stakes and money belong to the request itself."""
+    named = [name for name in _NOT_SETTINGS if getattr(settings, name)]
+    named += ["stakes"] if settings.HasField("stakes") else []
+    if named:
+        raise InvalidArgument(
+            f"settings may not set {', '.join(named)}: use the request's own fields."
+        )
+    wire = config_to_wire(config)
+    rake = settings.rules.rake if settings.rules.HasField("rake") else None
+    wire.MergeFrom(settings)
+    if rake is not None:
+        wire.rules.rake.CopyFrom(rake)  # a schedule replaces the room's; caps are not appended
+    try:
+        return table_config_from_wire(wire)
+    except ValueError as error:  # an enum value this build does not know
+        raise InvalidArgument(f"settings: {error}") from None
 
 
 class ViewCache:
@@ -429,12 +465,11 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         table_id = table_id_of(request.table_id)
         if not _HAND_ID.fullmatch(request.hand_id):
             raise InvalidArgument("hand_id is required.")
-        stud = _STUD_ACTIONS.get(request.action)
-        if stud is not None:
-            raise RuleViolation(f"There is no {stud} in this game.")
         action = _ACTIONS.get(request.action)
         if action is None:
-            raise InvalidArgument("action must be fold, check, call, bet or raise.")
+            raise InvalidArgument(
+                "action must be fold, check, call, bet, raise, bring-in or complete."
+            )
         amount = _amount("amount", request.amount, positive=False)
         return await self._tables.act(
             table_id, command_id, player, hand_id=request.hand_id, action=action, amount=amount

@@ -42,6 +42,8 @@ ACTION_KINDS = {
     "call": dpb.ACTION_CALL,
     "bet": dpb.ACTION_BET,
     "raise": dpb.ACTION_RAISE,
+    "bring_in": dpb.ACTION_BRING_IN,
+    "complete": dpb.ACTION_COMPLETE,
 }
 
 

@@ -8,6 +8,7 @@ namespace: pass the same ``namespace``).
 
 from __future__ import annotations
 
+import random
 import secrets
 import uuid
 from collections.abc import Sequence
@@ -118,19 +119,26 @@ def new_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
-def choose_action(view: dpb.TableView, rng: secrets.SystemRandom | None = None) -> tuple[int, int]:
-    """A bot's move from the actions on offer: mostly check or call, sometimes raise or fold."""
+def choose_action(view: dpb.TableView, rng: random.Random | None = None) -> tuple[int, int]:
+    """A bot's move from the actions on offer: mostly check, call or bring in, sometimes the
+    smallest bet, raise or completion (15 %), sometimes a fold instead of a call (7 %)."""
     options = {option.action: option for option in view.hand.legal_actions}
     roll = rng.random() if rng is not None else 0.5
-    wager = options.get(dpb.ACTION_RAISE) or options.get(dpb.ACTION_BET)
+    wager = next((options[kind] for kind in _WAGERS if kind in options), None)
     if rng is not None and wager is not None and roll < 0.15:
         return wager.action, wager.min_amount
     if rng is not None and dpb.ACTION_CALL in options and roll > 0.93:
         return dpb.ACTION_FOLD, 0
-    for passive in (dpb.ACTION_CHECK, dpb.ACTION_CALL):
+    for passive in _PASSIVE:
         if passive in options:
             return passive, options[passive].min_amount
+    if wager is not None:  # a bring-in player who may only complete or bet
+        return wager.action, wager.min_amount
     return dpb.ACTION_FOLD, 0
+
+
+_WAGERS = (dpb.ACTION_RAISE, dpb.ACTION_BET, dpb.ACTION_COMPLETE)
+_PASSIVE = (dpb.ACTION_CHECK, dpb.ACTION_CALL, dpb.ACTION_BRING_IN)
 
 
 def bodies(events: Sequence[pb.TableEvent]) -> list[str]:
