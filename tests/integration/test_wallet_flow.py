@@ -57,14 +57,22 @@ async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
             await port.close()
 
 
-async def open_table(room: Room, *, real_money: bool = True) -> str:
+#: The games the money flow is played in: a button game with blinds, a stud game with antes.
+TABLES = {
+    "holdem": (pb.NO_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
+    "seven-card-stud": (pb.FIXED_LIMIT, pb.Stakes(ante=2, bring_in=5, small_bet=10, big_bet=20)),
+}
+
+
+async def open_table(room: Room, *, real_money: bool = True, game: str = "holdem") -> str:
+    structure, stakes = TABLES[game]
     reply = await room.dealer_op.call(
         "CreateTable",
         dpb.CreateTableRequest(
             command_id=cid(),
-            game="holdem",
-            structure=pb.NO_LIMIT,
-            stakes=pb.Stakes(small_blind=5, big_blind=10),
+            game=game,
+            structure=structure,
+            stakes=stakes,
             play_money=not real_money,
             pause_between_hands_ms=1,
             action_timer_ms=30_000,
@@ -138,10 +146,11 @@ async def consumer_caught_up(room: Room, table_id: str) -> wpb.TableEscrow:
     return escrow
 
 
-async def test_buy_in_many_hands_cash_out_adds_up(room: Room) -> None:
+@pytest.mark.parametrize("game", sorted(TABLES))
+async def test_buy_in_many_hands_cash_out_adds_up(room: Room, game: str) -> None:
     for name in PLAYERS:
         await room.operator.deposit(name, DEPOSIT)
-    table_id = await open_table(room)
+    table_id = await open_table(room, game=game)
     for number, name in enumerate(PLAYERS, start=1):
         await room.player(name).call(
             "SitDown",
@@ -167,7 +176,7 @@ async def test_buy_in_many_hands_cash_out_adds_up(room: Room) -> None:
     assert all(b.held == 0 and not b.escrow for b in balances)
     assert sum(b.cash for b in balances) + rake.total_rake == DEPOSIT * len(PLAYERS)
     assert rake.total_hands >= 8  # hands go on until everyone has left
-    assert [row.game for row in rake.rows] == ["holdem"]
+    assert [row.game for row in rake.rows] == [game]
     assert rake.total_rake > 0  # a real-money table: the house took its share
     report = await room.operator.audit()
     assert report.clean, report.breaches
