@@ -104,19 +104,23 @@ async def test_a_full_stud_hand_over_grpc(dealer: DealerHarness, game: str) -> N
     assert " pb" in history.phh  # the bring-in, in PHH's own words
 
 
-async def test_completing_the_bring_in_is_a_wire_action(dealer: DealerHarness) -> None:
+async def heads_up_stud_hand(dealer: DealerHarness) -> tuple[Client, str, dpb.TableView]:
+    """A 7 Card Stud table with ann and bob, its first hand running: the operator, the table
+    id and the operator's view (the bring-in to act)."""
     operator = dealer.client("op", Role.OPERATOR)
-    players = {name: dealer.client(name) for name in ("ann", "bob")}
     table_id = await open_stud_table(operator, "seven-card-stud")
-    for number, client in enumerate(players.values(), start=1):
-        await seat(client, table_id, number)
-    view = await until_hand(operator, table_id)
+    for number, name in enumerate(("ann", "bob"), start=1):
+        await seat(dealer.client(name), table_id, number)
+    return operator, table_id, await until_hand(operator, table_id)
+
+
+async def test_completing_the_bring_in_is_a_wire_action(dealer: DealerHarness) -> None:
+    _, table_id, view = await heads_up_stud_hand(dealer)
     to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
+    bringer = dealer.client(to_act.player_id)
     complete = next(o for o in view.hand.legal_actions if o.action == dpb.ACTION_COMPLETE)
     assert complete.min_amount == 4  # the small bet
-    reply = await players[to_act.player_id].act(
-        table_id, view.hand.hand_id, dpb.ACTION_COMPLETE, complete.min_amount
-    )
+    reply = await bringer.act(table_id, view.hand.hand_id, dpb.ACTION_COMPLETE, complete.min_amount)
     mine = next(s for s in reply.table.seats if s.seat == to_act.seat)
     assert mine.bet == 4
     assert dealer.dealer is not None
@@ -129,16 +133,12 @@ async def test_completing_the_bring_in_is_a_wire_action(dealer: DealerHarness) -
 
 
 async def test_a_bring_in_player_cannot_fold(dealer: DealerHarness) -> None:
-    operator = dealer.client("op", Role.OPERATOR)
-    players = {name: dealer.client(name) for name in ("ann", "bob")}
-    table_id = await open_stud_table(operator, "seven-card-stud")
-    for number, client in enumerate(players.values(), start=1):
-        await seat(client, table_id, number)
-    view = await until_hand(operator, table_id)
+    operator, table_id, view = await heads_up_stud_hand(dealer)
     to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
+    bringer = dealer.client(to_act.player_id)
     before = (await operator.table(table_id)).version
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await players[to_act.player_id].act(table_id, view.hand.hand_id, dpb.ACTION_FOLD, 0)
+        await bringer.act(table_id, view.hand.hand_id, dpb.ACTION_FOLD, 0)
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "bring" in (refused.value.details() or "").lower()
     assert (await operator.table(table_id)).version == before  # nothing appended
