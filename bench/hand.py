@@ -5,7 +5,8 @@
   produced and applied) against PokerKit 0.7.7 (``NoLimitTexasHoldem`` with dealing, showdown and
   payouts automated), in the same run, with the same action policy.
 * Our hands per second for each game we deal (Hold'em, Omaha, 5-Card Omaha, Omaha Hi/Lo, 5-Card
-  Omaha Hi/Lo, 7 Card Stud, 7 Card Stud Hi/Lo, Soko, Telesina) under no limit and fixed limit.
+  Omaha Hi/Lo, 7 Card Stud, 7 Card Stud Hi/Lo, Soko, Americana, Telesina) under no limit and
+  fixed limit.
   The stud games have antes and a bring-in instead of blinds; the player who must bring in always
   does (the policy's passive choice) or completes/bets (its wager).
 

@@ -225,6 +225,18 @@ SOKO: Final = GameDefinition(
     high_ranking="soko",
     rake_street=1,  # the third card (RULES.md §6.7)
 )
+AMERICANA: Final = GameDefinition(
+    key="americana",
+    name="Americana",
+    deck=DECK_32,
+    # Ten players in the seed, which 32 cards cannot serve (10 x 5 = 50): six (decision A22).
+    max_players=6,
+    dealer=DealerKind.FIXED,
+    forced_bets=ForcedBets.ANTE_BRING_IN,  # the highest upcard, ♠ > ♥ > ♦ > ♣ (§3.9)
+    streets=_five_card_stud_streets(),
+    high_ranking="americana",
+    rake_street=1,  # the third card (decision A26)
+)
 TELESINA: Final = GameDefinition(
     key="telesina",
     name="Telesina",
@@ -249,6 +261,7 @@ GAMES: Final[dict[str, GameDefinition]] = {
         SEVEN_CARD_STUD,
         SEVEN_CARD_STUD_HI_LO,
         SOKO,
+        AMERICANA,
         TELESINA,
     )
 }

@@ -224,7 +224,9 @@ def test_random_no_limit_holdem_hands_keep_every_invariant(seed: int) -> None:
     play_random_hand(seed, "holdem", Structure.NO_LIMIT, rake=True)
 
 
-@pytest.mark.parametrize("game", ["seven-card-stud", "seven-card-stud-hi-lo", "soko", "telesina"])
+@pytest.mark.parametrize(
+    "game", ["seven-card-stud", "seven-card-stud-hi-lo", "soko", "americana", "telesina"]
+)
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_random_fixed_limit_stud_hands_keep_every_invariant(game: str, seed: int) -> None:
