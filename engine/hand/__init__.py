@@ -2,14 +2,14 @@
 
 Modules: ``commands`` (StartHand, Act, TimeOut, Draw, AgreeSplit and the hand configuration),
 ``errors`` (one rule error per broken rule), ``state`` (the immutable HandState), ``rules``
-(``verify_*`` and the betting limits), ``legal`` (legal_actions), ``decide`` (decide / execute and the generic
-street walk), ``evolve`` (evolve / replay), ``pots`` (side pots, splits, odd chips), ``rake``,
-``codec`` (configuration and cards on the wire), ``events`` (the envelope), ``draws`` (draw
-games: the draw, the reshuffle, 32-Card Draw's split offer, and the queries ``draw_option`` and
-``split_offer``); for the table
-(``engine.table``): ``posts`` (entry and missed-blind posts), ``protection`` (the artificial
-all-in) and ``void`` (cancelling an unfinished hand). The live path is
-:func:`execute` (state and events together); :func:`decide` returns only the events.
+(``verify_*`` and the betting limits), ``legal`` (legal_actions), ``decide`` (decide / execute
+and the generic street walk), ``evolve`` (evolve / replay), ``pots`` (side pots, splits, odd
+chips), ``rake``, ``codec`` (configuration and cards on the wire), ``events`` (the envelope),
+``draws`` (draw games: the draw, the reshuffle, 32-Card Draw's split offer, and the queries
+``draw_option`` and ``split_offer``); for the table (``engine.table``): ``posts`` (entry and
+missed-blind posts), ``protection`` (the artificial all-in) and ``void`` (cancelling an
+unfinished hand). The live path is :func:`execute` (state and events together); :func:`decide`
+returns only the events.
 
 Start a hand, act, read the legal actions and replay the events:
 
