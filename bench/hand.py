@@ -5,7 +5,9 @@
   produced and applied) against PokerKit 0.7.7 (``NoLimitTexasHoldem`` with dealing, showdown and
   payouts automated), in the same run, with the same action policy.
 * Our hands per second for each game we deal (Hold'em, Omaha, 5-Card Omaha, Omaha Hi/Lo, 5-Card
-  Omaha Hi/Lo, 7 Card Stud, 7 Card Stud Hi/Lo, Soko, Telesina) under no limit and fixed limit.
+  Omaha Hi/Lo, 7 Card Stud, 7 Card Stud Hi/Lo, Soko, Americana, Telesina, 5 Card Draw,
+  Deuce-to-Seven Triple Draw, 32-Card Draw) under no limit and fixed limit. Draw games: each
+  player throws away a random number of cards in every draw; 32-Card Draw is 5-max.
   The stud games have antes and a bring-in instead of blinds; the player who must bring in always
   does (the policy's passive choice) or completes/bets (its wager).
 
@@ -30,11 +32,15 @@ from engine.games import GAMES, ForcedBets
 from engine.hand import (
     Act,
     Action,
+    AgreeSplit,
+    Draw,
     HandConfig,
     SeatStack,
     StartHand,
+    draw_option,
     execute,
     legal_actions,
+    split_offer,
 )
 
 SEED: Final = 20_260_202
@@ -96,6 +102,8 @@ def our_batch(config: HandConfig, hands: int) -> Callable[[], int]:
     """A batch playing ``hands`` hands of ``config`` on our engine with :func:`policy`."""
     if GAMES[config.game].forced_bets is ForcedBets.ANTE_BRING_IN:
         return _stud_batch(config, hands)
+    if GAMES[config.game].is_draw_game:
+        return _draw_batch(config, hands)
     decks = shuffled_decks(hands, SEED)
     seats = tuple(SeatStack(seat, STACK) for seat in range(1, PLAYERS + 1))
 
@@ -153,6 +161,49 @@ def _stud_batch(config: HandConfig, hands: int) -> Callable[[], int]:
                     command = Act(seat, Action.FOLD)
                 else:
                     command = Act(seat, passive.action)
+                state, _ = execute(state, command)
+        return hands
+
+    return batch
+
+
+def _draw_batch(config: HandConfig, hands: int) -> Callable[[], int]:
+    """:func:`our_batch` for a draw game (6-max, 32-Card Draw 5-max): each player throws away a
+    random number of cards in every draw (the dealer's shuffle supplied for a reshuffle); asked
+    to split the pot, he agrees 30 % of the time."""
+    game = GAMES[config.game]
+    players = min(PLAYERS, game.max_players)
+    decks = shuffled_decks(hands, SEED, game.deck)
+    shuffles = shuffled_decks(hands, SEED + 1, game.deck)
+    seats = tuple(SeatStack(seat, STACK) for seat in range(1, players + 1))
+
+    def batch() -> int:
+        rng = random.Random(SEED)
+        for number, deck in enumerate(decks):
+            button = number % players + 1
+            state, _ = execute(None, StartHand("bench", config, seats, button, deck, 0))
+            wagers = 0
+            while not state.ended:
+                seat = state.setup.seats[state.to_act]
+                option = draw_option(state)
+                if option is not None:
+                    discard = option.cards[: rng.randint(0, option.max_discard)]
+                    state, _ = execute(state, Draw(seat, discard, 0, shuffles[number]))
+                    continue
+                legal = legal_actions(state)
+                if split_offer(state) is not None and (not legal or rng.random() < 0.5):
+                    state, _ = execute(state, AgreeSplit(seat, rng.random() < 0.3))
+                    continue
+                passive = legal[1]
+                wager = legal[2] if len(legal) == 3 else None
+                bounds = None if wager is None else (wager.min_amount, wager.max_amount)
+                choice, amount = policy(rng, passive.action is Action.CALL, bounds, wagers)
+                if choice == WAGER:
+                    assert wager is not None
+                    wagers += 1
+                    command = Act(seat, wager.action, amount)
+                else:
+                    command = Act(seat, Action.FOLD if choice == FOLD else passive.action)
                 state, _ = execute(state, command)
         return hands
 
@@ -239,7 +290,10 @@ def per_game() -> list[Result]:
             (Structure.NO_LIMIT, STUD_NO_LIMIT_STAKES if stud else NO_LIMIT_STAKES),
             (Structure.FIXED_LIMIT, STUD_FIXED_LIMIT_STAKES if stud else FIXED_LIMIT_STAKES),
         ):
-            label = f"6-max {game.name} {'NL' if structure is Structure.NO_LIMIT else 'FL'} hands"
+            size = min(PLAYERS, game.max_players)
+            label = (
+                f"{size}-max {game.name} {'NL' if structure is Structure.NO_LIMIT else 'FL'} hands"
+            )
             batches[label] = our_batch(HandConfig(key, structure, stakes), GAME_HANDS)
     return [Result(label, rate, HANDS) for label, rate in rates(batches, repeats=3).items()]
 

@@ -80,6 +80,10 @@ class Stakes:
     bring_in: int = 0
 
 
+DRAW_TIMER_MS: Final = 30_000
+"""Draw games: the time a player has to discard by default (RULES.md §7.1, `draw_timer_s`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class BettingRules:
     """Table switches for betting (RULES.md §11).
@@ -90,6 +94,7 @@ class BettingRules:
     high to low, e.g. ``"shdc"``; empty: the game's order, A1). Telesina's:
     ``telesina_high_card`` (``"card_by_card"`` or ``"ranks_then_suits"``, decision A19) and
     ``telesina_headsup_sf`` (``"exact"``, ``"any_low_sf_beats_royal"`` or ``"off"``, A18).
+    Draw games: ``draw_timer_ms``, the time a player has to discard (30 s, RULES.md §7.1).
     """
 
     chip_unit: int = 1
@@ -104,6 +109,7 @@ class BettingRules:
     bring_in_suit_order: str = ""
     telesina_high_card: str = "card_by_card"
     telesina_headsup_sf: str = "exact"
+    draw_timer_ms: int = DRAW_TIMER_MS
 
 
 class Round(NamedTuple):

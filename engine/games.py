@@ -7,8 +7,8 @@ A street is one dealing step followed by one betting round: hole cards dealt fac
 up (one pass per card, clockwise from the left of the dealer position), then community cards.
 Stud-type games deal face-up cards and open with antes and a bring-in (RULES.md §4.2.2-4.2.3):
 their first round begins with the bring-in player, the later ones with the best showing hand
-(§3.8); draw games will add a draw before the deal. Both are values of the enums below, not new
-control flow.
+(§3.8). Draw games open every street after the first with a draw (``Street.draw``, the most
+cards a player may replace, RULES.md §7) before its betting round.
 
 >>> HOLDEM.streets[1].name, HOLDEM.streets[1].board, HOLDEM.streets[3].bet_size.name
 ('flop', 3, 'BIG')
@@ -67,6 +67,7 @@ class Street:
     board: int = 0  # community cards
     bet_size: BetSize = BetSize.SMALL
     first_actor: FirstActor = FirstActor.LEFT_OF_BUTTON
+    draw: int = 0  # draw games: a draw of 0 to ``draw`` cards per player opens the street
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,9 @@ class GameDefinition:
     # Telesina: heads-up, the lowest straight flush beats the royal (RULES.md §3.6, decision
     # A18); the order of strengths alone cannot tell who wins, so every hand is shown.
     heads_up_straight_flush: bool = False
+    # 32-Card Draw: the "Split the pot" offer opens the betting round after the (last) draw
+    # (RULES.md §8.13, decision A17).
+    split_offer: bool = False
     card_set: frozenset[Card] = field(init=False, repr=False, compare=False)  # the deck as a set
 
     def __post_init__(self) -> None:
@@ -106,6 +110,11 @@ class GameDefinition:
     def hole_card_count(self) -> int:
         """How many cards each player holds at the end of the hand."""
         return sum(street.down + street.up for street in self.streets)
+
+    @property
+    def is_draw_game(self) -> bool:
+        """Whether players replace cards between betting rounds (RULES.md §7)."""
+        return any(street.draw for street in self.streets)
 
 
 def _community_streets(hole_cards: int) -> tuple[Street, ...]:
@@ -225,6 +234,18 @@ SOKO: Final = GameDefinition(
     high_ranking="soko",
     rake_street=1,  # the third card (RULES.md §6.7)
 )
+AMERICANA: Final = GameDefinition(
+    key="americana",
+    name="Americana",
+    deck=DECK_32,
+    # Ten players in the seed, which 32 cards cannot serve (10 x 5 = 50): six (decision A22).
+    max_players=6,
+    dealer=DealerKind.FIXED,
+    forced_bets=ForcedBets.ANTE_BRING_IN,  # the highest upcard, ♠ > ♥ > ♦ > ♣ (§3.9)
+    streets=_five_card_stud_streets(),
+    high_ranking="americana",
+    rake_street=1,  # the third card (decision A26)
+)
 TELESINA: Final = GameDefinition(
     key="telesina",
     name="Telesina",
@@ -238,6 +259,58 @@ TELESINA: Final = GameDefinition(
     heads_up_straight_flush=True,
 )
 
+
+def _draw_streets(
+    draws: int, max_discard: int, after_draw: FirstActor = FirstActor.LEFT_OF_BUTTON
+) -> tuple[Street, ...]:
+    """Five cards down and a betting round, then ``draws`` times a draw of 0 to ``max_discard``
+    cards and a betting round (RULES.md §8.9, §8.10, §8.13). Fixed limit: small bets before the
+    first draw and, with three draws, after it; big bets after (decision A38, "as Hold'em")."""
+    streets = [Street("predraw", down=5, first_actor=FirstActor.LEFT_OF_BIG_BLIND)]
+    for number in range(1, draws + 1):
+        size = BetSize.SMALL if draws == 3 and number == 1 else BetSize.BIG
+        name = "draw" if draws == 1 else f"draw{number}"
+        streets.append(Street(name, bet_size=size, first_actor=after_draw, draw=max_discard))
+    return tuple(streets)
+
+
+FIVE_CARD_DRAW: Final = GameDefinition(
+    key="five-card-draw",
+    name="5 Card Draw",
+    deck=DECK_52,
+    max_players=6,
+    dealer=DealerKind.BUTTON,
+    forced_bets=ForcedBets.BLINDS,
+    streets=_draw_streets(1, max_discard=5),  # 0 to 5 cards (decision A13)
+    high_ranking="high",
+    rake_street=1,  # a draw took place (RULES.md §6.7)
+)
+TRIPLE_DRAW: Final = GameDefinition(
+    key="deuce-seven-triple-draw",
+    name="Deuce-to-Seven Triple Draw",
+    deck=DECK_52,
+    max_players=6,
+    dealer=DealerKind.BUTTON,
+    forced_bets=ForcedBets.BLINDS,
+    streets=_draw_streets(3, max_discard=5),  # 0 to 5 cards in each draw (decision A13)
+    high_ranking=None,
+    low_ranking="deuce-seven",  # the lowest hand wins (RULES.md §3.3)
+    rake_street=1,  # a draw took place (RULES.md §6.7)
+)
+DRAW_32: Final = GameDefinition(
+    key="draw32",
+    name="32-Card Draw",
+    deck=DECK_32,
+    max_players=5,
+    dealer=DealerKind.BUTTON,
+    forced_bets=ForcedBets.BLINDS,
+    # 0 to 4 cards; after the draw the player left of the big blind acts first (decision A15).
+    streets=_draw_streets(1, max_discard=4, after_draw=FirstActor.LEFT_OF_BIG_BLIND),
+    high_ranking="draw32",
+    rake_street=1,  # a draw took place (decision A26)
+    split_offer=True,
+)
+
 GAMES: Final[dict[str, GameDefinition]] = {
     game.key: game
     for game in (
@@ -249,7 +322,11 @@ GAMES: Final[dict[str, GameDefinition]] = {
         SEVEN_CARD_STUD,
         SEVEN_CARD_STUD_HI_LO,
         SOKO,
+        AMERICANA,
         TELESINA,
+        FIVE_CARD_DRAW,
+        TRIPLE_DRAW,
+        DRAW_32,
     )
 }
 """Every game the hand machine can deal, by key."""

@@ -13,6 +13,8 @@ from engine.games import get_game
 from engine.hand import (
     Act,
     Action,
+    AgreeSplit,
+    Draw,
     HandConfig,
     HandEvent,
     HandState,
@@ -116,6 +118,23 @@ class Table:
             words = step.split()
             amount = int(words[2]) if len(words) > 2 else 0
             self.act(int(words[0]), words[1], amount)
+
+    def draw(self, seat: int, discard: str = "", shuffle: str = "") -> list[HandEvent]:
+        """Draw games: ``seat`` throws away ``discard`` ("" stands pat)."""
+        self.now += 1
+        command = Draw(seat, parse_cards(discard), self.now, parse_cards(shuffle))
+        self.state, events = execute(self.state, command)
+        self.events += events
+        self.last = list(events)
+        return events
+
+    def agree(self, seat: int, agree: bool = True) -> list[HandEvent]:
+        """32-Card Draw: ``seat`` answers the split offer."""
+        self.now += 1
+        self.state, events = execute(self.state, AgreeSplit(seat, agree, self.now))
+        self.events += events
+        self.last = list(events)
+        return events
 
     def time_out(self, seat: int, late_by: int = 0) -> list[HandEvent]:
         """Let ``seat``'s time run out."""

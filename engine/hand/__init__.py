@@ -1,13 +1,15 @@
 """The pure hand state machine: decide, evolve, replay and legal actions.
 
-Modules: ``commands`` (StartHand, Act, TimeOut and the hand configuration), ``errors`` (one
-rule error per broken rule), ``state`` (the immutable HandState), ``rules`` (``verify_*`` and
-the betting limits), ``legal`` (legal_actions), ``decide`` (decide / execute and the generic
-street walk), ``evolve`` (evolve / replay), ``pots`` (side pots, splits, odd chips), ``rake``,
-``codec`` (configuration and cards on the wire), ``events`` (the envelope); for the table
-(``engine.table``): ``posts`` (entry and missed-blind posts), ``protection`` (the artificial
-all-in) and ``void`` (cancelling an unfinished hand). The live path is
-:func:`execute` (state and events together); :func:`decide` returns only the events.
+Modules: ``commands`` (StartHand, Act, TimeOut, Draw, AgreeSplit and the hand configuration),
+``errors`` (one rule error per broken rule), ``state`` (the immutable HandState), ``rules``
+(``verify_*`` and the betting limits), ``legal`` (legal_actions), ``decide`` (decide / execute
+and the generic street walk), ``evolve`` (evolve / replay), ``pots`` (side pots, splits, odd
+chips), ``rake``, ``codec`` (configuration and cards on the wire), ``events`` (the envelope),
+``draws`` (draw games: the draw, the reshuffle, 32-Card Draw's split offer, and the queries
+``draw_option`` and ``split_offer``); for the table (``engine.table``): ``posts`` (entry and
+missed-blind posts), ``protection`` (the artificial all-in) and ``void`` (cancelling an
+unfinished hand). The live path is :func:`execute` (state and events together); :func:`decide`
+returns only the events.
 
 Start a hand, act, read the legal actions and replay the events:
 
@@ -29,6 +31,8 @@ True
 from engine.hand.commands import (
     Act,
     Action,
+    AgreeSplit,
+    Draw,
     ExtraPost,
     HandConfig,
     SeatStack,
@@ -37,6 +41,7 @@ from engine.hand.commands import (
     VoidHand,
 )
 from engine.hand.decide import decide, execute
+from engine.hand.draws import DrawOption, SplitOffer, draw_option, split_offer
 from engine.hand.errors import HandRuleError
 from engine.hand.events import HandEvent, unwrap, wrap
 from engine.hand.evolve import evolve, replay
@@ -46,6 +51,9 @@ from engine.hand.state import HandState
 __all__ = [
     "Act",
     "Action",
+    "AgreeSplit",
+    "Draw",
+    "DrawOption",
     "ExtraPost",
     "HandConfig",
     "HandEvent",
@@ -53,14 +61,17 @@ __all__ = [
     "HandState",
     "LegalAction",
     "SeatStack",
+    "SplitOffer",
     "StartHand",
     "TimeOut",
     "VoidHand",
     "decide",
+    "draw_option",
     "evolve",
     "execute",
     "legal_actions",
     "replay",
+    "split_offer",
     "unwrap",
     "wrap",
 ]

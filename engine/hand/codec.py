@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Final
 
 from engine.betting import (
+    DRAW_TIMER_MS,
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
@@ -92,6 +93,7 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
         bring_in_suit_order=rules.bring_in_suit_order,
         telesina_high_card=_TELESINA_HIGH_CARD.index(rules.telesina_high_card, 1),  # type: ignore[arg-type]
         telesina_headsup_sf=_TELESINA_HEADS_UP.index(rules.telesina_headsup_sf, 1),  # type: ignore[arg-type]
+        draw_timer_ms=rules.draw_timer_ms,
     )
     if config.rake is not None:
         rake = config.rake
@@ -163,6 +165,7 @@ def config_from_wire(
             bring_in_suit_order=rules.bring_in_suit_order,
             telesina_high_card=_TELESINA_HIGH_CARD[rules.telesina_high_card],
             telesina_headsup_sf=_TELESINA_HEADS_UP[rules.telesina_headsup_sf],
+            draw_timer_ms=rules.draw_timer_ms or DRAW_TIMER_MS,
         ),
         rake=rake,
     )

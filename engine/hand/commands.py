@@ -107,7 +107,9 @@ class Act:
 
 @dataclass(frozen=True, slots=True)
 class TimeOut:
-    """The player to act let his time run out: he checks if that is free, else he folds.
+    """The player to act let his time run out: he checks if that is free, else he folds. In a
+    draw he stands pat and may not bet or raise in the next betting round (RULES.md §7.2); asked
+    to split the pot, he refuses.
 
     ``protected``: the table found the disconnection protection open to him (disconnected,
     fixed or spread limit, real money, allowance left); facing a bet with live chips in, he is
@@ -122,6 +124,34 @@ class TimeOut:
 
 
 @dataclass(frozen=True, slots=True)
+class Draw:
+    """Draw games: the player whose turn it is to draw throws away ``discard`` (0 cards: he
+    stands pat) and is dealt as many from the stub (RULES.md §7.1).
+
+    ``shuffle`` is randomness supplied by the dealer, as the deck of :class:`StartHand` is: a
+    freshly shuffled deck of the game (every card once), used only when the stub cannot serve
+    the player and the discards must be reshuffled (§7.3, decision A14): the new stub holds the
+    cards nobody holds in this order. Empty: their order in the hand's deck.
+    """
+
+    seat: int
+    discard: tuple[Card, ...] = ()
+    now: int = 0
+    shuffle: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AgreeSplit:
+    """32-Card Draw: the answer of the player asked whether to split the pot (RULES.md §8.13,
+    decision A17): ``agree`` True splits, False refuses. A betting action (check, bet, fold)
+    instead of an answer also refuses."""
+
+    seat: int
+    agree: bool
+    now: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class VoidHand:
     """Cancel the unfinished hand: everyone gets back what he put in, no rake (§6.6, A37)."""
 
@@ -129,4 +159,4 @@ class VoidHand:
     reason: str = ""
 
 
-Command = StartHand | Act | TimeOut | VoidHand
+Command = StartHand | Act | TimeOut | VoidHand | Draw | AgreeSplit

@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Final
 
 from engine.betting import IncompleteRaiseRule, StudTieBreak
+from engine.cards import Card
 from engine.evaluation import HandValue, Ranking, get_ranking
 from engine.evaluation.showing import bring_in_seat, first_to_act
 from engine.evaluation.telesina import (
@@ -26,7 +27,35 @@ from engine.evaluation.telesina import (
 )
 from engine.games import FirstActor, ForcedBets
 from engine.hand.codec import cards_from_wire, cards_to_wire, started_config_bytes
-from engine.hand.commands import Act, Action, Command, StartHand, TimeOut, VoidHand
+from engine.hand.commands import (
+    Act,
+    Action,
+    AgreeSplit,
+    Command,
+    Draw,
+    StartHand,
+    TimeOut,
+    VoidHand,
+)
+from engine.hand.draws import (
+    agreed_pots,
+    barred_cards,
+    cards_drawn_applied,
+    hand_pots,
+    next_to_ask,
+    next_to_draw,
+    pot_split_applied,
+    reshuffle_applied,
+    reshuffled_stub,
+    special_turn_applied,
+    split_agreed_applied,
+    split_refused_applied,
+    stub_text,
+    take_cards,
+    verify_agree_split,
+    verify_draw,
+)
+from engine.hand.errors import HandRuleError
 from engine.hand.events import HandEvent
 from engine.hand.evolve import (
     EVENT_HANDLERS,
@@ -48,15 +77,8 @@ from engine.hand.evolve import (
     uncalled_bet_applied,
     wager_applied,
 )
-from engine.hand.posts import dead_money, post_extra_blinds, verify_posts
-from engine.hand.pots import (
-    Pot,
-    build_pots,
-    build_pots_with_dead,
-    split_evenly,
-    split_high_low,
-    split_in_order,
-)
+from engine.hand.posts import post_extra_blinds, verify_posts
+from engine.hand.pots import Pot, split_evenly, split_high_low, split_in_order
 from engine.hand.protection import artificial_all_in, return_set_aside
 from engine.hand.rake import rake_amount, split_rake
 from engine.hand.rules import (
@@ -67,7 +89,7 @@ from engine.hand.rules import (
     verify_start,
     verify_time_out,
 )
-from engine.hand.state import MUCKED, NOBODY, SHOWN, HandState
+from engine.hand.state import DRAWING, MUCKED, NOBODY, SHOWN, SPLIT_OFFER, HandState
 from engine.hand.void import void_hand
 from pokerpb import events_pb2 as pb
 
@@ -125,6 +147,10 @@ def execute(state: HandState | None, command: Command) -> tuple[HandState, list[
         return _start(state, command)
     if type(command) is VoidHand:
         return void_hand(state, command)
+    if type(command) is Draw:
+        return _draw(state, command)
+    if type(command) is AgreeSplit:
+        return _agree_split(state, command)
     raise TypeError(f"{type(command).__name__} is not a hand command.")
 
 
@@ -189,6 +215,13 @@ _seat_number: Final = attrgetter("seat")
 
 def _act(state: HandState | None, command: Act) -> tuple[HandState, list[HandEvent]]:
     running, limits = verify_act(state, command)
+    if running.phase:  # 32-Card Draw: a betting action refuses the split offer (decision A17)
+        refused = pb.SplitRefused(seat=command.seat)
+        running = split_refused_applied(running, limits.player)
+        event, after = _action_applied(running, limits, command.action, command.amount)
+        recorder = _Recorder(after, [refused, event])
+        _advance(recorder, command.now, (limits.player + 1) % len(running.stacks))
+        return recorder.state, recorder.events
     event, after = _action_applied(running, limits, command.action, command.amount)
     recorder = _Recorder(after, [event])
     _advance(recorder, command.now, (limits.player + 1) % len(running.stacks))
@@ -199,6 +232,13 @@ def _time_out(state: HandState | None, command: TimeOut) -> tuple[HandState, lis
     running = verify_time_out(state, command.seat, command.now)
     index = running.to_act
     recorder = _Recorder(running, [])
+    if running.phase == DRAWING:  # he stands pat, restricted (RULES.md §7.2)
+        _draw_cards(recorder, index, (), (), timed_out=True)
+        _advance(recorder, command.now, (index + 1) % len(running.stacks))
+        return recorder.state, recorder.events
+    if running.phase == SPLIT_OFFER:  # a time-out refuses the split (decision A17)
+        _refuse_split(recorder, index, command.now, timed_out=True)
+        return recorder.state, recorder.events
     if bring_in_due(running):
         _time_out_bring_in(recorder, command)
         _advance(recorder, command.now, (index + 1) % len(running.stacks))
@@ -233,6 +273,71 @@ def _time_out_bring_in(recorder: _Recorder, command: TimeOut) -> None:
     recorder.record(event, bring_in_applied(state, index, amount))
     if not command.protected:
         recorder.emit(pb.Folded(seat=command.seat, timed_out=True))
+
+
+def _draw(state: HandState | None, command: Draw) -> tuple[HandState, list[HandEvent]]:
+    running, index = verify_draw(state, command)
+    recorder = _Recorder(running, [])
+    _draw_cards(recorder, index, command.discard, command.shuffle, timed_out=False)
+    _advance(recorder, command.now, (index + 1) % len(running.stacks))
+    return recorder.state, recorder.events
+
+
+def _draw_cards(
+    recorder: _Recorder,
+    index: int,
+    discard: tuple[Card, ...],
+    shuffle: tuple[Card, ...],
+    *,
+    timed_out: bool,
+) -> None:
+    """Replace ``discard`` from the stub; when the stub cannot serve the player, reshuffle the
+    cards nobody holds into a new stub first (RULES.md §7.3, decision A14)."""
+    state = recorder.state
+    seat = state.setup.seats[index]
+    count = len(discard)
+    barred = barred_cards(state, index)
+    drawn = take_cards(stub_text(state), count, barred)
+    if drawn is None:
+        stub = reshuffled_stub(state, shuffle)
+        drawn = take_cards(stub, count, barred)
+        if drawn is None:  # impossible at the games' table sizes (§7.3 card budget)
+            raise HandRuleError("There are not enough cards left to replace yours.")
+        state = recorder.record(
+            pb.DiscardsReshuffled(seat=seat, stub=stub), reshuffle_applied(state, stub)
+        )
+    event = pb.CardsDrawn(
+        seat=seat,
+        count=count,
+        discarded=cards_to_wire(discard),
+        drawn=drawn,
+        timed_out=timed_out,
+    )
+    recorder.record(event, cards_drawn_applied(state, index, discard, drawn, timed_out))
+
+
+def _agree_split(state: HandState | None, command: AgreeSplit) -> tuple[HandState, list[HandEvent]]:
+    running, index = verify_agree_split(state, command)
+    recorder = _Recorder(running, [])
+    if not command.agree:
+        _refuse_split(recorder, index, command.now, timed_out=False)
+        return recorder.state, recorder.events
+    recorder.record(pb.SplitAgreed(seat=command.seat), split_agreed_applied(running, index))
+    _advance(recorder, command.now, (index + 1) % len(running.stacks))
+    return recorder.state, recorder.events
+
+
+def _refuse_split(recorder: _Recorder, index: int, now: int, *, timed_out: bool) -> None:
+    """A refusal. A player with chips behind ends the offer and is the next to bet (everyone
+    asked before him agreed, which counts as a check, or is all-in); an all-in player's refusal
+    cancels only the pots he is eligible for, and the offer goes on (decision A17)."""
+    state = recorder.state
+    seat = state.setup.seats[index]
+    state = recorder.record(
+        pb.SplitRefused(seat=seat, timed_out=timed_out), split_refused_applied(state, index)
+    )
+    start = index if state.stacks[index] else (index + 1) % len(state.stacks)
+    _advance(recorder, now, start)
 
 
 def _action_applied(
@@ -410,6 +515,11 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
             _return_uncalled_bet(recorder)
             _finish_without_showdown(recorder, state.folded.index(False))
             return
+        if state.phase:  # draw games: a draw or the split offer is going on
+            if _ask(recorder, now, start):
+                return
+            state = recorder.state
+            start = _first_actor(state, state.setup.game.streets[state.street].first_actor)
         index = _next_to_act(state, start)
         if index != NOBODY:
             deadline = now + state.setup.config.rules.action_timer_ms
@@ -432,7 +542,85 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
             # No betting after the common card (decision A7): only the last street deals one.
             _showdown(recorder)
             return
+        if streets[street].draw:  # the draw opens the street, from the left of the button
+            _ask(recorder, now, (dealt.setup.button + 1) % len(dealt.stacks), DRAWING)
+            return
         start = _first_actor(dealt, streets[street].first_actor)
+
+
+def _ask(recorder: _Recorder, now: int, start: int, phase: int = 0) -> bool:
+    """Draw games: ask the next player from ``start`` to draw, then (32-Card Draw) the next one
+    to answer the split offer; when nobody is left, conclude the offer. False when the betting
+    round is next, True when someone was asked or the hand is over. ``phase``: the phase to
+    begin, else the state's own."""
+    state = recorder.state
+    setup = state.setup
+    phase = phase or state.phase
+    if phase == DRAWING:
+        index = next_to_draw(state, start)
+        if index != NOBODY:
+            _request(recorder, index, now + setup.config.rules.draw_timer_ms, DRAWING)
+            return True
+        if not (setup.game.split_offer and state.street == len(setup.game.streets) - 1):
+            return False
+        # The offer opens the round after the draw, from its first actor (decision A17).
+        start = _first_actor(state, setup.game.streets[state.street].first_actor)
+    index = next_to_ask(state, start)
+    if index != NOBODY:
+        _request(recorder, index, now + setup.config.rules.action_timer_ms, SPLIT_OFFER)
+        return True
+    return phase == SPLIT_OFFER and _conclude_offer(recorder)
+
+
+def _request(recorder: _Recorder, index: int, deadline: int, phase: int) -> None:
+    state = recorder.state
+    kind = pb.TURN_DRAW if phase == DRAWING else pb.TURN_SPLIT_OFFER
+    event = pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline, kind=kind)
+    recorder.record(event, special_turn_applied(state, index, deadline, phase))
+
+
+def _conclude_offer(recorder: _Recorder) -> bool:
+    """Everyone who could be asked answered: split every pot all its players agreed to split
+    (decision A17 rule 5). True when every pot is split: the hand ends without a showdown."""
+    state = recorder.state
+    if not state.split_answers:
+        return False
+    agreed = agreed_pots(state)
+    if not agreed:
+        return False
+    pots = hand_pots(state)
+    seats = state.setup.seats
+    for number in agreed:
+        pot = pots[number]
+        event = pb.PotSplitByAgreement(
+            pot=number, amount=pot.amount, seats=[seats[index] for index in pot.eligible]
+        )
+        state = recorder.record(event, pot_split_applied(state, number, pot.amount, pot.eligible))
+    if len(agreed) < len(pots):
+        return False
+    pots = hand_pots(state)
+    amounts = _take_rake(recorder, pots)
+    _pay_split_pots(recorder, amounts)
+    _end(recorder)
+    return True
+
+
+def _pay_split_pots(recorder: _Recorder, amounts: list[int]) -> None:
+    """Divide each pot split by agreement equally among its players, odd chips clockwise from
+    the button, after the rake (decision A17 rules 5 and 6)."""
+    state = recorder.state
+    setup = state.setup
+    first = (setup.button + 1) % len(setup.seats)
+    chip_unit = setup.config.rules.chip_unit
+    for split in reversed(state.split_pots):
+        amount = amounts[split.pot]
+        if not amount:
+            continue
+        for index, paid in split_evenly(amount, split.sharers, first, len(setup.seats), chip_unit):
+            event = pb.PotAwarded(
+                pot=split.pot, seat=setup.seats[index], amount=paid, share=pb.AGREED_SPLIT
+            )
+            state = recorder.record(event, award_applied(state, index, paid))
 
 
 def _next_to_act(state: HandState, start: int) -> int:
@@ -474,19 +662,7 @@ def _return_uncalled_bet(recorder: _Recorder) -> None:
     )
 
 
-def _pots(state: HandState) -> tuple[Pot, ...]:
-    stacks = state.stacks
-    folded = state.folded
-    dead = dead_money(state.setup)
-    if dead:  # dead blinds go to the main pot without raising their owner's level (A8)
-        return build_pots_with_dead(
-            state.contributions, dead, [not out for out in folded], [not s for s in stacks]
-        )
-    return build_pots(
-        state.contributions,
-        [not out for out in folded],
-        [not stack for stack in stacks],
-    )
+_pots: Final = hand_pots
 
 
 def _take_rake(recorder: _Recorder, pots: tuple[Pot, ...]) -> list[int]:
@@ -514,11 +690,14 @@ def _finish_without_showdown(recorder: _Recorder, winner: int) -> None:
     state = recorder.state
     pots = _pots(state)
     amounts = _take_rake(recorder, pots)
+    if recorder.state.split_pots:
+        _pay_split_pots(recorder, amounts)
     state = recorder.state  # the rake may have been taken
     seat = state.setup.seats[winner]
+    split = {pot.pot for pot in state.split_pots}
     for pot_index in reversed(range(len(pots))):
         amount = amounts[pot_index]
-        if amount:
+        if amount and pot_index not in split:
             state = recorder.record(
                 pb.PotAwarded(pot=pot_index, seat=seat, amount=amount, share=pb.WHOLE),
                 award_applied(state, winner, amount),
@@ -642,9 +821,19 @@ def _showdown(recorder: _Recorder) -> None:
     state = recorder.state
     pots = _pots(state)
     hands = _Hands(state)
-    shown = _show_or_muck(recorder, pots, hands)
+    split = {pot.pot for pot in state.split_pots}
+    contested = pots
+    if split:  # pots split by agreement are not played for (32-Card Draw, decision A17)
+        contested = tuple(
+            Pot(pot.amount, ()) if number in split else pot for number, pot in enumerate(pots)
+        )
+    shown = _show_or_muck(recorder, contested, hands)
     amounts = _take_rake(recorder, pots)
+    if split:
+        _pay_split_pots(recorder, amounts)
     for pot_index in reversed(range(len(pots))):
+        if pot_index in split:
+            continue
         eligible = [index for index in pots[pot_index].eligible if index in shown]
         _award(recorder, pot_index, amounts[pot_index], eligible, hands)
     _end(recorder)
@@ -660,6 +849,8 @@ def _showdown_order(state: HandState, all_in_showdown: bool) -> list[int]:
         start = aggressor
     elif setup.game.forced_bets is _ANTE_BRING_IN:
         start = best_showing(state)  # stud-type games: the highest showing combination
+    elif setup.game.streets[-1].first_actor is _LEFT_OF_BIG_BLIND:
+        start = (setup.big_blind + 1) % setup.player_count  # 32-Card Draw (decision A15)
     else:
         start = (setup.button + 1) % setup.player_count
     folded = state.folded

@@ -39,6 +39,11 @@ HandEvent = (
     | pb.HandVoided
     | pb.BringInPosted
     | pb.Completed
+    | pb.CardsDrawn
+    | pb.DiscardsReshuffled
+    | pb.SplitAgreed
+    | pb.SplitRefused
+    | pb.PotSplitByAgreement
 )
 
 _BODY_FIELD: Final[dict[str, str]] = {

@@ -15,6 +15,7 @@ from engine.cards import Card
 from engine.games import BetSize, ForcedBets, GameDefinition, get_game
 from engine.hand.codec import cached_config_from_wire, cards_from_wire
 from engine.hand.commands import HandConfig
+from engine.hand.draws import DRAW_HANDLERS, special_turn_applied
 from engine.hand.events import HandEvent
 from engine.hand.memo import IdentityMemo
 from engine.hand.posts import dead_blind_posted, positions
@@ -23,17 +24,21 @@ from engine.hand.state import (
     ACTED,
     AWARDED,
     BETS,
+    BETTING,
     BOARD,
     CONTRIBUTIONS,
     DECK_POSITION,
+    DRAWING,
     ENDED,
     HOLE,
     MUCKED,
     NOBODY,
+    PHASE,
     RAKE,
     ROUND,
     SHOWDOWN,
     SHOWN,
+    SPLIT_OFFER,
     STACKS,
     STREET,
     TO_ACT,
@@ -170,6 +175,15 @@ def started_state(
             0,  # awarded
             False,  # ended
             (),  # set_aside
+            BETTING,  # phase
+            (),  # draws
+            (),  # discarded
+            "",  # stub
+            (),  # pat_restricted
+            (),  # split_answers
+            (),  # split_pots
+            (),  # offer_pots
+            (),  # split_base
         ),
     )
 
@@ -290,6 +304,7 @@ def _enter_street(fields: list[Any], state: HandState, street: int) -> None:
     fields[ACTED] = (NOBODY,) * count
     fields[ROUND] = state.setup.fresh_rounds[street]
     fields[TO_ACT] = NOBODY
+    fields[PHASE] = BETTING
 
 
 def _hole_cards_dealt(state: HandState, event: pb.HoleCardsDealt) -> HandState:
@@ -356,7 +371,12 @@ def is_common_card_without_betting(
 
 
 def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
-    return turn_applied(state, state.setup.seats.index(event.seat), event.deadline)
+    index = state.setup.seats.index(event.seat)
+    kind = event.kind
+    if kind:  # draw games: a turn to draw or to answer the split offer
+        phase = DRAWING if kind == pb.TURN_DRAW else SPLIT_OFFER
+        return special_turn_applied(state, index, event.deadline, phase)
+    return turn_applied(state, index, event.deadline)
 
 
 def turn_applied(state: HandState, index: int, deadline: int) -> HandState:
@@ -608,6 +628,8 @@ EVENT_HANDLERS: Final[dict[type, Callable[[Any, Any], HandState]]] = {
     pb.ArtificialAllIn: _artificial_all_in,
     pb.StackReturned: stack_returned,
     pb.HandVoided: hand_voided,
+    # Draw games: the draw, the reshuffle, 32-Card Draw's split offer.
+    **DRAW_HANDLERS,
 }
 
 

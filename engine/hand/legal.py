@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from engine.hand.commands import Action
 from engine.hand.rules import betting_limits
-from engine.hand.state import NOBODY, HandState
+from engine.hand.state import DRAWING, NOBODY, HandState
 
 
 class LegalAction(NamedTuple):
@@ -40,8 +40,15 @@ def legal_actions(state: HandState | None) -> tuple[LegalAction, ...]:
 
     Folding is always allowed on one's turn, even when checking is free; not before the
     bring-in, which opens a stud game's first round: then BRING_IN and the wager instead of it.
+    Draw games: nothing while the player draws (:func:`engine.hand.draws.draw_option` says
+    what he may throw away); asked to split the pot (:func:`engine.hand.draws.split_offer`), a
+    player with chips may also act, which refuses the offer.
     """
     if state is None or state.to_act == NOBODY:
+        return ()
+    if state.phase and (state.phase == DRAWING or not state.stacks[state.to_act]):
+        # A draw (draw_option), or the split offer to an all-in player (split_offer). A player
+        # with chips asked to split may bet instead, which refuses the offer (decision A17).
         return ()
     _, owed, call, wager, min_to, max_to, bring_in = betting_limits(state)
     if bring_in:

@@ -27,7 +27,7 @@ from engine.hand.errors import (
     UnknownSeat,
 )
 from engine.hand.memo import IdentityMemo
-from engine.hand.state import NOBODY, HandState
+from engine.hand.state import DRAWING, NOBODY, SPLIT_OFFER, HandState
 
 # Enum members bound once: ``Action.FOLD`` goes through the enum class's attribute lookup (about
 # 90 ns on CPython 3.11, ten times a local name), and every action makes a dozen such lookups.
@@ -144,7 +144,12 @@ def _compute_limits(state: HandState) -> Limits:
         return _bring_in_limits(state, index, stack)
     owed = level - bet if level > bet else 0
     call = owed if owed < stack else stack
-    if stack <= owed or not may_wager(state, index):
+    restricted = state.pat_restricted
+    if (
+        stack <= owed
+        or not may_wager(state, index)
+        or (restricted and restricted[index])  # timed out in the draw (RULES.md §7.2)
+    ):
         return _new_tuple(Limits, (index, owed, call, None, 0, 0, 0))
     setup = state.setup
     strategy = setup.strategy
@@ -297,6 +302,12 @@ def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int)
     if limits.wager is None:
         if state.stacks[limits.player] <= limits.owed:
             raise IllegalAction("You do not have enough chips to raise; you may call or fold.")
+        if state.pat_restricted and state.pat_restricted[limits.player]:
+            passive = "call" if limits.owed else "check"
+            raise IllegalAction(
+                f"You stood pat when your draw time ran out: you may {passive} or fold, but not "
+                "bet or raise this round."
+            )
         raise IllegalAction("You may not bet or raise now; you may call or fold.")
     if action is not limits.wager:
         if limits.wager is _COMPLETE:
@@ -338,6 +349,7 @@ def verify_act(state: HandState | None, command: Act) -> tuple[HandState, Limits
         action = command.action
         if (
             index != NOBODY
+            and not state.phase
             and type(seat) is int
             and state.setup.seats[index] == seat
             and type(amount) is int
@@ -350,6 +362,13 @@ def verify_act(state: HandState | None, command: Act) -> tuple[HandState, Limits
     running = verify_hand_running(state)
     index = verify_seat_known(running, command.seat)
     verify_turn(running, index)
+    if running.phase == DRAWING:
+        maximum = running.setup.game.streets[running.street].draw
+        raise IllegalAction(
+            f"It is your turn to draw: throw away up to {maximum} cards, or none to stand pat."
+        )
+    if running.phase == SPLIT_OFFER and not running.stacks[index]:
+        raise IllegalAction("You are all-in: answer the offer to split the pot, yes or no.")
     if not isinstance(command.action, Action):
         raise IllegalAction(f"{command.action!r} is not a poker action.")
     amount = verify_amount_is_chips(command.amount, running.setup.config.rules.chip_unit)

@@ -14,6 +14,7 @@ from engine.betting import BettingStructure, Round
 from engine.cards import Card
 from engine.games import GameDefinition
 from engine.hand.commands import HandConfig
+from engine.hand.pots import Pot
 
 _new_state = tuple.__new__
 
@@ -22,6 +23,25 @@ NOBODY = -1
 
 SHOWN = 1
 MUCKED = 2
+
+# What the player to act (``HandState.to_act``) is asked: ``HandState.phase``.
+BETTING: Final = 0
+DRAWING: Final = 1  # draw games: to discard (RULES.md §7.1)
+SPLIT_OFFER: Final = 2  # 32-Card Draw: to split the pot or not (§8.13)
+
+# A player's answer to the split offer (``HandState.split_answers``).
+NOT_ASKED: Final = 0
+AGREED: Final = 1
+REFUSED: Final = 2
+
+
+class SplitPot(NamedTuple):
+    """A pot split by agreement (32-Card Draw, decision A17): its index among the pots as they
+    stood after the draw, its amount before the rake, the indexes of the players sharing it."""
+
+    pot: int
+    amount: int
+    sharers: tuple[int, ...]
 
 
 class HandSetup(NamedTuple):
@@ -87,6 +107,16 @@ class HandState(NamedTuple):
     awarded: int  # chips already paid out of the pots
     ended: bool
     set_aside: tuple[int, ...] = ()  # chips kept out of play by an artificial all-in; () = none
+    # Draw games (all empty in the others).
+    phase: int = BETTING  # BETTING, DRAWING or SPLIT_OFFER: what ``to_act`` is asked
+    draws: tuple[int, ...] = ()  # how many draws each player has made; () before the first
+    discarded: tuple[tuple[Card, ...], ...] = ()  # every card each player has thrown away
+    stub: str = ""  # after a reshuffle the stub's card string; "" = the deck from deck_position
+    pat_restricted: tuple[bool, ...] = ()  # timed out in the last draw: no bet or raise (§7.2)
+    split_answers: tuple[int, ...] = ()  # the split offer: NOT_ASKED, AGREED or REFUSED each
+    split_pots: tuple[SplitPot, ...] = ()  # the pots split by agreement
+    offer_pots: tuple[Pot, ...] = ()  # once a pot is split: the pots as they stood at the offer
+    split_base: tuple[int, ...] = ()  # ... and each player's contribution then
 
     def with_betting(
         self,
@@ -125,6 +155,7 @@ class HandState(NamedTuple):
         fields[ROUND] = round_
         fields[TO_ACT] = to_act
         fields[DEADLINE] = deadline
+        fields[PHASE] = BETTING  # a betting turn ends a draw or the split offer
         return _new_state(HandState, fields)
 
     @property
@@ -187,3 +218,12 @@ SHOWDOWN: Final = HandState._fields.index("showdown")
 RAKE: Final = HandState._fields.index("rake")
 AWARDED: Final = HandState._fields.index("awarded")
 ENDED: Final = HandState._fields.index("ended")
+PHASE: Final = HandState._fields.index("phase")
+DRAWS: Final = HandState._fields.index("draws")
+DISCARDED: Final = HandState._fields.index("discarded")
+STUB: Final = HandState._fields.index("stub")
+PAT_RESTRICTED: Final = HandState._fields.index("pat_restricted")
+SPLIT_ANSWERS: Final = HandState._fields.index("split_answers")
+SPLIT_POTS: Final = HandState._fields.index("split_pots")
+OFFER_POTS: Final = HandState._fields.index("offer_pots")
+SPLIT_BASE: Final = HandState._fields.index("split_base")

@@ -9,13 +9,18 @@ them. Time-outs are written as the fold or check they caused, with a ``# timed o
 Stud-type games: the bring-in is PHH's ``pK pb`` (``# timed out`` when it was posted for a player
 whose time ran out, then his fold), a completion is a ``cbr``, each street's hole cards are written
 down cards first, then up cards, and the 7th-street common card is a ``d db``. ``finishing_stacks``
-holds our result, so that a reader can check its own.
+holds our result, so that a reader can check its own. Draw games: a draw is PHH's ``pK sd`` with
+the cards thrown away (none: stood pat; ``# timed out`` when the draw time ran out) followed by
+``d dh pK`` with their replacements; a reshuffle of the discards is not written (a reader deals
+the replacements the file shows).
 
 Two table rules have no PHH form and are written as extensions that other PHH readers ignore
 (the leading comment says so): forced posts beyond the blinds (an entering player's big blind, a
 missed small blind) as the user-defined field ``_extra_posts = [{player = "p3", live = 2,
 dead = 1}]``, and the disconnection protection as a no-op commentary ``# p3 artificial all-in
-for 6`` at the point of the time-out. A voided hand has no hand history: it did not happen.
+for 6`` at the point of the time-out; 32-Card Draw's answers to the split offer as no-op
+commentaries ``# p2 split`` and ``# p2 no split`` (``# p2 no split timed out``), the split pots
+following from them. A voided hand has no hand history: it did not happen.
 
 A dead-button hand (``button_rule = dead_button``) is written as it was played when both blinds
 were posted: PHH positions are relative (``p1`` the small blind, ``p2`` the big blind, ``pN`` the
@@ -49,7 +54,10 @@ def export_hand(events: Iterable[HandEvent | pb.TableEvent]) -> str:
     """
     history = history_from_events(events)
     comment = _comment(history.variant)
-    if "_extra_posts" in history.fields or any("artificial all-in" in a for a in history.actions):
+    if "_extra_posts" in history.fields or any(
+        "artificial all-in" in a or a.endswith((" split", " no split", "split timed out"))
+        for a in history.actions
+    ):
         comment += "\nuses engine.phh extensions (extra posts, artificial all-ins) others ignore"
     return dump_phh(history, comment)
 
@@ -170,6 +178,22 @@ def _mucked(event: pb.HandMucked, players: Players) -> list[str]:
     return [f"{players[event.seat]} sm"]
 
 
+def _drawn(event: pb.CardsDrawn, players: Players) -> list[str]:
+    player = players[event.seat]
+    lines = _timed(f"{player} sd {event.discarded}".rstrip(), event.timed_out)
+    if event.drawn:
+        lines.append(f"d dh {player} {event.drawn}")
+    return lines
+
+
+def _split_agreed(event: pb.SplitAgreed, players: Players) -> list[str]:
+    return [f"# {players[event.seat]} split"]
+
+
+def _split_refused(event: pb.SplitRefused, players: Players) -> list[str]:
+    return [f"# {players[event.seat]} no split" + (" timed out" if event.timed_out else "")]
+
+
 def _artificial_all_in(event: pb.ArtificialAllIn, players: Players) -> list[str]:
     return [f"# {players[event.seat]} artificial all-in for {event.contributed}"]
 
@@ -187,6 +211,9 @@ _WRITERS: Final[dict[type, Callable[[Any, Players], list[str]]]] = {
     pb.HandShown: _shown,
     pb.HandMucked: _mucked,
     pb.ArtificialAllIn: _artificial_all_in,
+    pb.CardsDrawn: _drawn,
+    pb.SplitAgreed: _split_agreed,
+    pb.SplitRefused: _split_refused,
 }
 
 _STRUCTURE_NAMES: Final = {

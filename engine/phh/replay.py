@@ -17,6 +17,12 @@ error sentence instead of stacks.
 The extensions our export writes are played too: ``_extra_posts`` become the hand's extra posts
 and a commentary ``# pK artificial all-in for N`` a protected time-out (see
 :mod:`engine.phh.export`).
+
+Draw games: the deck deals each player's first five ``d dh`` cards, then the stub holds the
+replacements the file deals after each ``pK sd`` (the cards thrown away; none: stand pat, ``#
+timed out``: a time-out) in the order of the draws. When our engine must reshuffle the discards,
+the Draw command's shuffle puts the replacements still to come first, so the file's cards are
+dealt. 32-Card Draw's commentaries ``# pK split`` and ``# pK no split`` answer the split offer.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from engine.games import ForcedBets, GameDefinition, get_game
 from engine.hand import (
     Act,
     Action,
+    AgreeSplit,
+    Draw,
     ExtraPost,
     HandConfig,
     HandEvent,
@@ -77,6 +85,7 @@ class PHHAction(NamedTuple):
 
 _DEALER: Final = -1
 _ARTIFICIAL_ALL_IN: Final = re.compile(r"#\s*p(\d+) artificial all-in for (\d+)\s*$")
+_SPLIT_ANSWER: Final = re.compile(r"#\s*p(\d+) (split|no split)( timed out)?\s*$")
 _PLAYER_VERBS: Final = frozenset({"f", "cc", "cbr", "sm", "sd", "pb"})
 
 
@@ -101,9 +110,10 @@ def _replay(history: HandHistory) -> ReplayResult:
     deck = arrange_deck(game, actions, players)
     state, events = _start(history, config, seats, deck)
     board_after = _board_counts(actions)
+    ahead = _replacements_ahead(actions) if game.is_draw_game else {}
     for position, action in enumerate(actions):
         following = actions[position + 1] if position + 1 < len(actions) else None
-        state = _play(state, action, seats, board_after, events, following=following)
+        state = _play(state, action, seats, board_after, events, following=following, ahead=ahead)
     if not state.ended:
         to_act = state.seat_to_act
         who = f"p{seats.index(to_act) + 1}" if to_act is not None else "nobody"
@@ -177,6 +187,7 @@ def _play(
     events: list[HandEvent],
     *,
     following: PHHAction | None = None,
+    ahead: dict[int, tuple[Card, ...]] | None = None,
 ) -> HandState:
     """Apply one action; dealing and showdown actions only check that the hand is there."""
     if action.verb in {"dh", "sm"}:
@@ -190,8 +201,11 @@ def _play(
     if action.verb == "aai":
         return _artificial_all_in(state, action, seats[action.player], events)
     stud = state.setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
-    if action.verb == "sd" or (action.verb == "pb" and not stud):
+    draw = state.setup.game.is_draw_game
+    if (action.verb == "sd" and not draw) or (action.verb == "pb" and not stud):
         raise PHHError(f"{where} is a draw or a bring-in, which the game does not have.")
+    if action.verb in {"sd", "split", "nosplit"}:
+        return _draw_game_step(state, action, seats[action.player], events, ahead or {})
     seat = seats[action.player]
     if (
         action.verb == "f"
@@ -203,6 +217,58 @@ def _play(
     if state.ended:
         raise PHHError(f"{where} comes after the hand is over under our rules.")
     command = _command(state, action, seat, following)
+    try:
+        state, more = execute(state, command)
+    except HandRuleError as error:
+        raise PHHError(f"{where} cannot be played under our rules: {error}") from None
+    events += more
+    return state
+
+
+def _replacements_ahead(actions: Sequence[PHHAction]) -> dict[int, tuple[Card, ...]]:
+    """For each ``sd`` action (by number): the replacements the file deals from it on, in the
+    order of the draws (each ``sd`` is answered by the next ``d dh`` to the same player)."""
+    draws: list[tuple[int, tuple[Card, ...]]] = []
+    waiting: dict[int, int] = {}  # player -> position in ``draws`` of his unanswered sd
+    for action in actions:
+        if action.verb == "sd":
+            waiting[action.player] = len(draws)
+            draws.append((action.number, ()))
+        elif action.verb == "dh" and action.player in waiting:
+            position = waiting.pop(action.player)
+            known = tuple(card for card in action.cards if card is not None)
+            draws[position] = (draws[position][0], known)
+    ahead: dict[int, tuple[Card, ...]] = {}
+    later: tuple[Card, ...] = ()
+    for number, cards in reversed(draws):
+        later = cards + later
+        ahead[number] = later
+    return ahead
+
+
+def _draw_game_step(
+    state: HandState,
+    action: PHHAction,
+    seat: int,
+    events: list[HandEvent],
+    ahead: dict[int, tuple[Card, ...]],
+) -> HandState:
+    """A draw (``sd``) or an answer to the split offer."""
+    where = f'Action {action.number} "{action.text}"'
+    if state.ended:
+        raise PHHError(f"{where} comes after the hand is over under our rules.")
+    index = state.setup.index_of(seat)
+    command: Draw | AgreeSplit | TimeOut
+    if action.timed_out and state.to_act == index and not action.cards:
+        command = TimeOut(seat, state.deadline)
+    elif action.verb == "sd":
+        order = list(dict.fromkeys([*ahead.get(action.number, ()), *state.setup.game.deck]))
+        discard = tuple(card for card in action.cards if card is not None)
+        if len(discard) != len(action.cards):
+            raise PHHError(f"{where} throws away unknown cards; name them.")
+        command = Draw(seat, discard, action.number, tuple(order))
+    else:
+        command = AgreeSplit(seat, action.verb == "split", action.number)
     try:
         state, more = execute(state, command)
     except HandRuleError as error:
@@ -282,6 +348,11 @@ def parse_action(number: int, text: str, players: int) -> PHHAction | None:
     notation, _, commentary = text.partition("#")
     words = notation.split()
     if not words:
+        answer = _SPLIT_ANSWER.match(text.strip())
+        if answer is not None:
+            player = _player(f"p{answer[1]}", players, f'Action {number} "{text}"')
+            verb = "split" if answer[2] == "split" else "nosplit"
+            return PHHAction(number, text, player, verb, timed_out=bool(answer[3]))
         protected = _ARTIFICIAL_ALL_IN.match(text.strip())
         if protected is None:
             return None
@@ -301,6 +372,12 @@ def parse_action(number: int, text: str, players: int) -> PHHAction | None:
     if verb == "sm":
         cards = _cards(words[2], where) if len(words) > 2 and words[2] != "-" else ()
         return PHHAction(number, text, player, verb, cards)
+    if verb == "sd":
+        if len(words) > 3:
+            raise PHHError(f"{where} takes the cards thrown away as one word.")
+        cards = _cards(words[2], where) if len(words) == 3 else ()
+        timed_out = commentary.strip() == "timed out"
+        return PHHAction(number, text, player, verb, cards, timed_out=timed_out)
     if len(words) != 2 and verb != "sd":
         raise PHHError(f"{where} takes no argument.")
     timed_out = commentary.strip() == "timed out"
@@ -358,6 +435,8 @@ def arrange_deck(
     """A deck from which our dealing gives the hole cards and board of ``actions``."""
     if game.forced_bets is ForcedBets.ANTE_BRING_IN:
         return _arrange_stud_deck(game, actions, players)
+    if game.is_draw_game:
+        return _arrange_draw_deck(game, actions, players)
     holes = _holes(game, actions, players)
     board = [card for action in actions if action.verb == "db" for card in action.cards]
     board_size = sum(street.board for street in game.streets)
@@ -404,6 +483,44 @@ def _arrange_stud_deck(
     deal_street()
     deck = [_known_or(card, spare) for card in order]
     deck.extend(spare)
+    return tuple(deck)
+
+
+def _arrange_draw_deck(
+    game: GameDefinition, actions: Sequence[PHHAction], players: int
+) -> tuple[Card, ...]:
+    """Draw games: each player's first five cards one pass at a time, then the replacements in
+    the order of the draws (a card dealt again after a reshuffle only once: its first time)."""
+    count = game.hole_card_count
+    initial: list[list[Card | None]] = [[] for _ in range(players)]
+    drawing: set[int] = set()
+    replacements: list[Card] = []
+    for action in actions:
+        if action.verb == "sd":
+            drawing.add(action.player)
+        elif action.verb == "dh" and action.player in drawing:
+            drawing.discard(action.player)
+            replacements += [card for card in action.cards if card is not None]
+        elif action.verb == "dh":
+            initial[action.player].extend(action.cards)
+    for player, hole in enumerate(initial):
+        if len(hole) > count:
+            raise PHHError(
+                f"p{player + 1} is dealt {len(hole)} hole cards; {game.name} deals {count}."
+            )
+        hole.extend([None] * (count - len(hole)))
+    spare = _spare(game, [card for hole in initial for card in hole])
+    known = {card for hole in initial for card in hole if card is not None}
+    fresh = [card for card in dict.fromkeys(replacements) if card not in known]
+    if any(card not in game.card_set for card in fresh):
+        raise PHHError(f"The file deals cards that are not in the {game.name} deck.")
+    rest = [card for card in spare if card not in fresh]
+    unknown = iter(rest)
+    deck: list[Card] = []
+    for position in range(count):
+        deck.extend(_known_or(hole[position], unknown) for hole in initial)
+    deck += fresh
+    deck += [card for card in rest if card not in deck]
     return tuple(deck)
 
 

@@ -10,8 +10,9 @@ game, and ``/8`` for an eight-or-better low half.
 * structure letters: ``F`` fixed limit, ``S`` spread limit, ``P`` pot limit, ``H`` half-pot
   limit, ``N`` no limit;
 * games: ``T`` Texas Hold'em, ``O`` Omaha, ``5O`` 5-Card Omaha (a leading count, as the ``7`` of
-  ``F7S``), ``7S`` 7 Card Stud, ``SK`` Soko, ``TL`` Telesina, each followed by ``/8`` when
-  hi/lo.
+  ``F7S``), ``7S`` 7 Card Stud, ``SK`` Soko, ``AM`` Americana, ``TL``
+  Telesina, ``5CD`` 5 Card Draw, ``2L3D`` Deuce-to-Seven Triple Draw (PHH's own, with ``F``),
+  ``32D`` 32-Card Draw, each followed by ``/8`` when hi/lo.
 
 So pot-limit 5-Card Omaha Hi/Lo is ``P5O/8`` and no-limit Omaha is ``NO``. PokerKit and other PHH
 readers do not know these extension codes and refuse such files, which is what we want: a reader
@@ -47,16 +48,19 @@ GAME_CODES: Final[dict[str, str]] = {
     "seven-card-stud": "7S",
     "seven-card-stud-hi-lo": "7S/8",
     "soko": "SK",
+    "americana": "AM",
     "telesina": "TL",
+    "five-card-draw": "5CD",
+    "deuce-seven-triple-draw": "2L3D",
+    "draw32": "32D",
 }
-STANDARD_CODES: Final = frozenset({"NT", "FT", "PO", "FO/8", "F7S", "F7S/8"})
+STANDARD_CODES: Final = frozenset({"NT", "FT", "PO", "FO/8", "F7S", "F7S/8", "F2L3D"})
 """The codes of the PHH specification that name games we deal."""
 
 OTHER_PHH_VARIANTS: Final[dict[str, str]] = {
     "NS": "no-limit short-deck Hold'em",
     "FR": "fixed-limit razz",
     "N2L1D": "no-limit deuce-to-seven single draw",
-    "F2L3D": "fixed-limit deuce-to-seven triple draw",
     "FB": "fixed-limit badugi",
 }
 """The PHH variants whose games our hand machine does not deal (yet)."""

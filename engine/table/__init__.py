@@ -31,9 +31,11 @@ A table of two, one hand:
 from engine.hand.commands import Action
 from engine.table.commands import (
     Act,
+    AgreeSplit,
     CloseTable,
     Command,
     CreateTable,
+    Draw,
     SitDown,
     SitIn,
     SitOut,
@@ -59,9 +61,11 @@ from engine.table.plan import Plan
 from engine.table.queries import (
     SeatStatus,
     SeatView,
+    draw_option,
     legal_actions,
     next_hand,
     seat_views,
+    split_offer,
     who_can_play,
 )
 from engine.table.rules import buy_in_range, protection_uses_left
@@ -70,11 +74,13 @@ from engine.table.state import Seat, TableState, chips_on_table, live_stack
 __all__ = [
     "Act",
     "Action",
+    "AgreeSplit",
     "ButtonRule",
     "CloseTable",
     "Command",
     "CreateTable",
     "DealerMode",
+    "Draw",
     "MissedBlindsPolicy",
     "Plan",
     "Seat",
@@ -96,6 +102,7 @@ __all__ = [
     "chips_on_table",
     "decide",
     "default_buy_ins",
+    "draw_option",
     "envelopes",
     "evolve",
     "execute",
@@ -106,5 +113,6 @@ __all__ = [
     "protection_uses_left",
     "replay",
     "seat_views",
+    "split_offer",
     "who_can_play",
 ]

@@ -99,6 +99,29 @@ class Act:
 
 
 @dataclass(frozen=True, slots=True)
+class Draw:
+    """Draw games: the player in ``seat`` throws away ``discard`` (none: he stands pat); see
+    :class:`engine.hand.Draw` for ``shuffle``, the dealer's shuffled deck for a reshuffle."""
+
+    seat: int
+    player_id: str
+    discard: tuple[Card, ...] = ()
+    now: int = 0
+    shuffle: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AgreeSplit:
+    """32-Card Draw: the player in ``seat`` answers the split offer (see
+    :class:`engine.hand.AgreeSplit`)."""
+
+    seat: int
+    player_id: str
+    agree: bool
+    now: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class TimeOut:
     """The player to act let his time run out. ``disconnected``: the service lost his
     connection (the trigger of the disconnection protection, RULES.md §6.5)."""
@@ -133,6 +156,8 @@ Command = (
     | SitIn
     | StartNextHand
     | Act
+    | Draw
+    | AgreeSplit
     | TimeOut
     | VoidHand
     | CloseTable

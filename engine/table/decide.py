@@ -16,9 +16,11 @@ from typing import Any, Final
 from engine import hand as hand_machine
 from engine.table.commands import (
     Act,
+    AgreeSplit,
     CloseTable,
     Command,
     CreateTable,
+    Draw,
     SitDown,
     SitIn,
     SitOut,
@@ -219,6 +221,24 @@ def _act(recorder: _Recorder, command: Act) -> None:
     _after_hand(recorder, command.now)
 
 
+def _draw(recorder: _Recorder, command: Draw) -> None:
+    state = verify_table_open(recorder.state)
+    verify_occupant(state, command.seat, command.player_id)
+    verify_hand_running(state)
+    draw = hand_machine.Draw(command.seat, command.discard, command.now, command.shuffle)
+    recorder.emit_all(hand_machine.decide(state.hand, draw))
+    _after_hand(recorder, command.now)
+
+
+def _agree_split(recorder: _Recorder, command: AgreeSplit) -> None:
+    state = verify_table_open(recorder.state)
+    verify_occupant(state, command.seat, command.player_id)
+    verify_hand_running(state)
+    answer = hand_machine.AgreeSplit(command.seat, command.agree, command.now)
+    recorder.emit_all(hand_machine.decide(state.hand, answer))
+    _after_hand(recorder, command.now)
+
+
 def _time_out(recorder: _Recorder, command: TimeOut) -> None:
     """Check or fold, or the artificial all-in for a protected disconnected player (§6.4-6.5);
     either way he sits out from the next hand on (the real-room norm)."""
@@ -299,6 +319,8 @@ _COMMANDS: Final[dict[type, Callable[[_Recorder, Any], None]]] = {
     SitIn: _sit_in,
     StartNextHand: _start_next_hand,
     Act: _act,
+    Draw: _draw,
+    AgreeSplit: _agree_split,
     TimeOut: _time_out,
     VoidHand: _void_hand,
     CloseTable: _close,

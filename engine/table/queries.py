@@ -10,6 +10,9 @@ from enum import Enum
 from typing import NamedTuple
 
 from engine.games import ForcedBets, get_game
+from engine.hand.draws import DrawOption, SplitOffer
+from engine.hand.draws import draw_option as hand_draw_option
+from engine.hand.draws import split_offer as hand_split_offer
 from engine.hand.legal import LegalAction
 from engine.hand.legal import legal_actions as hand_legal_actions
 from engine.table.errors import TableRuleError
@@ -100,3 +103,18 @@ def legal_actions(state: TableState, seat: int) -> tuple[LegalAction, ...]:
     if hand is None or hand.ended or hand.seat_to_act != seat:
         return ()
     return hand_legal_actions(hand)
+
+
+def draw_option(state: TableState, seat: int) -> DrawOption | None:
+    """Draw games: the draw open to the player in ``seat`` now (how many cards he may throw
+    away, from which), or None unless it is his turn to draw."""
+    hand = state.hand
+    option = None if hand is None else hand_draw_option(hand)
+    return option if option is not None and option.seat == seat else None
+
+
+def split_offer(state: TableState, seat: int) -> SplitOffer | None:
+    """32-Card Draw: the split offer put to the player in ``seat`` now, or None."""
+    hand = state.hand
+    offer = None if hand is None else hand_split_offer(hand)
+    return offer if offer is not None and offer.seat == seat else None

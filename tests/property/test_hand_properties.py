@@ -28,7 +28,10 @@ from engine.games import GAMES, ForcedBets
 from engine.hand import (
     Act,
     Action,
+    AgreeSplit,
+    Draw,
     HandConfig,
+    HandEvent,
     HandRuleError,
     HandState,
     LegalAction,
@@ -36,9 +39,11 @@ from engine.hand import (
     StartHand,
     TimeOut,
     decide,
+    draw_option,
     execute,
     legal_actions,
     replay,
+    split_offer,
 )
 from engine.hand.rake import RakeSchedule
 
@@ -81,6 +86,10 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
             now=0,
         )
     stakes = STAKES[structure]
+    if structure is Structure.SPREAD_LIMIT:  # one maximum per betting round: 2 in 5 Card Draw
+        stakes = replace(
+            stakes, spread_round_max=stakes.spread_round_max[: len(definition.streets)]
+        )
     if rng.random() < 0.25:
         stakes = Stakes(
             stakes.small_blind,
@@ -94,6 +103,7 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
         heads_up_uncap=rng.choice(list(HeadsUpUncap)),
         incomplete_raise_rule=rng.choice(list(IncompleteRaiseRule)),
         spread_round_ceiling=rng.random() < 0.3,
+        draw_timer_ms=rng.choice((30_000, 5_000)),
     )
     schedule = RakeSchedule(per=5, minimum_pot=5) if rake else None
     config = HandConfig(game, structure, stakes, rules, schedule)
@@ -170,12 +180,17 @@ def check_invariants(state: HandState, total: int) -> None:
     assert sum(state.stacks) + state.pot + state.rake == total
     assert min(state.stacks) >= 0
     assert state.pot >= 0
-    if state.to_act >= 0:
+    if state.to_act >= 0 and state.phase:  # draw games: a draw or the split offer
+        assert not state.ended
+        assert (draw_option(state) is None) != (split_offer(state) is None)
+        assert not state.folded[state.to_act]
+    elif state.to_act >= 0:
         assert not state.ended
         assert state.is_acting(state.to_act)
         assert legal_actions(state)
     else:
         assert legal_actions(state) == ()
+        assert draw_option(state) is None and split_offer(state) is None
 
 
 def play_random_hand(seed: int, game: str, structure: Structure, rake: bool) -> None:
@@ -189,6 +204,11 @@ def play_random_hand(seed: int, game: str, structure: Structure, rake: bool) -> 
             break
         seat = state.seat_to_act
         assert seat is not None
+        if state.phase:
+            state, new = draw_or_answer(rng, state, seat)
+            events += new
+            check_invariants(state, total)
+            continue
         for offered in offered_commands(state, seat):
             decide(state, offered)  # accepted: raises nothing
         for unoffered in rng.sample(refused_commands(state, seat), 4):
@@ -204,6 +224,39 @@ def play_random_hand(seed: int, game: str, structure: Structure, rake: bool) -> 
     assert state.ended, "the hand did not end"
     assert state.pot == 0
     assert replay(events) == state
+
+
+def draw_or_answer(
+    rng: random.Random, state: HandState, seat: int
+) -> tuple[HandState, list[HandEvent]]:
+    """A random draw, answer to the split offer or betting action instead of it, or time-out;
+    with samples of refused draws and answers first."""
+    if rng.random() < 0.05:
+        return execute(state, TimeOut(seat, state.deadline))
+    option = draw_option(state)
+    if option is not None:
+        others = [other for other in state.setup.seats if other != seat]
+        with pytest.raises(HandRuleError):
+            decide(state, Draw(rng.choice(others), (), 1))
+        too_many = option.cards if option.max_discard < 5 else ()
+        if too_many:
+            with pytest.raises(HandRuleError):
+                decide(state, Draw(seat, too_many, 1))
+        with pytest.raises(HandRuleError):
+            decide(state, Act(seat, Action.CHECK, 0, 1))
+        discard = tuple(rng.sample(option.cards, rng.randint(0, option.max_discard)))
+        deck = list(state.setup.game.deck)
+        rng.shuffle(deck)
+        shuffle = tuple(deck) if rng.random() < 0.7 else ()
+        return execute(state, Draw(seat, discard, 1, shuffle))
+    offer = split_offer(state)
+    assert offer is not None and offer.seat == seat
+    options = legal_actions(state)
+    assert bool(options) == offer.may_bet
+    if options and rng.random() < 0.3:
+        action, amount = choose(rng, options, state.setup.config.structure)
+        return execute(state, Act(seat, action, amount, 1))
+    return execute(state, AgreeSplit(seat, rng.random() < 0.7, 1))
 
 
 GAME_STRUCTURES = [(game, structure) for game in GAMES for structure in Structure]
@@ -224,9 +277,19 @@ def test_random_no_limit_holdem_hands_keep_every_invariant(seed: int) -> None:
     play_random_hand(seed, "holdem", Structure.NO_LIMIT, rake=True)
 
 
-@pytest.mark.parametrize("game", ["seven-card-stud", "seven-card-stud-hi-lo", "soko", "telesina"])
+@pytest.mark.parametrize(
+    "game", ["seven-card-stud", "seven-card-stud-hi-lo", "soko", "americana", "telesina"]
+)
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_random_fixed_limit_stud_hands_keep_every_invariant(game: str, seed: int) -> None:
     # Eight players run the stub short (the common card); time-outs hit the bring-in too.
+    play_random_hand(seed, game, Structure.FIXED_LIMIT, rake=True)
+
+
+@pytest.mark.parametrize("game", ["five-card-draw", "deuce-seven-triple-draw", "draw32"])
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_random_draw_game_hands_keep_every_invariant(game: str, seed: int) -> None:
+    # Six players in Triple Draw run the stub short (the reshuffle); 32-Card Draw's split offer.
     play_random_hand(seed, game, Structure.FIXED_LIMIT, rake=True)

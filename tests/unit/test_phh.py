@@ -24,6 +24,8 @@ from engine.games import GAMES, ForcedBets
 from engine.hand import (
     Act,
     Action,
+    AgreeSplit,
+    Draw,
     ExtraPost,
     HandConfig,
     HandEvent,
@@ -32,8 +34,10 @@ from engine.hand import (
     StartHand,
     TimeOut,
     VoidHand,
+    draw_option,
     execute,
     legal_actions,
+    split_offer,
     wrap,
 )
 from engine.hand.rake import RakeSchedule
@@ -68,7 +72,8 @@ def stakes_for(structure: Structure, game: str = "holdem") -> Stakes:
     if structure is Structure.FIXED_LIMIT:
         return Stakes(1, 2, small_bet=2, big_bet=4)
     if structure is Structure.SPREAD_LIMIT:
-        return Stakes(1, 2, spread_round_max=(2, 2, 4, 6))
+        rounds = len(GAMES[game].streets)  # 2 in 5 Card Draw and 32-Card Draw
+        return Stakes(1, 2, spread_round_max=(2, 2, 4, 6)[:rounds])
     return Stakes(1, 2)
 
 
@@ -127,7 +132,15 @@ def play_random_hand(
         assert seat is not None
         legal = legal_actions(state)
         draw = rng.random()
-        if draw < 0.04:
+        option = draw_option(state)
+        if option is not None and draw >= 0.04:  # draw games: throw away some cards
+            discard = tuple(rng.sample(option.cards, rng.randint(0, option.max_discard)))
+            deck = list(GAMES[config.game].deck)
+            rng.shuffle(deck)
+            state, more = execute(state, Draw(seat, discard, 1, tuple(deck)))
+        elif split_offer(state) is not None and (draw >= 0.04 and (not legal or draw < 0.7)):
+            state, more = execute(state, AgreeSplit(seat, draw < 0.5, 1))
+        elif draw < 0.04:
             protected = rng.random() < 0.5  # the disconnection protection (RULES.md §6.5)
             time_out = TimeOut(
                 seat, state.deadline, protected, count_forced_bets=rng.random() < 0.5
@@ -169,6 +182,9 @@ def comparable(events: list[HandEvent]) -> list[HandEvent]:
     for event in events:
         if isinstance(event, pb.HandStarted | pb.ActionRequested):
             continue
+        if isinstance(event, pb.DiscardsReshuffled):  # its order is the replay's own shuffle
+            kept.append(pb.DiscardsReshuffled(seat=event.seat))
+            continue
         if isinstance(event, pb.ArtificialAllIn):  # the same event without its time
             kept.append(
                 pb.ArtificialAllIn(
@@ -188,7 +204,9 @@ def test_export_parse_replay_round_trip(game: str, structure: Structure) -> None
     rng = random.Random(f"{game}-{structure.name}")
     for _ in range(6):
         config = random_config(rng, game, structure)
-        state, events = play_random_hand(rng, config, rng.randint(2, 6))
+        state, events = play_random_hand(
+            rng, config, rng.randint(2, min(6, GAMES[game].max_players))
+        )
         text = export_hand(events)
         history = parse_phh(text)
         result = replay_phh(history)
@@ -196,6 +214,29 @@ def test_export_parse_replay_round_trip(game: str, structure: Structure) -> None
         assert result.finishing_stacks == phh_stacks(state, history) == history.finishing_stacks
         # The replayed hand is the same hand: every bet, card shown and chip awarded.
         assert comparable(list(result.events)) == comparable(events), text
+
+
+@pytest.mark.parametrize("game", ["five-card-draw", "deuce-seven-triple-draw", "draw32"])
+def test_draw_round_trip_with_full_tables_reshuffles_time_outs_and_the_split(game: str) -> None:
+    rng = random.Random(game)
+    seen: set[str] = set()
+    for _ in range(40):
+        config = random_config(rng, game, Structure.FIXED_LIMIT)
+        players = GAMES[game].max_players
+        state, events = play_random_hand(rng, config, players, fold_rate=rng.choice((0.0, 0.15)))
+        text = export_hand(events)
+        seen.update(name for name in ("sd # timed out", " split", " no split") if name in text)
+        if any(isinstance(event, pb.DiscardsReshuffled) for event in events):
+            seen.add("reshuffle")
+        history = parse_phh(text)
+        result = replay_phh(history)
+        assert result.error is None, text
+        assert result.finishing_stacks == phh_stacks(state, history)
+        assert comparable(list(result.events)) == comparable(events), text
+    expected = {"sd # timed out", "reshuffle"}
+    if game == "draw32":
+        expected |= {" split", " no split"}
+    assert expected <= seen
 
 
 @pytest.mark.parametrize("game", ["seven-card-stud", "seven-card-stud-hi-lo"])

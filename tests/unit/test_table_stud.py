@@ -118,3 +118,22 @@ def test_stud_with_a_rotating_dealer_button_the_position_moves() -> None:
         buttons.append(table.of_type(pb.HandStarted)[-1].button)
         play_out(table)
     assert buttons == [2, 5, 7]
+
+
+def test_consecutive_americana_hands_six_seats_fixed_dealer_and_antes() -> None:
+    config = make_config(
+        "americana",
+        Structure.FIXED_LIMIT,
+        stud_stakes(10, 20, ante=1, bring_in=2),
+        pause_between_hands_ms=0,
+    )
+    assert config.seat_count == 6  # decision A22
+    table = Driver(config)
+    table.seat_all({1: 200, 3: 200, 6: 200})
+    for _ in range(4):
+        table.deal()
+        assert table.of_type(pb.HandStarted)[-1].button == 6
+        assert antes(table) == [1, 3, 6]
+        play_out(table)
+    assert sum(table.stacks().values()) + sum(e.amount for e in table.of_type(pb.RakeTaken)) == 600
+    assert table.replayed() == table.table
