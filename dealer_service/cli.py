@@ -30,7 +30,7 @@ from typing import Any
 import grpc
 from google.protobuf import text_format
 
-from dealer_service.testing import Client, choose_action
+from dealer_service.testing import Client, play_turn
 from engine.games import GAMES, ForcedBets
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
@@ -44,9 +44,6 @@ _STRUCTURES = {
     "pot-limit": pb.POT_LIMIT,
     "half-pot-limit": pb.HALF_POT_LIMIT,
     "fixed-limit": pb.FIXED_LIMIT,
-}
-_ACTION_NAMES: dict[int, str] = {
-    int(value): name.removeprefix("ACTION_").lower() for name, value in dpb.ActionKind.items()
 }
 _MAX_BOT_TURNS = 100_000
 _WALLET_RETRIES = 40  # the wallet may still be taking its lease right after `make run` starts
@@ -200,14 +197,10 @@ async def _bots(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
         bot = bots.get(to_act.player_id) if to_act is not None else None
         if bot is not None and to_act is not None:
             await asyncio.sleep(args.think_ms / 1000)
-            action, amount = choose_action(view, rng)
             try:
-                await bot.act(args.table, view.hand.hand_id, action, amount)
-                print(
-                    f"{view.hand.hand_id}: {to_act.player_id} {_ACTION_NAMES[action]} "
-                    f"{amount or ''}".rstrip(),
-                    flush=True,
-                )
+                # Its own view: a draw needs the bot's own cards.
+                move = await play_turn(bot, await bot.table(args.table), rng)
+                print(f"{view.hand.hand_id}: {to_act.player_id} {move}", flush=True)
             except grpc.aio.AioRpcError as error:  # the timer may have acted first
                 print(f"{to_act.player_id}: {error.details()}", file=sys.stderr)
         else:

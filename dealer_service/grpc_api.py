@@ -25,6 +25,7 @@ from dealer_service.metrics import DealerMetrics
 from dealer_service.redaction import table_view
 from dealer_service.tables import INTERNAL_PREFIX, CommandResult, TableService
 from engine.betting import Stakes, Structure
+from engine.cards import parse_cards
 from engine.games import GAMES, ForcedBets
 from engine.hand import HandRuleError
 from engine.table import Action, TableConfig, TableRuleError, TableState, make_config
@@ -69,7 +70,17 @@ ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
     _method("CloseTable"): {Role.OPERATOR},
     **{
         _method(name): {Role.PLAYER}
-        for name in ("SitDown", "TopUp", "StandUp", "SitOut", "SitIn", "Act", "Play")
+        for name in (
+            "SitDown",
+            "TopUp",
+            "StandUp",
+            "SitOut",
+            "SitIn",
+            "Act",
+            "Draw",
+            "AgreeSplit",
+            "Play",
+        )
     },
 }
 
@@ -235,6 +246,17 @@ def _reply(result: CommandResult, views: ViewCache, viewer: str | None) -> dpb.C
     return reply
 
 
+def _hand_request(
+    request: dpb.ActRequest | dpb.DrawRequest | dpb.AgreeSplitRequest,
+) -> tuple[str, str, str]:
+    """The command id, table id and hand id of a command about the hand in progress."""
+    command_id = command_id_of(request.command_id)
+    table_id = table_id_of(request.table_id)
+    if not _HAND_ID.fullmatch(request.hand_id):
+        raise InvalidArgument("hand_id is required.")
+    return command_id, table_id, request.hand_id
+
+
 def _seat_request(request: dpb.SeatRequest | dpb.SitInRequest) -> tuple[str, str, int]:
     return table_id_of(request.table_id), command_id_of(request.command_id), _seat(request.seat)
 
@@ -315,6 +337,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
             "sit_out": self._sit_out,
             "sit_in": self._sit_in,
             "stand_up": self._stand_up,
+            "draw": self._draw,
+            "agree_split": self._agree_split,
         }
 
     def _reply(self, result: CommandResult) -> dpb.CommandReply:
@@ -407,6 +431,16 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         """See dealer.proto."""
         return self._reply(await self._act(request, _player(current_principal())))
 
+    @_counted("draw")
+    async def Draw(self, request: dpb.DrawRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        return self._reply(await self._draw(request, _player(current_principal())))
+
+    @_counted("agree_split")
+    async def AgreeSplit(self, request: dpb.AgreeSplitRequest, context: Any) -> dpb.CommandReply:
+        """See dealer.proto."""
+        return self._reply(await self._agree_split(request, _player(current_principal())))
+
     async def Play(
         self, request_iterator: AsyncIterator[dpb.PlayRequest], context: Any
     ) -> AsyncIterator[dpb.CommandReply]:
@@ -461,10 +495,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         )
 
     async def _act(self, request: dpb.ActRequest, player: str) -> CommandResult:
-        command_id = command_id_of(request.command_id)
-        table_id = table_id_of(request.table_id)
-        if not _HAND_ID.fullmatch(request.hand_id):
-            raise InvalidArgument("hand_id is required.")
+        command_id, table_id, _ = _hand_request(request)
         action = _ACTIONS.get(request.action)
         if action is None:
             raise InvalidArgument(
@@ -473,6 +504,22 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         amount = _amount("amount", request.amount, positive=False)
         return await self._tables.act(
             table_id, command_id, player, hand_id=request.hand_id, action=action, amount=amount
+        )
+
+    async def _draw(self, request: dpb.DrawRequest, player: str) -> CommandResult:
+        command_id, table_id, hand_id = _hand_request(request)
+        try:
+            discards = parse_cards(request.discards)
+        except ValueError as error:
+            raise InvalidArgument(f"discards: {error}") from None
+        return await self._tables.draw(
+            table_id, command_id, player, hand_id=hand_id, discards=discards
+        )
+
+    async def _agree_split(self, request: dpb.AgreeSplitRequest, player: str) -> CommandResult:
+        command_id, table_id, hand_id = _hand_request(request)
+        return await self._tables.agree_split(
+            table_id, command_id, player, hand_id=hand_id, agree=request.split
         )
 
     async def WatchTable(

@@ -1,8 +1,10 @@
 """What one viewer may see of a table: per-viewer copies of events and of the table state.
 
-The raw log holds every secret of a hand: HandStarted carries the whole shuffled deck and each
-HoleCardsDealt every seat's cards. Nobody outside the services ever sees the deck; a player sees
-his own hole cards, and anyone else's only once shown (HandShown is public). Hidden cards are
+The raw log holds every secret of a hand: HandStarted carries the whole shuffled deck (and
+DiscardsReshuffled a new stub), each HoleCardsDealt every seat's cards and each CardsDrawn the
+cards a player threw away and got. Nobody outside the services ever sees the deck or a stub; a
+player sees his own hole cards and draws, and anyone else's only once shown (HandShown is
+public; how many cards each player drew is public too). Hidden cards are
 written ``??`` each, so a client still knows how many were dealt. Operators watch like
 spectators: the live game is not theirs to see into (hand histories show them everything once a
 hand is over).
@@ -16,10 +18,19 @@ hand is over).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
+from engine.games import GAMES
 from engine.hand.codec import cards_to_wire
 from engine.hand.state import SHOWN, HandState
-from engine.table import SeatStatus, TableState, legal_actions, seat_views
+from engine.table import (
+    SeatStatus,
+    TableState,
+    draw_option,
+    legal_actions,
+    seat_views,
+    split_offer,
+)
 from engine.table.config import TableConfig, config_to_wire
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
@@ -69,6 +80,18 @@ def redact_event(event: pb.TableEvent, viewer_seat: int | None) -> pb.TableEvent
         for hand in copy.hole_cards_dealt.hands:
             if hand.seat != viewer_seat:
                 hand.down = hidden(hand.down)
+        return copy
+    if body == "cards_drawn" and event.cards_drawn.seat != viewer_seat:
+        copy = pb.TableEvent()
+        copy.CopyFrom(event)
+        drawn = copy.cards_drawn  # how many, public; which, his alone
+        drawn.discarded = hidden(drawn.discarded)
+        drawn.drawn = hidden(drawn.drawn)
+        return copy
+    if body == "discards_reshuffled":
+        copy = pb.TableEvent()
+        copy.CopyFrom(event)
+        copy.discards_reshuffled.ClearField("stub")
         return copy
     return event
 
@@ -174,3 +197,26 @@ def _fill_hand(view: dpb.HandView, state: TableState, hand: HandState) -> None:
             min_amount=option.min_amount,
             max_amount=option.max_amount,
         )
+    if state.config.game in _DRAW_GAMES:
+        _fill_draw_turn(view, state, to_act)
+
+
+def _fill_draw_turn(view: dpb.HandView, state: TableState, to_act: int) -> None:
+    """What a draw game asks of the seat to act besides betting: a draw, or the split offer."""
+    draw = draw_option(state, to_act)
+    if draw is not None:
+        view.turn = pb.TURN_DRAW
+        view.draw.max_discard = draw.max_discard
+        return
+    offer = split_offer(state, to_act)
+    if offer is not None:
+        view.turn = pb.TURN_SPLIT_OFFER
+        view.split_offer.pots.extend(offer.pots)
+        view.split_offer.amounts.extend(offer.amounts)
+        view.split_offer.may_bet = offer.may_bet
+
+
+#: The games with a draw (the only ones with draw and split turns).
+_DRAW_GAMES: Final = frozenset(
+    key for key, game in GAMES.items() if any(street.draw for street in game.streets)
+)

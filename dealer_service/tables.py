@@ -35,9 +35,11 @@ from engine.hand.errors import TimeNotUp
 from engine.table import (
     Act,
     Action,
+    AgreeSplit,
     CloseTable,
     Command,
     CreateTable,
+    Draw,
     SitDown,
     SitIn,
     SitOut,
@@ -74,6 +76,11 @@ _ACTION_EVENTS = {
     "called": "call",
     "bet_placed": "bet",
     "raised_to": "raise",
+    "bring_in_posted": "bring_in",
+    "completed": "complete",
+    "cards_drawn": "draw",
+    "split_agreed": "split",
+    "split_refused": "no_split",
 }
 
 
@@ -204,13 +211,37 @@ class TableService:
         """``player_id`` acts in hand ``hand_id`` (which must be the one in progress)."""
 
         def build(state: TableState | None, now: int) -> Command:
+            return Act(_seat_in_hand(state, player_id, hand_id), player_id, action, amount, now)
+
+        return await self._command(table_id, command_id, build)
+
+    async def draw(
+        self,
+        table_id: str,
+        command_id: str,
+        player_id: str,
+        *,
+        hand_id: str,
+        discards: tuple[Card, ...],
+    ) -> CommandResult:
+        """Draw games: ``player_id`` throws away ``discards`` (none: he stands pat). The command
+        carries a fresh shuffle of the deck, used only if the stub must be rebuilt from the
+        discards (RULES.md §7.3): the engine draws no random numbers of its own."""
+
+        def build(state: TableState | None, now: int) -> Command:
+            seat = _seat_in_hand(state, player_id, hand_id)
             assert state is not None
-            seat = state.seat_of(player_id)
-            if seat is None:
-                raise PermissionDenied("You have no seat at this table.")
-            if state.hand is None or state.hand.setup.hand_id != hand_id:
-                raise RuleViolation(f"Hand {hand_id} is not the hand in progress.")
-            return Act(seat, player_id, action, amount, now)
+            return Draw(seat, player_id, discards, now, shuffled_deck(state))
+
+        return await self._command(table_id, command_id, build)
+
+    async def agree_split(
+        self, table_id: str, command_id: str, player_id: str, *, hand_id: str, agree: bool
+    ) -> CommandResult:
+        """32-Card Draw: ``player_id`` answers the split offer."""
+
+        def build(state: TableState | None, now: int) -> Command:
+            return AgreeSplit(_seat_in_hand(state, player_id, hand_id), player_id, agree, now)
 
         return await self._command(table_id, command_id, build)
 
@@ -481,7 +512,7 @@ class TableService:
                 self._metrics.hands_completed.labels(
                     game=game, structure=structure, outcome=outcome
                 ).inc()
-            elif isinstance(command, Act):
+            elif isinstance(command, (Act, Draw, AgreeSplit)):
                 action = _action_of(kind)
                 if action is not None:
                     self._metrics.actions.labels(action=action).inc()
@@ -532,6 +563,17 @@ class TableService:
 
     def _is_present(self, table_id: str, player_id: str) -> bool:
         return self._present.get(table_id, Counter())[player_id] > 0
+
+
+def _seat_in_hand(state: TableState | None, player_id: str, hand_id: str) -> int:
+    """The seat of ``player_id``, who means hand ``hand_id``: it must be the hand in progress."""
+    assert state is not None
+    seat = state.seat_of(player_id)
+    if seat is None:
+        raise PermissionDenied("You have no seat at this table.")
+    if state.hand is None or state.hand.setup.hand_id != hand_id:
+        raise RuleViolation(f"Hand {hand_id} is not the hand in progress.")
+    return seat
 
 
 def shuffled_deck(state: TableState) -> tuple[Card, ...]:

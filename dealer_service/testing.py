@@ -83,6 +83,24 @@ class Client:
             ),
         )
 
+    async def draw(self, table_id: str, hand_id: str, discards: str = "") -> Any:
+        """One Draw with a fresh command id (``discards`` a card string; empty: stand pat)."""
+        return await self.call(
+            "Draw",
+            dpb.DrawRequest(
+                command_id=uuid.uuid4().hex, table_id=table_id, hand_id=hand_id, discards=discards
+            ),
+        )
+
+    async def agree_split(self, table_id: str, hand_id: str, split: bool) -> Any:
+        """One AgreeSplit with a fresh command id."""
+        return await self.call(
+            "AgreeSplit",
+            dpb.AgreeSplitRequest(
+                command_id=uuid.uuid4().hex, table_id=table_id, hand_id=hand_id, split=split
+            ),
+        )
+
 
 class DealerHarness:
     """One in-process dealer with its own registry; use ``async with``."""
@@ -135,6 +153,33 @@ def choose_action(view: dpb.TableView, rng: random.Random | None = None) -> tupl
     if wager is not None:  # a bring-in player who may only complete or bet
         return wager.action, wager.min_amount
     return dpb.ACTION_FOLD, 0
+
+
+async def play_turn(client: Client, view: dpb.TableView, rng: random.Random | None = None) -> str:
+    """The bot in the seat to act (``client``) takes its turn, whatever the turn is: a draw
+    (it throws away its lowest cards, up to two, if ``view`` shows them - its own view - else it
+    stands pat), the split offer (it agrees half the time with ``rng``, refuses without), or
+    a betting decision (:func:`choose_action`). Returns what it did, for logs."""
+    hand = view.hand
+    if hand.turn == pb.TURN_DRAW:
+        mine = next((s.cards for s in view.seats if s.seat == hand.seat_to_act), "")
+        cards = [mine[i : i + 2] for i in range(0, len(mine), 2)]
+        count = min(hand.draw.max_discard, 2, rng.randrange(3) if rng is not None else 1)
+        discards = "".join(sorted(cards, key=_rank_order)[:count])
+        await client.draw(view.table_id, hand.hand_id, discards)
+        return f"draws {len(discards) // 2}"
+    if hand.turn == pb.TURN_SPLIT_OFFER and not (hand.split_offer.may_bet and rng is None):
+        split = rng is not None and rng.random() < 0.5
+        await client.agree_split(view.table_id, hand.hand_id, split)
+        return "splits" if split else "refuses the split"
+    action, amount = choose_action(view, rng)
+    await client.act(view.table_id, hand.hand_id, action, amount)
+    name = dpb.ActionKind.Name(action).removeprefix("ACTION_").lower()  # type: ignore[arg-type]
+    return f"{name} {amount or ''}".rstrip()
+
+
+def _rank_order(card: str) -> int:
+    return "23456789TJQKA".find(card[:1])
 
 
 _WAGERS = (dpb.ACTION_RAISE, dpb.ACTION_BET, dpb.ACTION_COMPLETE)

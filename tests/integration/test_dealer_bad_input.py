@@ -75,6 +75,18 @@ def act(**fields: Any) -> dpb.ActRequest:
     return dpb.ActRequest(**base)
 
 
+def draw(**fields: Any) -> dpb.DrawRequest:
+    base: dict[str, Any] = {"command_id": "d-1", "table_id": TABLE, "hand_id": HAND}
+    base.update(fields)
+    return dpb.DrawRequest(**base)
+
+
+def split(**fields: Any) -> dpb.AgreeSplitRequest:
+    base: dict[str, Any] = {"command_id": "s-1", "table_id": TABLE, "hand_id": HAND, "split": True}
+    base.update(fields)
+    return dpb.AgreeSplitRequest(**base)
+
+
 CASES: list[tuple[str, str, Any, Role, Any]] = [
     # (caller, method, request, role, status)
     ("op", "CreateTable", create(command_id=""), Role.OPERATOR, Code.INVALID_ARGUMENT),
@@ -200,6 +212,17 @@ CASES: list[tuple[str, str, Any, Role, Any]] = [
     ("ann", "Act", act(table_id="nope"), Role.PLAYER, Code.NOT_FOUND),
     ("cat", "Act", act(), Role.PLAYER, Code.PERMISSION_DENIED),
     ("op", "Act", act(), Role.OPERATOR, Code.PERMISSION_DENIED),
+    ("ann", "Draw", draw(command_id=""), Role.PLAYER, Code.INVALID_ARGUMENT),
+    ("ann", "Draw", draw(hand_id=""), Role.PLAYER, Code.INVALID_ARGUMENT),
+    ("ann", "Draw", draw(discards="Xx"), Role.PLAYER, Code.INVALID_ARGUMENT),
+    ("ann", "Draw", draw(), Role.PLAYER, Code.FAILED_PRECONDITION),  # Hold'em has no draw
+    ("ann", "Draw", draw(table_id="nope"), Role.PLAYER, Code.NOT_FOUND),
+    ("cat", "Draw", draw(), Role.PLAYER, Code.PERMISSION_DENIED),
+    ("op", "Draw", draw(), Role.OPERATOR, Code.PERMISSION_DENIED),
+    ("ann", "AgreeSplit", split(table_id=""), Role.PLAYER, Code.INVALID_ARGUMENT),
+    ("ann", "AgreeSplit", split(), Role.PLAYER, Code.FAILED_PRECONDITION),  # no offer
+    ("ann", "AgreeSplit", split(hand_id="bad-input.77"), Role.PLAYER, Code.FAILED_PRECONDITION),
+    ("op", "AgreeSplit", split(), Role.OPERATOR, Code.PERMISSION_DENIED),
     (
         "ann",
         "GetHandHistory",

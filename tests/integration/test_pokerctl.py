@@ -1,6 +1,6 @@
 """``pokerctl`` (a real child process) against a real dealer and nats-server: a newcomer's first
-steps - create a table, seat bots that play a few hands, read a hand history - for a button game
-and a stud game."""
+steps - create a table, seat bots that play a few hands, read a hand history - for a button game,
+a stud game and a draw game."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ async def pokerctl(dealer: DealerHarness, *args: str) -> str:
     [
         ("holdem", "no-limit", ('variant = "NT"', "blinds_or_straddles = [1, 2")),
         ("seven-card-stud", "fixed-limit", ('variant = "F7S"', "bring_in = 2")),
+        ("deuce-seven-triple-draw", "fixed-limit", ('variant = "F2L3D"', "big_bet = 4")),
     ],
 )
 async def test_create_bots_and_history(
