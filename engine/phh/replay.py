@@ -205,6 +205,8 @@ def _play(
     if (action.verb == "sd" and not draw) or (action.verb == "pb" and not stud):
         raise PHHError(f"{where} is a draw or a bring-in, which the game does not have.")
     if action.verb in {"sd", "split", "nosplit"}:
+        if _answered_by_next_action(state, action, seats[action.player], following):
+            return state
         return _draw_game_step(state, action, seats[action.player], events, ahead or {})
     seat = seats[action.player]
     if (
@@ -244,6 +246,29 @@ def _replacements_ahead(actions: Sequence[PHHAction]) -> dict[int, tuple[Card, .
         later = cards + later
         ahead[number] = later
     return ahead
+
+
+def _answered_by_next_action(
+    state: HandState, action: PHHAction, seat: int, following: PHHAction | None
+) -> bool:
+    """Whether ``# pK no split`` was written for the player's betting action that follows it: a
+    bet, check or fold instead of an answer refuses the offer itself (decision A17 rule 4), and
+    the export writes the refusal and the action. Playing the refusal alone could end the round
+    (everyone else all-in) before the action, so the action is played in its place."""
+    if (
+        action.verb != "nosplit"
+        or action.timed_out
+        or state.ended
+        or following is None
+        or following.player != action.player
+        or following.verb not in {"f", "cc", "cbr"}
+    ):
+        return False
+    try:
+        after, _ = execute(state, AgreeSplit(seat, False, action.number))
+    except HandRuleError:
+        return False
+    return after.ended or after.to_act != after.setup.index_of(seat)
 
 
 def _draw_game_step(
