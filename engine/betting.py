@@ -55,6 +55,20 @@ class StudTieBreak(Enum):
     SUIT = 2  # the better suits, in the bring-in suit order
 
 
+class PatRestrictionLift(Enum):
+    """Which later draw lifts a time-out pat's betting restriction in 2-7 (decision A12)."""
+
+    ANY_TIMELY_DRAW = 1  # any draw decision made in time, a voluntary pat included
+    AT_LEAST_ONE_CARD = 2  # only a timely draw of at least one card
+
+
+class PostDrawFirstActor(Enum):
+    """Who acts first after the draw and shows first at the showdown (decision A15)."""
+
+    LEFT_OF_BIG_BLIND = 1  # 32-Card Draw's rule as the seed writes it
+    LEFT_OF_BUTTON = 2  # every other button game
+
+
 class IncompleteRaiseRule(Enum):
     """Whether a short all-in reopens a fixed/spread-limit round (RULES.md §4.5)."""
 
@@ -94,7 +108,11 @@ class BettingRules:
     high to low, e.g. ``"shdc"``; empty: the game's order, A1). Telesina's:
     ``telesina_high_card`` (``"card_by_card"`` or ``"ranks_then_suits"``, decision A19) and
     ``telesina_headsup_sf`` (``"exact"``, ``"any_low_sf_beats_royal"`` or ``"off"``, A18).
-    Draw games: ``draw_timer_ms``, the time a player has to discard (30 s, RULES.md §7.1).
+    Draw games: ``draw_timer_ms``, the time a player has to discard (30 s, RULES.md §7.1);
+    ``max_discard`` (0: the game's 5 or, in 32-Card Draw, 4, decision A13);
+    ``pat_restriction_lift`` (A12); ``reshuffle_include_folded`` (folded hands join the
+    reshuffled discards, A14); ``post_draw_first_actor`` and ``split_pot_function`` (None: the
+    game's default, 32-Card Draw's rules, A15 and A17).
     """
 
     chip_unit: int = 1
@@ -110,6 +128,11 @@ class BettingRules:
     telesina_high_card: str = "card_by_card"
     telesina_headsup_sf: str = "exact"
     draw_timer_ms: int = DRAW_TIMER_MS
+    max_discard: int = 0
+    pat_restriction_lift: PatRestrictionLift = PatRestrictionLift.ANY_TIMELY_DRAW
+    reshuffle_include_folded: bool = True
+    post_draw_first_actor: PostDrawFirstActor | None = None
+    split_pot_function: bool | None = None
 
 
 class Round(NamedTuple):

@@ -20,7 +20,7 @@ cards a player may replace, RULES.md §7) before its betting round.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Final
 
@@ -310,6 +310,44 @@ DRAW_32: Final = GameDefinition(
     rake_street=1,  # a draw took place (decision A26)
     split_offer=True,
 )
+
+
+def with_draw_switches(
+    game: GameDefinition,
+    *,
+    max_discard: int = 0,
+    after_draw: FirstActor | None = None,
+    split_offer: bool | None = None,
+) -> GameDefinition:
+    """``game`` as a table's draw switches change it (RULES.md §11): at most ``max_discard``
+    cards per draw (0: the game's, decision A13), ``after_draw`` the first actor of the rounds
+    after a draw (None: the game's, A15), ``split_offer`` the 32-Card Draw offer (None: the
+    game's, A17). The hand machine walks the result like any definition, so the switches cost
+    nothing per event; other games, and the defaults, come back unchanged (the same object).
+
+    >>> with_draw_switches(HOLDEM, max_discard=3) is HOLDEM
+    True
+    >>> changed = with_draw_switches(DRAW_32, after_draw=FirstActor.LEFT_OF_BUTTON)
+    >>> changed.streets[1].first_actor.name, changed.streets[1].draw, changed.split_offer
+    ('LEFT_OF_BUTTON', 4, True)
+    """
+    if not game.is_draw_game:
+        return game
+    streets = tuple(
+        replace(
+            street,
+            draw=max_discard or street.draw,
+            first_actor=after_draw or street.first_actor,
+        )
+        if street.draw
+        else street
+        for street in game.streets
+    )
+    split = game.split_offer if split_offer is None else split_offer
+    if streets == game.streets and split == game.split_offer:
+        return game
+    return replace(game, streets=streets, split_offer=split)
+
 
 GAMES: Final[dict[str, GameDefinition]] = {
     game.key: game

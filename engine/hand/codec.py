@@ -18,6 +18,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    PatRestrictionLift,
+    PostDrawFirstActor,
     Stakes,
     Structure,
     StudTieBreak,
@@ -38,6 +40,12 @@ _OPEN_PAIR_FROM_WIRE: Final = {wire: value for value, wire in _OPEN_PAIR_TO_WIRE
 # Telesina's switches on the wire (0 is the default, the first name).
 _TELESINA_HIGH_CARD: Final = ("card_by_card", "card_by_card", "ranks_then_suits")
 _TELESINA_HEADS_UP: Final = ("exact", "exact", "any_low_sf_beats_royal", "off")
+# The draw switches: the split offer as the open pair (None: the game's default), the folded
+# hands' reshuffle as include / exclude (0 reads as include, the spec's default).
+_SPLIT_POT_TO_WIRE: Final = {None: pb.SPLIT_POT_RULE_UNSPECIFIED, True: pb.SPLIT_POT_ON}
+_SPLIT_POT_TO_WIRE[False] = pb.SPLIT_POT_OFF
+_SPLIT_POT_FROM_WIRE: Final = {wire: value for value, wire in _SPLIT_POT_TO_WIRE.items()}
+_RESHUFFLE_FOLDED: Final = (True, True, False)
 
 
 def cards_to_wire(cards: Iterable[Card]) -> str:
@@ -94,6 +102,13 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
         telesina_high_card=_TELESINA_HIGH_CARD.index(rules.telesina_high_card, 1),  # type: ignore[arg-type]
         telesina_headsup_sf=_TELESINA_HEADS_UP.index(rules.telesina_headsup_sf, 1),  # type: ignore[arg-type]
         draw_timer_ms=rules.draw_timer_ms,
+        max_discard=rules.max_discard,
+        pat_restriction_lift=rules.pat_restriction_lift.value,  # type: ignore[arg-type]
+        reshuffle_include_folded=_RESHUFFLE_FOLDED.index(rules.reshuffle_include_folded, 1),  # type: ignore[arg-type]
+        post_draw_first_actor=(
+            rules.post_draw_first_actor.value if rules.post_draw_first_actor is not None else 0  # type: ignore[arg-type]
+        ),
+        split_pot_function=_SPLIT_POT_TO_WIRE[rules.split_pot_function],
     )
     if config.rake is not None:
         rake = config.rake
@@ -166,6 +181,17 @@ def config_from_wire(
             telesina_high_card=_TELESINA_HIGH_CARD[rules.telesina_high_card],
             telesina_headsup_sf=_TELESINA_HEADS_UP[rules.telesina_headsup_sf],
             draw_timer_ms=rules.draw_timer_ms or DRAW_TIMER_MS,
+            max_discard=rules.max_discard,
+            pat_restriction_lift=PatRestrictionLift(
+                rules.pat_restriction_lift or PatRestrictionLift.ANY_TIMELY_DRAW.value
+            ),
+            reshuffle_include_folded=_RESHUFFLE_FOLDED[rules.reshuffle_include_folded],
+            post_draw_first_actor=(
+                PostDrawFirstActor(rules.post_draw_first_actor)
+                if rules.post_draw_first_actor
+                else None
+            ),
+            split_pot_function=_SPLIT_POT_FROM_WIRE[rules.split_pot_function],
         ),
         rake=rake,
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
+from engine.betting import PatRestrictionLift
 from engine.cards import Card, format_cards
 from engine.hand.codec import cards_from_wire, cards_to_wire
 from engine.hand.commands import AgreeSplit, Draw
@@ -108,12 +109,19 @@ def barred_cards(state: HandState, index: int) -> frozenset[str]:
 
 def reshuffled_stub(state: HandState, shuffle: tuple[Card, ...]) -> str:
     """A new stub when the current one cannot serve the drawing player (decision A14): every
-    card nobody in the hand holds (the stub, all discards so far, the folded hands; the drawing
-    player's cards of this draw are still his), in the order of ``shuffle`` (a shuffled deck the
-    dealer supplied) or else of the hand's deck."""
-    held = {
-        card for index, cards in enumerate(state.hole) if not state.folded[index] for card in cards
-    }
+    card nobody in the hand holds (the stub, all discards so far, the folded hands unless
+    ``reshuffle_include_folded`` is off; the drawing player's cards of this draw are still his),
+    in the order of ``shuffle`` (a shuffled deck the dealer supplied) or else of the hand's
+    deck."""
+    if state.setup.config.rules.reshuffle_include_folded:
+        held = {
+            card
+            for index, cards in enumerate(state.hole)
+            if not state.folded[index]
+            for card in cards
+        }
+    else:  # the table keeps folded hands out of play (A14's switch): they are never redealt
+        held = {card for cards in state.hole for card in cards}
     order = shuffle or cards_from_wire(state.setup.deck)
     return cards_to_wire([card for card in order if card not in held])
 
@@ -159,7 +167,8 @@ def cards_drawn_applied(
     state: HandState, index: int, discarded: tuple[Card, ...], drawn: str, timed_out: bool
 ) -> HandState:
     """CardsDrawn: the player keeps his other cards, in order, and adds ``drawn``; the stub
-    loses ``drawn``; a time-out restricts his betting until his next timely draw (decision A12)."""
+    loses ``drawn``; a time-out restricts his betting until his next timely draw (decision A12;
+    with ``pat_restriction_lift`` at_least_one_card, his next timely draw of one card or more)."""
     count = len(state.stacks)
     fields = list(state)
     hole = list(state.hole)
@@ -186,7 +195,12 @@ def cards_drawn_applied(
             )
     if timed_out or state.pat_restricted:
         restricted = list(state.pat_restricted or (False,) * count)
-        restricted[index] = timed_out
+        lift = state.setup.config.rules.pat_restriction_lift
+        # A12's switch: a restricted player who stands pat in time stays restricted when only a
+        # draw of at least one card lifts it.
+        restricted[index] = timed_out or (
+            restricted[index] and not discarded and lift is PatRestrictionLift.AT_LEAST_ONE_CARD
+        )
         fields[PAT_RESTRICTED] = tuple(restricted) if any(restricted) else ()
     fields[TO_ACT] = NOBODY
     return _new_state(HandState, fields)

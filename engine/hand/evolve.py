@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from engine.betting import STRUCTURES, HeadsUpUncap, Round, Structure
+from engine.betting import STRUCTURES, HeadsUpUncap, PostDrawFirstActor, Round, Structure
 from engine.cards import Card
-from engine.games import BetSize, ForcedBets, GameDefinition, get_game
+from engine.games import (
+    BetSize,
+    FirstActor,
+    ForcedBets,
+    GameDefinition,
+    get_game,
+    with_draw_switches,
+)
 from engine.hand.codec import cached_config_from_wire, cards_from_wire
 from engine.hand.commands import HandConfig
 from engine.hand.draws import DRAW_HANDLERS, special_turn_applied
@@ -77,9 +84,32 @@ def fresh_round(config: HandConfig, game: GameDefinition, street: int) -> Round:
     return Round(min_increment=stakes.bring_in if stud else stakes.big_blind, unit=unit)
 
 
+_AFTER_DRAW: Final = {
+    None: None,
+    PostDrawFirstActor.LEFT_OF_BIG_BLIND: FirstActor.LEFT_OF_BIG_BLIND,
+    PostDrawFirstActor.LEFT_OF_BUTTON: FirstActor.LEFT_OF_BUTTON,
+}
+
+
+def _table_game(config: HandConfig) -> GameDefinition:
+    """The game of ``config`` with the table's draw switches applied (RULES.md §11, A13, A15,
+    A17): the definition the hand walks, ``HandSetup.game``."""
+    rules = config.rules
+    return with_draw_switches(
+        get_game(config.game),
+        max_discard=rules.max_discard,
+        after_draw=_AFTER_DRAW[rules.post_draw_first_actor],
+        split_offer=rules.split_pot_function,
+    )
+
+
+table_game: Final = IdentityMemo(_table_game)
+""":func:`_table_game`, remembered per config object (one lookup per hand)."""
+
+
 def _all_fresh_rounds(config: HandConfig) -> tuple[Round, ...]:
     """Every street's fresh round."""
-    game = get_game(config.game)
+    game = table_game(config)
     return tuple(fresh_round(config, game, street) for street in range(len(game.streets)))
 
 
@@ -124,7 +154,7 @@ def started_state(
     reading back the message it has just written.
     """
     count = len(seats)
-    game = get_game(config.game)
+    game = table_game(config)
     if game.forced_bets is _ANTE_BRING_IN:  # no blinds: antes and the bring-in
         button_index, small_index, big_index = seats.index(button), NOBODY, NOBODY
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Final, NamedTuple
 
-from engine.betting import IncompleteRaiseRule, Structure
+from engine.betting import IncompleteRaiseRule, PatRestrictionLift, Structure
 from engine.cards import Card, format_cards
 from engine.games import GAMES, ForcedBets, GameDefinition
 from engine.hand.commands import Act, Action, HandConfig, StartHand
@@ -427,6 +427,7 @@ def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
         raise InvalidHandSetup("The chip unit must be a whole number of at least 1.")
     if rules.max_raises < 0 or rules.action_timer_ms < 0:
         raise InvalidHandSetup("The raise cap and the action timer cannot be negative.")
+    _verify_draw_switches(config, game)
     stud = game.forced_bets is ForcedBets.ANTE_BRING_IN
     if stud:
         _verify_stud_stakes(config, game)
@@ -453,6 +454,34 @@ def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
         amounts += list(stakes.spread_round_max)
     if stakes.ante < 0 or any(type(amount) is not int or amount % unit for amount in amounts):
         raise InvalidHandSetup(f"Stakes must be whole chips of {unit}, and the ante not negative.")
+
+
+def _verify_draw_switches(config: HandConfig, game: GameDefinition) -> None:
+    """The draw switches (RULES.md §11, A12-A15, A17) are for draw games only, and a draw
+    replaces at most the cards a player holds."""
+    rules = config.rules
+    maximum = rules.max_discard
+    if game.is_draw_game:
+        if type(maximum) is not int or not 0 <= maximum <= game.hole_card_count:
+            raise InvalidHandSetup(
+                f"A draw replaces 1 to {game.hole_card_count} cards (0: the game's own maximum)."
+            )
+        return
+    changed = [
+        name
+        for name, value in (
+            ("max_discard", maximum),
+            ("post_draw_first_actor", rules.post_draw_first_actor),
+            ("split_pot_function", rules.split_pot_function),
+        )
+        if value
+    ]
+    if rules.pat_restriction_lift is not PatRestrictionLift.ANY_TIMELY_DRAW:
+        changed.append("pat_restriction_lift")
+    if not rules.reshuffle_include_folded:
+        changed.append("reshuffle_include_folded")
+    if changed:
+        raise InvalidHandSetup(f"{game.name} has no draw: {', '.join(changed)} cannot be set.")
 
 
 def _verify_stud_stakes(config: HandConfig, game: GameDefinition) -> None:

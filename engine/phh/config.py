@@ -12,6 +12,10 @@ otherwise ignore), and only when it differs from our defaults:
 * ``_open_pair_double_bet``, ``_stud_common_card_betting``, ``_stud_board_tie_break``
   (``"position"`` or ``"suit"``), ``_bring_in_suit_order``, ``_telesina_high_card`` and
   ``_telesina_headsup_sf``: the stud-type switches;
+* ``_max_discard``, ``_pat_restriction_lift`` (``"any_timely_draw"`` or
+  ``"at_least_one_card"``), ``_reshuffle_include_folded``, ``_post_draw_first_actor``
+  (``"left_of_big_blind"`` or ``"left_of_button"``) and ``_split_pot_function``: the draw
+  switches;
 * ``_rake``: the rake schedule as an inline table (``per``, ``step``, ``minimum_pot``,
   ``band_below``, ``band_rake``, ``caps`` as ``[[players, cap], ...]``, ``trigger_street``).
   A file without ``_rake`` is played without rake.
@@ -32,6 +36,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    PatRestrictionLift,
+    PostDrawFirstActor,
     Stakes,
     Structure,
     StudTieBreak,
@@ -91,6 +97,16 @@ def _rules_fields(rules: BettingRules) -> dict[str, Any]:
     for name in ("bring_in_suit_order", "telesina_high_card", "telesina_headsup_sf"):
         if getattr(rules, name) != getattr(_DEFAULT_RULES, name):
             user[f"_{name}"] = getattr(rules, name)
+    if rules.max_discard:
+        user["_max_discard"] = rules.max_discard
+    if rules.pat_restriction_lift is not _DEFAULT_RULES.pat_restriction_lift:
+        user["_pat_restriction_lift"] = rules.pat_restriction_lift.name.lower()
+    if not rules.reshuffle_include_folded:
+        user["_reshuffle_include_folded"] = False
+    if rules.post_draw_first_actor is not None:
+        user["_post_draw_first_actor"] = rules.post_draw_first_actor.name.lower()
+    if rules.split_pot_function is not None:
+        user["_split_pot_function"] = rules.split_pot_function
     return user
 
 
@@ -211,7 +227,7 @@ def _spread_limits(user: Mapping[str, Any]) -> tuple[int, ...]:
 
 def _rules(user: Mapping[str, Any]) -> BettingRules:
     values: dict[str, Any] = {}
-    for name in ("chip_unit", "max_raises"):
+    for name in ("chip_unit", "max_raises", "max_discard"):
         if f"_{name}" in user:
             values[name] = whole_amount(user[f"_{name}"], f"_{name}")
     if "_heads_up_uncap" in user:
@@ -225,7 +241,12 @@ def _rules(user: Mapping[str, Any]) -> BettingRules:
         if not isinstance(ceiling, bool):
             raise PHHError("The field _spread_round_ceiling must be true or false.")
         values["spread_round_ceiling"] = ceiling
-    for name in ("open_pair_double_bet", "stud_common_card_betting"):
+    for name in (
+        "open_pair_double_bet",
+        "stud_common_card_betting",
+        "reshuffle_include_folded",
+        "split_pot_function",
+    ):
         if f"_{name}" in user:
             switch = user[f"_{name}"]
             if not isinstance(switch, bool):
@@ -233,6 +254,14 @@ def _rules(user: Mapping[str, Any]) -> BettingRules:
             values[name] = switch
     if "_stud_board_tie_break" in user:
         values["stud_board_tie_break"] = _enum_value(StudTieBreak, user["_stud_board_tie_break"])
+    if "_pat_restriction_lift" in user:
+        values["pat_restriction_lift"] = _enum_value(
+            PatRestrictionLift, user["_pat_restriction_lift"]
+        )
+    if "_post_draw_first_actor" in user:
+        values["post_draw_first_actor"] = _enum_value(
+            PostDrawFirstActor, user["_post_draw_first_actor"]
+        )
     for name in ("bring_in_suit_order", "telesina_high_card", "telesina_headsup_sf"):
         if f"_{name}" in user:
             text = user[f"_{name}"]
@@ -243,7 +272,12 @@ def _rules(user: Mapping[str, Any]) -> BettingRules:
 
 
 def _enum_value(
-    kind: type[HeadsUpUncap] | type[IncompleteRaiseRule] | type[StudTieBreak], value: object
+    kind: type[HeadsUpUncap]
+    | type[IncompleteRaiseRule]
+    | type[StudTieBreak]
+    | type[PatRestrictionLift]
+    | type[PostDrawFirstActor],
+    value: object,
 ) -> Any:
     names = [member.name.lower() for member in kind]
     if not isinstance(value, str) or value not in names:

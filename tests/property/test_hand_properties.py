@@ -20,6 +20,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    PatRestrictionLift,
+    PostDrawFirstActor,
     Stakes,
     Structure,
     StudTieBreak,
@@ -105,6 +107,15 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
         spread_round_ceiling=rng.random() < 0.3,
         draw_timer_ms=rng.choice((30_000, 5_000)),
     )
+    if definition.is_draw_game:  # the draw switches (RULES.md §11, A12-A15, A17)
+        rules = replace(
+            rules,
+            max_discard=rng.choice((0, 3, 5)),
+            pat_restriction_lift=rng.choice(list(PatRestrictionLift)),
+            reshuffle_include_folded=rng.random() < 0.5,
+            post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
+            split_pot_function=rng.choice((None, True, False)),
+        )
     schedule = RakeSchedule(per=5, minimum_pot=5) if rake else None
     config = HandConfig(game, structure, stakes, rules, schedule)
     return StartHand("h", config, stacks, rng.choice(seats), tuple(deck), now=0)

@@ -15,6 +15,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    PatRestrictionLift,
+    PostDrawFirstActor,
     Stakes,
     Structure,
     StudTieBreak,
@@ -105,6 +107,15 @@ def random_config(rng: random.Random, game: str, structure: Structure) -> HandCo
             telesina_high_card=rng.choice(("card_by_card", "ranks_then_suits")),
             telesina_headsup_sf=rng.choice(("exact", "any_low_sf_beats_royal", "off")),
         )
+        if GAMES[game].is_draw_game:  # the draw switches (RULES.md §11, A12-A15, A17)
+            rules = replace(
+                rules,
+                max_discard=rng.choice((0, 3, 5)),
+                pat_restriction_lift=rng.choice(list(PatRestrictionLift)),
+                reshuffle_include_folded=rng.random() < 0.5,
+                post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
+                split_pot_function=rng.choice((None, True, False)),
+            )
     rake = RakeSchedule() if rng.random() < 0.3 else None
     return HandConfig(game, structure, stakes, rules, rake)
 
