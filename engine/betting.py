@@ -69,6 +69,21 @@ class PostDrawFirstActor(Enum):
     LEFT_OF_BUTTON = 2  # every other button game
 
 
+class OddChipStud(Enum):
+    """Which tied winner gets the odd chip in stud-type games (decision A5)."""
+
+    HIGH_CARD_BY_SUIT = 1  # the highest card (low: the lowest) by rank, then suit (Robert's)
+    NEAREST_TO_DEALER = 2  # the first clockwise from the dealer position (seed 000)
+    FIRST_SHOWN = 3  # the first to show his hand (seed 000, Soko)
+
+
+class OddChipCards(Enum):
+    """Which of a tied winner's cards ``OddChipStud.HIGH_CARD_BY_SUIT`` looks at (A5)."""
+
+    ALL_CARDS = 1  # every card he holds (Robert's)
+    FIVE_CARD_HAND = 2  # only his cards in the five-card hand he wins with (seed 004)
+
+
 class IncompleteRaiseRule(Enum):
     """Whether a short all-in reopens a fixed/spread-limit round (RULES.md §4.5)."""
 
@@ -105,7 +120,8 @@ class BettingRules:
     The stud-type switches: ``open_pair_double_bet`` (None: the game's default, on in 7 Card Stud
     only, decision A6), ``stud_common_card_betting`` (a betting round after the 7th-street common
     card, A7), ``stud_board_tie_break`` (A4) and ``bring_in_suit_order`` (the four suit letters
-    high to low, e.g. ``"shdc"``; empty: the game's order, A1). Telesina's:
+    high to low, e.g. ``"shdc"``; empty: the game's order, A1), ``odd_chip_stud`` and
+    ``odd_chip_cards`` (who of tied winners gets the odd chip, A5). Telesina's:
     ``telesina_high_card`` (``"card_by_card"`` or ``"ranks_then_suits"``, decision A19) and
     ``telesina_headsup_sf`` (``"exact"``, ``"any_low_sf_beats_royal"`` or ``"off"``, A18).
     Draw games: ``draw_timer_ms``, the time a player has to discard (30 s, RULES.md §7.1);
@@ -125,6 +141,8 @@ class BettingRules:
     stud_common_card_betting: bool = False
     stud_board_tie_break: StudTieBreak = StudTieBreak.POSITION
     bring_in_suit_order: str = ""
+    odd_chip_stud: OddChipStud = OddChipStud.HIGH_CARD_BY_SUIT
+    odd_chip_cards: OddChipCards = OddChipCards.ALL_CARDS
     telesina_high_card: str = "card_by_card"
     telesina_headsup_sf: str = "exact"
     draw_timer_ms: int = DRAW_TIMER_MS

@@ -18,6 +18,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    OddChipCards,
+    OddChipStud,
     PatRestrictionLift,
     PostDrawFirstActor,
     Stakes,
@@ -109,6 +111,8 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
             rules.post_draw_first_actor.value if rules.post_draw_first_actor is not None else 0  # type: ignore[arg-type]
         ),
         split_pot_function=_SPLIT_POT_TO_WIRE[rules.split_pot_function],
+        odd_chip_stud=rules.odd_chip_stud.value,  # type: ignore[arg-type]
+        odd_chip_cards=rules.odd_chip_cards.value,  # type: ignore[arg-type]
     )
     if config.rake is not None:
         rake = config.rake
@@ -192,6 +196,8 @@ def config_from_wire(
                 else None
             ),
             split_pot_function=_SPLIT_POT_FROM_WIRE[rules.split_pot_function],
+            odd_chip_stud=OddChipStud(rules.odd_chip_stud or OddChipStud.HIGH_CARD_BY_SUIT.value),
+            odd_chip_cards=OddChipCards(rules.odd_chip_cards or OddChipCards.ALL_CARDS.value),
         ),
         rake=rake,
     )

@@ -12,10 +12,12 @@ them twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import combinations
 from operator import attrgetter
 from typing import Final
 
-from engine.betting import IncompleteRaiseRule, StudTieBreak
+from engine.betting import IncompleteRaiseRule, OddChipCards, OddChipStud, StudTieBreak
 from engine.cards import Card
 from engine.evaluation import HandValue, Ranking, get_ranking
 from engine.evaluation.showing import bring_in_seat, first_to_act
@@ -724,39 +726,81 @@ _SUIT_ORDERS: Final = {"telesina": "hdcs"}  # ♥ > ♦ > ♣ > ♠
 
 
 def _stud_odd_chip_order(
-    state: HandState, winners: list[int], share: pb.PotShare.ValueType
+    state: HandState,
+    winners: list[int],
+    share: pb.PotShare.ValueType,
+    *,
+    ranking: Ranking | None,
+    values: dict[int, int | None],
+    shown_order: list[int],
 ) -> list[int]:
-    """Tied stud winners in the order odd chips go to them (RULES.md §5.6, decision A5): for a
-    high or whole share the one holding the highest card (rank, then the game's suit order), for
-    a low share the lowest card (ace low); only his own cards count, not the common card; then
-    clockwise from the dealer position."""
+    """Tied stud winners in the order odd chips go to them (RULES.md §5.6, decision A5).
+
+    By default (``odd_chip_stud`` high_card_by_suit) for a high or whole share the one holding
+    the highest card (rank, then the game's suit order), for a low share the lowest card (ace
+    low); only his own cards count, not the common card (``odd_chip_cards`` five_card_hand: only
+    those of them in his five-card hand); then clockwise from the dealer position. The
+    alternatives: nearest_to_dealer, clockwise from the dealer position alone; first_shown, in
+    the order the hands were shown."""
     setup = state.setup
-    order = setup.config.rules.bring_in_suit_order or _SUIT_ORDERS.get(
-        setup.game.key, _BRIDGE_SUITS
-    )
-    suit_value = {suit: 3 - place for place, suit in enumerate(order)}  # higher is better
+    rules = setup.config.rules
     count = len(setup.seats)
     first = setup.button + 1
+    if rules.odd_chip_stud is OddChipStud.NEAREST_TO_DEALER:
+        return sorted(winners, key=lambda index: (index - first) % count)
+    if rules.odd_chip_stud is OddChipStud.FIRST_SHOWN:
+        return sorted(winners, key=shown_order.index)  # tied winners have all shown
+    order = rules.bring_in_suit_order or _SUIT_ORDERS.get(setup.game.key, _BRIDGE_SUITS)
+    suit_value = {suit: 3 - place for place, suit in enumerate(order)}  # higher is better
+    five_card_hand = rules.odd_chip_cards is OddChipCards.FIVE_CARD_HAND
+
+    def card_key(card: Card) -> tuple[int, int]:
+        if share == pb.LOW:  # the lowest card wins the chip: keys ascending, ace low
+            return 1 if card.rank == 14 else card.rank, suit_value[card.suit_char]
+        return -card.rank, -suit_value[card.suit_char]
 
     def key(index: int) -> tuple[int, int, int]:
-        clockwise = (index - first) % count
         cards = state.hole[index]
-        if share == pb.LOW:
-            rank, suit = min(
-                (1 if c.rank == 14 else c.rank, suit_value[c.suit_char]) for c in cards
-            )
-            return rank, suit, clockwise
-        rank, suit = max((c.rank, suit_value[c.suit_char]) for c in cards)
-        return -rank, -suit, clockwise
+        if five_card_hand and ranking is not None:
+            cards = _own_cards_in_hand(cards, state.board, ranking, values[index], card_key)
+        rank, suit = min(card_key(card) for card in cards)
+        return rank, suit, (index - first) % count
 
     return sorted(winners, key=key)
+
+
+def _own_cards_in_hand(
+    hole: tuple[Card, ...],
+    board: tuple[Card, ...],
+    ranking: Ranking,
+    strength: int | None,
+    card_key: Callable[[Card], tuple[int, int]],
+) -> tuple[Card, ...]:
+    """The player's own cards in the five-card hand he wins with (``odd_chip_cards``
+    five_card_hand, decision A5). When several fives make the same hand, the one whose best own
+    card wins the chip is his: the hand is read in his favour."""
+    cards = hole + board
+    if len(cards) <= 5:
+        return hole
+    best: tuple[Card, ...] = hole
+    best_key: tuple[int, int] | None = None
+    for five in combinations(cards, 5):
+        if ranking.evaluate(five, ()) != strength:
+            continue
+        own = tuple(card for card in five if card in hole)
+        if not own:
+            continue
+        top = min(card_key(card) for card in own)
+        if best_key is None or top < best_key:
+            best, best_key = own, top
+    return best
 
 
 class _Hands:
     """The contenders' high and low strengths (greater is better; a low is None when it does not
     qualify) and the rankings that name them (None when the game has no such half)."""
 
-    __slots__ = ("high", "high_ranking", "low", "low_ranking")
+    __slots__ = ("high", "high_ranking", "low", "low_ranking", "shown_order")
 
     def __init__(self, state: HandState) -> None:
         game = state.setup.game
@@ -764,6 +808,7 @@ class _Hands:
         hole = state.hole
         self.high: dict[int, int | None] = {}
         self.low: dict[int, int | None] = {}
+        self.shown_order: list[int] = []  # who showed, in order (the odd chip, A5 first_shown)
         high_name = game.high_ranking
         if game.heads_up_straight_flush:  # Telesina: the table's high-card rule (A19)
             high_name = ranking_for(_HIGH_CARD_RULES[state.setup.config.rules.telesina_high_card])
@@ -888,6 +933,7 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
             )
             continue
         shown.add(index)
+        hands.shown_order.append(index)
         for k in pot_indexes:
             if _at_least(high, best_high[k]):
                 best_high[k] = high
@@ -926,6 +972,7 @@ def _award(
             values=hands.high,
             eligible=eligible,
             share=pb.HIGH,
+            shown_order=hands.shown_order,
         )
         _pay_best(
             recorder,
@@ -935,6 +982,7 @@ def _award(
             values=lows,
             eligible=list(lows),
             share=pb.LOW,
+            shown_order=hands.shown_order,
         )
     elif hands.high:
         _pay_best(
@@ -945,6 +993,7 @@ def _award(
             values=hands.high,
             eligible=eligible,
             share=pb.WHOLE,
+            shown_order=hands.shown_order,
         )
     else:
         _pay_best(
@@ -955,6 +1004,7 @@ def _award(
             values=lows,
             eligible=list(lows),
             share=pb.WHOLE,
+            shown_order=hands.shown_order,
         )
 
 
@@ -967,6 +1017,7 @@ def _pay_best(
     values: dict[int, int | None],
     eligible: list[int],
     share: pb.PotShare.ValueType,
+    shown_order: list[int],
 ) -> None:
     """Pay ``amount`` to the best of ``eligible`` by ``values``; ties split, odd chips left of
     the button first, in stud-type games by the tied players' cards (RULES.md §5.6)."""
@@ -987,7 +1038,10 @@ def _pay_best(
     name = _name(ranking, strongest)
     chip_unit = setup.config.rules.chip_unit
     if len(winners) > 1 and setup.game.forced_bets is _ANTE_BRING_IN:
-        shares = split_in_order(amount, _stud_odd_chip_order(state, winners, share), chip_unit)
+        order = _stud_odd_chip_order(
+            state, winners, share, ranking=ranking, values=values, shown_order=shown_order
+        )
+        shares = split_in_order(amount, order, chip_unit)
     else:
         shares = split_evenly(amount, winners, first, len(setup.seats), chip_unit)
     for index, paid in shares:

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Final, NamedTuple
 
-from engine.betting import IncompleteRaiseRule, PatRestrictionLift, Structure
+from engine.betting import (
+    IncompleteRaiseRule,
+    OddChipCards,
+    OddChipStud,
+    PatRestrictionLift,
+    Structure,
+)
 from engine.cards import Card, format_cards
 from engine.games import GAMES, ForcedBets, GameDefinition
 from engine.hand.commands import Act, Action, HandConfig, StartHand
@@ -431,6 +437,14 @@ def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
     stud = game.forced_bets is ForcedBets.ANTE_BRING_IN
     if stud:
         _verify_stud_stakes(config, game)
+    elif (
+        rules.odd_chip_stud is not OddChipStud.HIGH_CARD_BY_SUIT
+        or rules.odd_chip_cards is not OddChipCards.ALL_CARDS
+    ):
+        raise InvalidHandSetup(
+            f"In {game.name} odd chips go clockwise from the button: odd_chip_stud and "
+            "odd_chip_cards are for stud-type games."
+        )
     elif not 0 < stakes.small_blind <= stakes.big_blind:
         raise InvalidHandSetup("The blinds must be positive, the small one not above the big one.")
     elif stakes.bring_in:
@@ -497,6 +511,14 @@ def _verify_stud_stakes(config: HandConfig, game: GameDefinition) -> None:
     if rules.telesina_headsup_sf not in ("exact", "any_low_sf_beats_royal", "off"):
         raise InvalidHandSetup(
             "Telesina's heads-up straight-flush rule is exact, any_low_sf_beats_royal or off."
+        )
+    if (
+        rules.odd_chip_cards is OddChipCards.FIVE_CARD_HAND
+        and rules.odd_chip_stud is not OddChipStud.HIGH_CARD_BY_SUIT
+    ):
+        raise InvalidHandSetup(
+            "odd_chip_cards five_card_hand names the cards high_card_by_suit compares; "
+            f"odd_chip_stud {rules.odd_chip_stud.name.lower()} compares no cards."
         )
     order = rules.bring_in_suit_order
     if order and sorted(order) != sorted("shdc"):

@@ -10,7 +10,9 @@ otherwise ignore), and only when it differs from our defaults:
   ``"never"``), ``_incomplete_raise_rule`` (``"half_bet"`` or ``"full_bet"``) and
   ``_spread_round_ceiling``: the table switches of :class:`engine.betting.BettingRules`;
 * ``_open_pair_double_bet``, ``_stud_common_card_betting``, ``_stud_board_tie_break``
-  (``"position"`` or ``"suit"``), ``_bring_in_suit_order``, ``_telesina_high_card`` and
+  (``"position"`` or ``"suit"``), ``_bring_in_suit_order``, ``_odd_chip_stud``
+  (``"high_card_by_suit"``, ``"nearest_to_dealer"`` or ``"first_shown"``), ``_odd_chip_cards``
+  (``"all_cards"`` or ``"five_card_hand"``), ``_telesina_high_card`` and
   ``_telesina_headsup_sf``: the stud-type switches;
 * ``_max_discard``, ``_pat_restriction_lift`` (``"any_timely_draw"`` or
   ``"at_least_one_card"``), ``_reshuffle_include_folded``, ``_post_draw_first_actor``
@@ -36,6 +38,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    OddChipCards,
+    OddChipStud,
     PatRestrictionLift,
     PostDrawFirstActor,
     Stakes,
@@ -97,6 +101,10 @@ def _rules_fields(rules: BettingRules) -> dict[str, Any]:
     for name in ("bring_in_suit_order", "telesina_high_card", "telesina_headsup_sf"):
         if getattr(rules, name) != getattr(_DEFAULT_RULES, name):
             user[f"_{name}"] = getattr(rules, name)
+    if rules.odd_chip_stud is not _DEFAULT_RULES.odd_chip_stud:
+        user["_odd_chip_stud"] = rules.odd_chip_stud.name.lower()
+    if rules.odd_chip_cards is not _DEFAULT_RULES.odd_chip_cards:
+        user["_odd_chip_cards"] = rules.odd_chip_cards.name.lower()
     if rules.max_discard:
         user["_max_discard"] = rules.max_discard
     if rules.pat_restriction_lift is not _DEFAULT_RULES.pat_restriction_lift:
@@ -254,6 +262,10 @@ def _rules(user: Mapping[str, Any]) -> BettingRules:
             values[name] = switch
     if "_stud_board_tie_break" in user:
         values["stud_board_tie_break"] = _enum_value(StudTieBreak, user["_stud_board_tie_break"])
+    if "_odd_chip_stud" in user:
+        values["odd_chip_stud"] = _enum_value(OddChipStud, user["_odd_chip_stud"])
+    if "_odd_chip_cards" in user:
+        values["odd_chip_cards"] = _enum_value(OddChipCards, user["_odd_chip_cards"])
     if "_pat_restriction_lift" in user:
         values["pat_restriction_lift"] = _enum_value(
             PatRestrictionLift, user["_pat_restriction_lift"]
@@ -276,7 +288,9 @@ def _enum_value(
     | type[IncompleteRaiseRule]
     | type[StudTieBreak]
     | type[PatRestrictionLift]
-    | type[PostDrawFirstActor],
+    | type[PostDrawFirstActor]
+    | type[OddChipStud]
+    | type[OddChipCards],
     value: object,
 ) -> Any:
     names = [member.name.lower() for member in kind]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +21,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    OddChipCards,
+    OddChipStud,
     PatRestrictionLift,
     PostDrawFirstActor,
     Stakes,
@@ -121,6 +124,11 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
     return StartHand("h", config, stacks, rng.choice(seats), tuple(deck), now=0)
 
 
+ODD_CHIP_SWITCHES: list[dict[str, Any]] = [{"odd_chip_stud": stud} for stud in OddChipStud] + [
+    {"odd_chip_cards": OddChipCards.FIVE_CARD_HAND}
+]
+
+
 def stud_rules(rng: random.Random) -> BettingRules:
     """Random table switches, the stud-type ones included."""
     return BettingRules(
@@ -132,6 +140,8 @@ def stud_rules(rng: random.Random) -> BettingRules:
         stud_board_tie_break=rng.choice(list(StudTieBreak)),
         telesina_high_card=rng.choice(("card_by_card", "ranks_then_suits")),
         telesina_headsup_sf=rng.choice(("exact", "any_low_sf_beats_royal", "off")),
+        # The odd-chip switches (decision A5); five_card_hand goes with high_card_by_suit only.
+        **rng.choice(ODD_CHIP_SWITCHES),
     )
 
 

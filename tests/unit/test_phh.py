@@ -15,6 +15,8 @@ from engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
+    OddChipCards,
+    OddChipStud,
     PatRestrictionLift,
     PostDrawFirstActor,
     Stakes,
@@ -107,6 +109,14 @@ def random_config(rng: random.Random, game: str, structure: Structure) -> HandCo
             telesina_high_card=rng.choice(("card_by_card", "ranks_then_suits")),
             telesina_headsup_sf=rng.choice(("exact", "any_low_sf_beats_royal", "off")),
         )
+        if GAMES[game].forced_bets is ForcedBets.ANTE_BRING_IN:  # the odd chip (A5)
+            rules = replace(
+                rules,
+                odd_chip_stud=rng.choice(list(OddChipStud)),
+                odd_chip_cards=OddChipCards.ALL_CARDS,
+            )
+            if rules.odd_chip_stud is OddChipStud.HIGH_CARD_BY_SUIT:
+                rules = replace(rules, odd_chip_cards=rng.choice(list(OddChipCards)))
         if GAMES[game].is_draw_game:  # the draw switches (RULES.md §11, A12-A15, A17)
             rules = replace(
                 rules,
