@@ -29,7 +29,7 @@ from engine.betting import (
 from engine.cards import DECK_52, Card
 from engine.hand.commands import HandConfig
 from engine.hand.memo import IdentityMemo
-from engine.hand.rake import RakeSchedule
+from engine.hand.rake import RakeDistribution, RakeSchedule
 from pokerpb import events_pb2 as pb
 
 CARD_BY_TEXT: Final[dict[str, Card]] = {str(card): card for card in DECK_52}
@@ -125,6 +125,7 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
                 band_rake=rake.band_rake,
                 caps=[pb.RakeCap(up_to_players=up_to, cap=cap) for up_to, cap in rake.caps],
                 trigger_street=rake.trigger_street,
+                distribution=rake.distribution.value,  # type: ignore[arg-type]
             )
         )
     wire_stakes = pb.Stakes(
@@ -154,6 +155,9 @@ def config_from_wire(
             band_rake=wire_rake.band_rake,
             caps=tuple((cap.up_to_players, cap.cap) for cap in wire_rake.caps),
             trigger_street=wire_rake.trigger_street,
+            distribution=RakeDistribution(
+                wire_rake.distribution or RakeDistribution.PROPORTIONAL.value
+            ),
         )
     return HandConfig(
         game=game,

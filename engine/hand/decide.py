@@ -682,7 +682,7 @@ def _take_rake(recorder: _Recorder, pots: tuple[Pot, ...]) -> list[int]:
     rake = rake_amount(schedule, sum(amounts), setup.player_count, chip_unit)
     if not rake:
         return amounts
-    per_pot = split_rake(rake, tuple(amounts), chip_unit)
+    per_pot = split_rake(rake, tuple(amounts), chip_unit, schedule.distribution)
     recorder.record(pb.RakeTaken(amount=rake, per_pot=per_pot), rake_applied(state, rake))
     return [amount - taken for amount, taken in zip(amounts, per_pot, strict=True)]
 

@@ -11,11 +11,21 @@ of 20 to 39 cents, capped by the number of players dealt in (2: 75, 3: 200, 4-10
 (75, 200, 300)
 >>> split_rake(70, (1000, 400))
 (50, 20)
+>>> split_rake(70, (50, 400), distribution=RakeDistribution.MAIN_POT_FIRST)
+(50, 20)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
+
+
+class RakeDistribution(Enum):
+    """Which pots the rake of a hand with side pots comes from (decision A26)."""
+
+    PROPORTIONAL = 1  # every pot in proportion to its size, the remainder from the main pot
+    MAIN_POT_FIRST = 2  # the main pot first, then the side pots in the order they were made
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +36,7 @@ class RakeSchedule:
     at least ``band_rake`` for pots from ``minimum_pot`` to ``band_below - 1``; at most the cap of
     the first ``(up_to_players, cap)`` entry of ``caps`` that covers the players dealt in.
     ``trigger_street`` (0 = the game's default) is the street whose dealing makes a hand raked.
+    ``distribution``: which pots the rake comes from (``rake_distribution``, A26).
     """
 
     per: int = 20
@@ -35,6 +46,7 @@ class RakeSchedule:
     band_rake: int = 2
     caps: tuple[tuple[int, int], ...] = ((2, 75), (3, 200), (10, 300))
     trigger_street: int = 0
+    distribution: RakeDistribution = RakeDistribution.PROPORTIONAL
 
     def cap_for(self, players_dealt: int) -> int:
         """The most this schedule takes from one hand with ``players_dealt`` players."""
@@ -55,12 +67,26 @@ def rake_amount(schedule: RakeSchedule, pot: int, players_dealt: int, chip_unit:
     return rake - rake % chip_unit
 
 
-def split_rake(rake: int, pots: tuple[int, ...], chip_unit: int = 1) -> tuple[int, ...]:
-    """Take ``rake`` from the pots in proportion to their sizes, rounded down to the chip unit;
-    the remainder comes from the main pot (decision A26)."""
+def split_rake(
+    rake: int,
+    pots: tuple[int, ...],
+    chip_unit: int = 1,
+    distribution: RakeDistribution = RakeDistribution.PROPORTIONAL,
+) -> tuple[int, ...]:
+    """Take ``rake`` from the pots: in proportion to their sizes, rounded down to the chip unit,
+    the remainder from the main pot; or (``MAIN_POT_FIRST``) all of the main pot before the
+    first side pot, and so on (decision A26)."""
     total = sum(pots)
     if not rake or not total:
         return tuple(0 for _ in pots)
+    if distribution is RakeDistribution.MAIN_POT_FIRST:
+        left = rake
+        taken = []
+        for amount in pots:
+            share = min(left, amount)
+            taken.append(share)
+            left -= share
+        return tuple(taken)
     shares = [rake * amount // total // chip_unit * chip_unit for amount in pots]
     shares[0] += rake - sum(shares)
     return tuple(shares)

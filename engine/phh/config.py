@@ -19,7 +19,8 @@ otherwise ignore), and only when it differs from our defaults:
   (``"left_of_big_blind"`` or ``"left_of_button"``) and ``_split_pot_function``: the draw
   switches;
 * ``_rake``: the rake schedule as an inline table (``per``, ``step``, ``minimum_pot``,
-  ``band_below``, ``band_rake``, ``caps`` as ``[[players, cap], ...]``, ``trigger_street``).
+  ``band_below``, ``band_rake``, ``caps`` as ``[[players, cap], ...]``, ``trigger_street``,
+  and ``distribution`` (``"main_pot_first"``) when it is not the default).
   A file without ``_rake`` is played without rake.
 
 >>> config = HandConfig("omaha", Structure.POT_LIMIT, Stakes(5, 10))
@@ -48,7 +49,7 @@ from engine.betting import (
 )
 from engine.games import ForcedBets, get_game
 from engine.hand.commands import HandConfig
-from engine.hand.rake import RakeSchedule
+from engine.hand.rake import RakeDistribution, RakeSchedule
 from engine.phh.model import HandHistory, PHHError, whole_amount
 from engine.phh.variants import parse_variant
 
@@ -127,7 +128,11 @@ def _rake_table(rake: RakeSchedule) -> dict[str, Any]:
         "band_rake": rake.band_rake,
         "caps": [[players, cap] for players, cap in rake.caps],
         "trigger_street": rake.trigger_street,
-    }
+    } | (
+        {"distribution": rake.distribution.name.lower()}
+        if rake.distribution is not RakeDistribution.PROPORTIONAL
+        else {}
+    )
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -290,7 +295,8 @@ def _enum_value(
     | type[PatRestrictionLift]
     | type[PostDrawFirstActor]
     | type[OddChipStud]
-    | type[OddChipCards],
+    | type[OddChipCards]
+    | type[RakeDistribution],
     value: object,
 ) -> Any:
     names = [member.name.lower() for member in kind]
@@ -309,12 +315,16 @@ def _rake(table: object) -> RakeSchedule | None:
         return None
     if not isinstance(table, dict):
         raise PHHError("The field _rake must be a table such as {per = 20, step = 1}.")
-    unknown = set(table) - _RAKE_FIELDS - {"caps"}
+    unknown = set(table) - _RAKE_FIELDS - {"caps", "distribution"}
     if unknown:
         raise PHHError(f"The rake table has unknown entries: {', '.join(sorted(unknown))}.")
     values: dict[str, Any] = {
-        name: whole_amount(value, "_rake") for name, value in table.items() if name != "caps"
+        name: whole_amount(value, "_rake")
+        for name, value in table.items()
+        if name not in {"caps", "distribution"}
     }
+    if "distribution" in table:
+        values["distribution"] = _enum_value(RakeDistribution, table["distribution"])
     if "caps" in table:
         caps = table["caps"]
         if not isinstance(caps, list) or not all(

@@ -50,7 +50,7 @@ from engine.hand import (
     replay,
     split_offer,
 )
-from engine.hand.rake import RakeSchedule
+from engine.hand.rake import RakeDistribution, RakeSchedule
 
 STAKES = {
     Structure.NO_LIMIT: Stakes(1, 2),
@@ -119,7 +119,8 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
             post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
             split_pot_function=rng.choice((None, True, False)),
         )
-    schedule = RakeSchedule(per=5, minimum_pot=5) if rake else None
+    distribution = rng.choice(list(RakeDistribution))  # decision A26's switch
+    schedule = RakeSchedule(per=5, minimum_pot=5, distribution=distribution) if rake else None
     config = HandConfig(game, structure, stakes, rules, schedule)
     return StartHand("h", config, stacks, rng.choice(seats), tuple(deck), now=0)
 

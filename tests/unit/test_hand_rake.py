@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from engine.betting import BettingRules, Stakes
-from engine.hand.rake import RakeSchedule, rake_amount, split_rake
+from engine.betting import BettingRules, Stakes, Structure
+from engine.hand.codec import config_from_wire, config_to_wire
+from engine.hand.commands import HandConfig
+from engine.hand.rake import RakeDistribution, RakeSchedule, rake_amount, split_rake
+from engine.phh.config import _rake, _rake_table
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 
 ROOM = RakeSchedule()
+NL_STRUCTURE = Structure.NO_LIMIT
 
 
 @pytest.mark.parametrize(
@@ -98,6 +104,49 @@ def test_rake_spread_over_main_and_side_pot() -> None:
     # Pots: main 3 x 1000 = 3000, side 2 x 2000 = 4000; rake 7000 / 20 = 350 capped at 200.
     assert (rake.amount, list(rake.per_pot)) == (200, [86, 114])
     assert table.awards() == [(1, 2, 3886, pb.WHOLE), (0, 1, 2914, pb.WHOLE)]
+
+
+MAIN_FIRST = RakeDistribution.MAIN_POT_FIRST
+
+
+def test_a26_main_pot_first_takes_the_rake_from_the_main_pot_then_the_side_pots() -> None:
+    assert split_rake(70, (1000, 400), distribution=MAIN_FIRST) == (70, 0)
+    assert split_rake(120, (50, 40, 400), distribution=MAIN_FIRST) == (50, 40, 30)
+
+
+def test_a26_rake_distribution_main_pot_first_over_main_and_side_pot() -> None:
+    table = Table(
+        {1: 1000, 2: 3000, 3: 3000},
+        button=3,
+        stakes=Stakes(100, 200),
+        rake=replace(ROOM, distribution=MAIN_FIRST),
+        hole={1: "AsAd", 2: "KsKd", 3: "2c3d"},
+        board="Ah 9h 7c 8d Js",
+    )
+    table.play("3 call, 1 call, 2 check")
+    table.play("1 bet 800, 2 raise 2800, 3 call")
+    rake = table.of_type(pb.RakeTaken)[0]
+    assert (rake.amount, list(rake.per_pot)) == (200, [200, 0])
+    assert table.awards() == [(1, 2, 4000, pb.WHOLE), (0, 1, 2800, pb.WHOLE)]
+    assert table.replayed() == table.state
+
+
+@pytest.mark.parametrize("distribution", list(RakeDistribution))
+def test_rake_distribution_round_trips_on_the_wire_and_in_phh(
+    distribution: RakeDistribution,
+) -> None:
+    schedule = replace(ROOM, distribution=distribution)
+    config = HandConfig("holdem", NL_STRUCTURE, Stakes(1, 2), rake=schedule)
+    assert config_from_wire(*config_to_wire(config)) == config
+    assert _rake(_rake_table(schedule)) == schedule
+
+
+def test_old_rake_schedules_read_as_proportional() -> None:
+    config = HandConfig("holdem", NL_STRUCTURE, Stakes(1, 2), rake=ROOM)
+    game, structure, stakes, rules = config_to_wire(config)
+    rules.rake.ClearField("distribution")
+    rake = config_from_wire(game, structure, stakes, rules).rake
+    assert rake is not None and rake.distribution is RakeDistribution.PROPORTIONAL
 
 
 def test_hi_lo_rake_taken_before_the_pot_is_split() -> None:

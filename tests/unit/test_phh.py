@@ -44,7 +44,7 @@ from engine.hand import (
     split_offer,
     wrap,
 )
-from engine.hand.rake import RakeSchedule
+from engine.hand.rake import RakeDistribution, RakeSchedule
 from engine.phh import (
     HandHistory,
     PHHError,
@@ -126,7 +126,9 @@ def random_config(rng: random.Random, game: str, structure: Structure) -> HandCo
                 post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
                 split_pot_function=rng.choice((None, True, False)),
             )
-    rake = RakeSchedule() if rng.random() < 0.3 else None
+    rake = None
+    if rng.random() < 0.3:
+        rake = RakeSchedule(distribution=rng.choice(list(RakeDistribution)))
     return HandConfig(game, structure, stakes, rules, rake)
 
 
