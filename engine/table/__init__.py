@@ -46,6 +46,7 @@ from engine.table.commands import (
     VoidHand,
 )
 from engine.table.config import (
+    BringInRule,
     ButtonRule,
     DealerMode,
     MissedBlindsPolicy,
@@ -75,6 +76,7 @@ __all__ = [
     "Act",
     "Action",
     "AgreeSplit",
+    "BringInRule",
     "ButtonRule",
     "CloseTable",
     "Command",

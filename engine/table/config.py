@@ -56,6 +56,35 @@ class MissedBlindsPolicy(Enum):
     SEED_LITERAL = 2  # missed BB: BB live; both or SB only: SB dead
 
 
+class BringInRule(Enum):
+    """How a stud table's bring-in follows its stakes (decision A2); values match the proto.
+
+    ``TableConfig.bring_in_rule`` None: the stakes' bring-in as given, or, when none is given,
+    twice the ante (:func:`make_config`, the spec's default).
+    """
+
+    TWICE_ANTE = 1  # 2 x ante (seed 000)
+    HALF_SMALL_BET = 2  # 1/2 x the fixed-limit small bet (seed 001)
+    FIXED_AMOUNT = 3  # the amount in the stakes, whatever the ante
+
+
+def rule_bring_in(rule: BringInRule | None, stakes: Stakes, chip_unit: int) -> int | None:
+    """The bring-in ``rule`` sets for ``stakes``, rounded down to the chip unit; None when the
+    stakes' own amount stands (no rule, or a fixed amount).
+
+    >>> stakes = Stakes(0, 0, ante=3, small_bet=10, big_bet=20, bring_in=7)
+    >>> [rule_bring_in(rule, stakes, 2) for rule in (*BringInRule, None)]
+    [6, 4, None, None]
+    """
+    if rule is BringInRule.TWICE_ANTE:
+        amount = 2 * stakes.ante
+    elif rule is BringInRule.HALF_SMALL_BET:
+        amount = stakes.small_bet // 2
+    else:
+        return None
+    return amount - amount % chip_unit
+
+
 # Seed 000's minimum buy-ins for its fixed-limit stakes (cents), keyed by (small bet, big bet).
 _SEED_MIN_BUY_INS: Final = {(25, 50): 300, (100, 200): 1000, (200, 400): 2000, (300, 600): 3000}
 _SEED_MIN_BUY_INS[(500, 1000)] = 5000
@@ -106,9 +135,18 @@ class TableConfig:
     artificial_allin_counts_forced_bets: bool = True
     # Stand up a player who sat out more than this many consecutive hands (None = never).
     sit_out_max_hands: int | None = DEFAULT_SIT_OUT_MAX_HANDS
+    # How the bring-in follows the stakes (decision A2); None: the stakes' bring-in as given.
+    bring_in_rule: BringInRule | None = None
     hand: HandConfig = field(init=False, repr=False, compare=False)  # what every hand is dealt
 
     def __post_init__(self) -> None:
+        # A bring-in rule sets the amount (decision A2), also when a switch arrives after the
+        # stakes were resolved (the dealer merges settings into make_config's result).
+        amount = rule_bring_in(self.bring_in_rule, self.stakes, self.rules.chip_unit)
+        if amount is not None and amount != self.stakes.bring_in:
+            forced = get_game(self.game).forced_bets is ForcedBets.ANTE_BRING_IN
+            if forced:  # a blind game keeps its stakes; verify_config names the mistake
+                object.__setattr__(self, "stakes", replace(self.stakes, bring_in=amount))
         # One HandConfig object per table: the hand machine memoises per config identity.
         hand = HandConfig(self.game, self.structure, self.stakes, self.rules, self.rake)
         object.__setattr__(self, "hand", hand)
@@ -119,7 +157,8 @@ def make_config(
 ) -> TableConfig:
     """A configuration with the room's defaults; ``settings`` override any field by name.
 
-    Stud-type games without a bring-in get the room's default, twice the ante (decision A2).
+    Stud-type games without a bring-in get the room's default, twice the ante (decision A2);
+    ``bring_in_rule=BringInRule.HALF_SMALL_BET`` (or ``TWICE_ANTE``) sets it by rule instead.
 
     >>> make_config("seven-card-stud", Structure.FIXED_LIMIT,
     ...             Stakes(0, 0, ante=2, small_bet=10, big_bet=20)).stakes.bring_in
@@ -167,6 +206,7 @@ def config_to_wire(config: TableConfig) -> pb.TableConfig:
         artificial_allin_per_24h=config.artificial_allin_per_24h,
         artificial_allin_counts_forced_bets=config.artificial_allin_counts_forced_bets,
         sit_out_max_hands=config.sit_out_max_hands,
+        bring_in_rule=config.bring_in_rule.value if config.bring_in_rule else 0,  # type: ignore[arg-type]
     )
 
 
@@ -197,4 +237,6 @@ def config_from_wire(wire: pb.TableConfig) -> TableConfig:
         artificial_allin_counts_forced_bets=wire.artificial_allin_counts_forced_bets,
         # Unset (a log from before the setting): no limit, as the table was played.
         sit_out_max_hands=(wire.sit_out_max_hands if wire.HasField("sit_out_max_hands") else None),
+        # Unset: the recorded stakes' bring-in stands, as the table was played.
+        bring_in_rule=BringInRule(wire.bring_in_rule) if wire.bring_in_rule else None,
     )

@@ -11,7 +11,7 @@ from engine.betting import Structure
 from engine.games import ForcedBets, GameDefinition, get_game
 from engine.hand.errors import HandRuleError
 from engine.hand.rules import verify_stakes
-from engine.table.config import DAY_MS, ButtonRule, DealerMode, TableConfig
+from engine.table.config import DAY_MS, BringInRule, ButtonRule, DealerMode, TableConfig
 from engine.table.errors import (
     AlreadySeated,
     BuyInOutOfRange,
@@ -43,6 +43,7 @@ def verify_config(config: TableConfig) -> GameDefinition:
         game = get_game(config.game)
     except ValueError as error:
         raise InvalidTableConfig(str(error)) from None
+    _verify_bring_in_rule(config, game)
     try:
         verify_stakes(config.hand, game)
     except HandRuleError as error:
@@ -52,6 +53,24 @@ def verify_config(config: TableConfig) -> GameDefinition:
     _verify_buy_in_limits(config)
     _verify_switches(config, game)
     return game
+
+
+def _verify_bring_in_rule(config: TableConfig, game: GameDefinition) -> None:
+    """The bring-in rule (decision A2) must have something to work from."""
+    rule = config.bring_in_rule
+    if rule is None:
+        return
+    if not isinstance(rule, BringInRule):
+        raise InvalidTableConfig("The bring-in rule is twice_ante, half_small_bet or fixed_amount.")
+    if game.forced_bets is not ForcedBets.ANTE_BRING_IN:
+        raise InvalidTableConfig(f"{game.name} has blinds: a bring-in rule is for stud games.")
+    stakes = config.stakes
+    if rule is BringInRule.TWICE_ANTE and stakes.ante <= 0:
+        raise InvalidTableConfig("A bring-in of twice the ante needs an ante.")
+    if rule is BringInRule.HALF_SMALL_BET and config.structure is not Structure.FIXED_LIMIT:
+        raise InvalidTableConfig("A bring-in of half the small bet needs a fixed-limit table.")
+    if rule is BringInRule.FIXED_AMOUNT and stakes.bring_in <= 0:
+        raise InvalidTableConfig("A fixed bring-in needs its amount in the stakes.")
 
 
 def _verify_buy_in_limits(config: TableConfig) -> None:

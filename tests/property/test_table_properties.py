@@ -22,6 +22,7 @@ from engine.games import ForcedBets, get_game
 from engine.hand import Action, HandRuleError
 from engine.table import (
     Act,
+    BringInRule,
     ButtonRule,
     Command,
     CreateTable,
@@ -74,6 +75,10 @@ CONFIGS = {
     "fl-stud": lambda: make_config(
         "seven-card-stud", Structure.FIXED_LIMIT, stud_stakes(4, 8, ante=1), seat_count=8,
         pause_between_hands_ms=0, artificial_allin_per_24h=3,
+    ),
+    "fl-stud-half-small-bet": lambda: make_config(
+        "seven-card-stud", Structure.FIXED_LIMIT, stud_stakes(10, 20, ante=1), seat_count=8,
+        pause_between_hands_ms=0, bring_in_rule=BringInRule.HALF_SMALL_BET,
     ),
     "nl-stud-hi-lo": lambda: make_config(
         "seven-card-stud-hi-lo", Structure.NO_LIMIT, Stakes(0, 0, ante=1, bring_in=2),
