@@ -124,7 +124,9 @@ class BettingRules:
     ``odd_chip_cards`` (who of tied winners gets the odd chip, A5). Telesina's:
     ``telesina_high_card`` (``"card_by_card"`` or ``"ranks_then_suits"``, decision A19) and
     ``telesina_headsup_sf`` (``"exact"``, ``"any_low_sf_beats_royal"`` or ``"off"``, A18).
-    Draw games: ``draw_timer_ms``, the time a player has to discard (30 s, RULES.md §7.1);
+    ``burn_cards``: a card is burned before the flop, the turn and the river (decision A31;
+    off; Hold'em and the Omaha games only). Draw games: ``draw_timer_ms``, the time a player
+    has to discard (30 s, RULES.md §7.1);
     ``max_discard`` (0: the game's 5 or, in 32-Card Draw, 4, decision A13);
     ``pat_restriction_lift`` (A12); ``reshuffle_include_folded`` (folded hands join the
     reshuffled discards, A14); ``post_draw_first_actor`` and ``split_pot_function`` (None: the
@@ -146,6 +148,7 @@ class BettingRules:
     telesina_high_card: str = "card_by_card"
     telesina_headsup_sf: str = "exact"
     draw_timer_ms: int = DRAW_TIMER_MS
+    burn_cards: bool = False
     max_discard: int = 0
     pat_restriction_lift: PatRestrictionLift = PatRestrictionLift.ANY_TIMELY_DRAW
     reshuffle_include_folded: bool = True

@@ -113,6 +113,7 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
         split_pot_function=_SPLIT_POT_TO_WIRE[rules.split_pot_function],
         odd_chip_stud=rules.odd_chip_stud.value,  # type: ignore[arg-type]
         odd_chip_cards=rules.odd_chip_cards.value,  # type: ignore[arg-type]
+        burn_cards=rules.burn_cards,
     )
     if config.rake is not None:
         rake = config.rake
@@ -202,6 +203,7 @@ def config_from_wire(
             split_pot_function=_SPLIT_POT_FROM_WIRE[rules.split_pot_function],
             odd_chip_stud=OddChipStud(rules.odd_chip_stud or OddChipStud.HIGH_CARD_BY_SUIT.value),
             odd_chip_cards=OddChipCards(rules.odd_chip_cards or OddChipCards.ALL_CARDS.value),
+            burn_cards=rules.burn_cards,
         ),
         rake=rake,
     )

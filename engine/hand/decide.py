@@ -448,6 +448,8 @@ def _deal_street(recorder: _Recorder, street_index: int) -> None:
         state = recorder.record(event, hole_cards_applied(state, street_index, dealt))
         position = up_end
     if street.board or not (street.down or street.up):
+        if street.board and setup.config.rules.burn_cards:
+            position += 1  # the burn card (decision A31): dealt to nobody, never shown
         board = deck[2 * position : 2 * (position + street.board)]
         recorder.record(
             pb.BoardDealt(street=street_index, cards=board),

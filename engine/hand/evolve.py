@@ -387,7 +387,12 @@ def board_applied(state: HandState, street: int, cards: tuple[Card, ...]) -> Han
         if is_common_card_without_betting(state.setup, street, cards):
             fields[ROUND] = state.round
     fields[BOARD] = state.board + cards
-    fields[DECK_POSITION] = state.deck_position + len(cards)
+    burned = (
+        cards and state.setup.game.streets[street].board and state.setup.config.rules.burn_cards
+    )
+    # A burn card went before a street's community cards (decision A31); the stud common card
+    # (a street without a board) is never burned.
+    fields[DECK_POSITION] = state.deck_position + len(cards) + (1 if burned else 0)
     return _new_tuple(HandState, fields)
 
 

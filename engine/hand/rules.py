@@ -434,6 +434,14 @@ def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
     if rules.max_raises < 0 or rules.action_timer_ms < 0:
         raise InvalidHandSetup("The raise cap and the action timer cannot be negative.")
     _verify_draw_switches(config, game)
+    if rules.burn_cards and (
+        game.forced_bets is not ForcedBets.BLINDS
+        or not any(street.board for street in game.streets)
+    ):
+        raise InvalidHandSetup(
+            f"Burn cards go before the flop, the turn and the river (decision A31); {game.name} "
+            "has none."
+        )
     stud = game.forced_bets is ForcedBets.ANTE_BRING_IN
     if stud:
         _verify_stud_stakes(config, game)

@@ -18,6 +18,7 @@ otherwise ignore), and only when it differs from our defaults:
   ``"at_least_one_card"``), ``_reshuffle_include_folded``, ``_post_draw_first_actor``
   (``"left_of_big_blind"`` or ``"left_of_button"``) and ``_split_pot_function``: the draw
   switches;
+* ``_burn_cards``: a card burned before each street's community cards (decision A31);
 * ``_rake``: the rake schedule as an inline table (``per``, ``step``, ``minimum_pot``,
   ``band_below``, ``band_rake``, ``caps`` as ``[[players, cap], ...]``, ``trigger_street``,
   and ``distribution`` (``"main_pot_first"``) when it is not the default).
@@ -106,6 +107,8 @@ def _rules_fields(rules: BettingRules) -> dict[str, Any]:
         user["_odd_chip_stud"] = rules.odd_chip_stud.name.lower()
     if rules.odd_chip_cards is not _DEFAULT_RULES.odd_chip_cards:
         user["_odd_chip_cards"] = rules.odd_chip_cards.name.lower()
+    if rules.burn_cards:
+        user["_burn_cards"] = True
     if rules.max_discard:
         user["_max_discard"] = rules.max_discard
     if rules.pat_restriction_lift is not _DEFAULT_RULES.pat_restriction_lift:
@@ -259,6 +262,7 @@ def _rules(user: Mapping[str, Any]) -> BettingRules:
         "stud_common_card_betting",
         "reshuffle_include_folded",
         "split_pot_function",
+        "burn_cards",
     ):
         if f"_{name}" in user:
             switch = user[f"_{name}"]

@@ -107,7 +107,7 @@ def _replay(history: HandHistory) -> ReplayResult:
         if (action := parse_action(number, text, players)) is not None
     ]
     seats = _seats(history)
-    deck = arrange_deck(game, actions, players)
+    deck = arrange_deck(game, actions, players, burn=config.rules.burn_cards)
     state, events = _start(history, config, seats, deck)
     board_after = _board_counts(actions)
     ahead = _replacements_ahead(actions) if game.is_draw_game else {}
@@ -455,9 +455,10 @@ def _cards(word: str, where: str) -> tuple[Card | None, ...]:
 
 
 def arrange_deck(
-    game: GameDefinition, actions: Sequence[PHHAction], players: int
+    game: GameDefinition, actions: Sequence[PHHAction], players: int, *, burn: bool = False
 ) -> tuple[Card, ...]:
-    """A deck from which our dealing gives the hole cards and board of ``actions``."""
+    """A deck from which our dealing gives the hole cards and board of ``actions``; ``burn``:
+    a card the file does not mention goes before each street's board cards (decision A31)."""
     if game.forced_bets is ForcedBets.ANTE_BRING_IN:
         return _arrange_stud_deck(game, actions, players)
     if game.is_draw_game:
@@ -472,7 +473,11 @@ def arrange_deck(
     deck: list[Card] = []
     for position in range(game.hole_card_count):
         deck.extend(_known_or(hole[position], spare) for hole in holes)
-    deck.extend(_known_or(card, spare) for card in board)
+    cards = iter(board)
+    for street in game.streets:
+        if street.board and burn:
+            deck.append(next(spare))  # the burn card
+        deck.extend(_known_or(next(cards), spare) for _ in range(street.board))
     deck.extend(spare)
     return tuple(deck)
 
