@@ -135,6 +135,8 @@ class BettingRules:
 
     chip_unit: int = 1
     max_raises: int = 3
+    # Spread limit's own cap (RULES.md §11 ``spread_max_raises``, A10); None: ``max_raises``.
+    spread_max_raises: int | None = None
     heads_up_uncap: HeadsUpUncap = HeadsUpUncap.ROUND_START
     incomplete_raise_rule: IncompleteRaiseRule = IncompleteRaiseRule.HALF_BET
     spread_round_ceiling: bool = False

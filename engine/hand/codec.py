@@ -114,6 +114,7 @@ def config_to_wire(config: HandConfig) -> tuple[str, int, pb.Stakes, pb.HandRule
         odd_chip_stud=rules.odd_chip_stud.value,  # type: ignore[arg-type]
         odd_chip_cards=rules.odd_chip_cards.value,  # type: ignore[arg-type]
         burn_cards=rules.burn_cards,
+        spread_max_raises=rules.spread_max_raises,
     )
     if config.rake is not None:
         rake = config.rake
@@ -204,6 +205,9 @@ def config_from_wire(
             odd_chip_stud=OddChipStud(rules.odd_chip_stud or OddChipStud.HIGH_CARD_BY_SUIT.value),
             odd_chip_cards=OddChipCards(rules.odd_chip_cards or OddChipCards.ALL_CARDS.value),
             burn_cards=rules.burn_cards,
+            spread_max_raises=(
+                rules.spread_max_raises if rules.HasField("spread_max_raises") else None
+            ),
         ),
         rake=rake,
     )

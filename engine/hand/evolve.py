@@ -27,6 +27,7 @@ from engine.hand.events import HandEvent
 from engine.hand.memo import IdentityMemo
 from engine.hand.posts import dead_blind_posted, positions
 from engine.hand.protection import artificial_all_in_applied, stack_returned
+from engine.hand.rules import raise_cap
 from engine.hand.state import (
     ACTED,
     AWARDED,
@@ -454,7 +455,7 @@ def _maybe_uncap(state: HandState) -> HandState:
     if (
         not round_.uncapped
         and state.setup.config.rules.heads_up_uncap is _UNCAP_BEFORE_CAP
-        and round_.raises < 1 + state.setup.config.rules.max_raises
+        and round_.raises < 1 + raise_cap(state.setup.config)
         and state.acting_count() == 2
     ):
         return state._replace(round=round_._replace(uncapped=True))

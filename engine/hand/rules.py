@@ -67,13 +67,23 @@ class Limits(NamedTuple):
     bring_in: int = 0
 
 
+def raise_cap(config: HandConfig) -> int:
+    """How many raises may follow the bet in a capped round: ``max_raises``, or in spread limit
+    ``spread_max_raises`` when set (RULES.md §4.4, §11, decision A10)."""
+    rules = config.rules
+    spread_cap = rules.spread_max_raises
+    if spread_cap is not None and config.structure is Structure.SPREAD_LIMIT:
+        return spread_cap
+    return rules.max_raises
+
+
 def may_wager(state: HandState, index: int) -> bool:
     """Whether the player to act (``index``) may bet or raise at all (cap, someone left who
     could call it, reopening)."""
     setup = state.setup
     strategy = setup.strategy
     round_ = state.round
-    if strategy.capped and not round_.uncapped and round_.raises > setup.config.rules.max_raises:
+    if strategy.capped and not round_.uncapped and round_.raises > raise_cap(setup.config):
         return False  # 1 bet + max_raises raises (RULES.md §4.4)
     # Somebody else must be able to act on a wager: a live player with chips beyond the current
     # bet. When every other player is all-in, or could at most call the current bet, a wager
@@ -433,6 +443,12 @@ def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
         raise InvalidHandSetup("The chip unit must be a whole number of at least 1.")
     if rules.max_raises < 0 or rules.action_timer_ms < 0:
         raise InvalidHandSetup("The raise cap and the action timer cannot be negative.")
+    spread_cap = rules.spread_max_raises
+    if spread_cap is not None:
+        if config.structure is not Structure.SPREAD_LIMIT:
+            raise InvalidHandSetup("spread_max_raises is the raise cap of spread-limit tables.")
+        if type(spread_cap) is not int or spread_cap < 0:
+            raise InvalidHandSetup("The spread-limit raise cap cannot be negative.")
     _verify_draw_switches(config, game)
     if rules.burn_cards and (
         game.forced_bets is not ForcedBets.BLINDS

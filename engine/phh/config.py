@@ -7,8 +7,9 @@ otherwise ignore), and only when it differs from our defaults:
 * ``_spread_limits``: spread limit's maximum bet or raise of each betting round (required for the
   ``S`` variant codes);
 * ``_chip_unit``, ``_max_raises``, ``_heads_up_uncap`` (``"round_start"``, ``"before_cap"`` or
-  ``"never"``), ``_incomplete_raise_rule`` (``"half_bet"`` or ``"full_bet"``) and
-  ``_spread_round_ceiling``: the table switches of :class:`engine.betting.BettingRules`;
+  ``"never"``), ``_incomplete_raise_rule`` (``"half_bet"`` or ``"full_bet"``),
+  ``_spread_round_ceiling`` and ``_spread_max_raises``: the table switches of
+  :class:`engine.betting.BettingRules`;
 * ``_open_pair_double_bet``, ``_stud_common_card_betting``, ``_stud_board_tie_break``
   (``"position"`` or ``"suit"``), ``_bring_in_suit_order``, ``_odd_chip_stud``
   (``"high_card_by_suit"``, ``"nearest_to_dealer"`` or ``"first_shown"``), ``_odd_chip_cards``
@@ -109,6 +110,8 @@ def _rules_fields(rules: BettingRules) -> dict[str, Any]:
         user["_odd_chip_cards"] = rules.odd_chip_cards.name.lower()
     if rules.burn_cards:
         user["_burn_cards"] = True
+    if rules.spread_max_raises is not None:
+        user["_spread_max_raises"] = rules.spread_max_raises
     if rules.max_discard:
         user["_max_discard"] = rules.max_discard
     if rules.pat_restriction_lift is not _DEFAULT_RULES.pat_restriction_lift:
@@ -243,7 +246,7 @@ def _spread_limits(user: Mapping[str, Any]) -> tuple[int, ...]:
 
 def _rules(user: Mapping[str, Any]) -> BettingRules:
     values: dict[str, Any] = {}
-    for name in ("chip_unit", "max_raises", "max_discard"):
+    for name in ("chip_unit", "max_raises", "max_discard", "spread_max_raises"):
         if f"_{name}" in user:
             values[name] = whole_amount(user[f"_{name}"], f"_{name}")
     if "_heads_up_uncap" in user:

@@ -110,6 +110,8 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
         spread_round_ceiling=rng.random() < 0.3,
         draw_timer_ms=rng.choice((30_000, 5_000)),
     )
+    if structure is Structure.SPREAD_LIMIT:  # spread limit's own cap (decision A10)
+        rules = replace(rules, spread_max_raises=rng.choice((None, 1, 5)))
     if any(street.board for street in definition.streets):  # the flop games (decision A31)
         rules = replace(rules, burn_cards=rng.random() < 0.3)
     if definition.is_draw_game:  # the draw switches (RULES.md §11, A12-A15, A17)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine.betting import BettingRules, HeadsUpUncap, Stakes, fixed_limit_stakes, spread_schedule
 from engine.hand import Action
-from engine.hand.errors import IllegalAction, InvalidAmount
+from engine.hand.codec import config_from_wire, config_to_wire
+from engine.hand.commands import HandConfig
+from engine.hand.errors import HandRuleError, IllegalAction, InvalidAmount
+from engine.phh.config import _rules, _rules_fields
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, HPL, PL, SL, Table
 
@@ -187,6 +192,34 @@ def test_D9_spread_limit_big_blind_is_the_bet_and_three_raises_cap_the_round() -
     heads_up = Table({1: 5000, 2: 5000}, button=1, structure=SL, stakes=stakes)
     heads_up.play("1 raise 200, 2 raise 300, 1 raise 400, 2 raise 500")
     assert heads_up.legal()["raise"] == (600, 600)
+
+
+def test_a10_spread_max_raises_sets_the_spread_limit_cap() -> None:
+    stakes = Stakes(50, 100, spread_round_max=(100, 100, 200, 300))
+    three = {1: 5000, 2: 5000, 3: 5000}
+    rules = BettingRules(max_raises=3, spread_max_raises=1)
+    table = Table(three, button=1, structure=SL, stakes=stakes, rules=rules)
+    table.play("1 raise 200")  # the big blind is the bet, one raise caps the round
+    assert "raise" not in table.legal()
+    more = Table(
+        three, button=1, structure=SL, stakes=stakes, rules=replace(rules, spread_max_raises=4)
+    )
+    more.play("1 raise 200, 2 raise 300, 3 raise 400, 1 raise 500")
+    assert "raise" not in more.legal()
+    assert more.replayed() == more.state
+
+
+def test_a10_spread_max_raises_is_for_spread_limit_tables() -> None:
+    with pytest.raises(HandRuleError, match="raise cap of spread-limit tables"):
+        Table({1: 100, 2: 100}, button=1, rules=BettingRules(spread_max_raises=2))
+
+
+@pytest.mark.parametrize("cap", [None, 0, 5])
+def test_spread_max_raises_round_trips_on_the_wire_and_in_phh(cap: int | None) -> None:
+    stakes = Stakes(50, 100, spread_round_max=(100, 100, 200, 300))
+    config = HandConfig("holdem", SL, stakes, BettingRules(spread_max_raises=cap))
+    assert config_from_wire(*config_to_wire(config)) == config
+    assert _rules(_rules_fields(config.rules)) == config.rules
 
 
 def test_D10_spread_limit_round_ceiling_stops_at_three_times_the_maximum() -> None:

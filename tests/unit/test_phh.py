@@ -117,6 +117,8 @@ def random_config(rng: random.Random, game: str, structure: Structure) -> HandCo
             )
             if rules.odd_chip_stud is OddChipStud.HIGH_CARD_BY_SUIT:
                 rules = replace(rules, odd_chip_cards=rng.choice(list(OddChipCards)))
+        if structure is Structure.SPREAD_LIMIT:  # its own cap (decision A10)
+            rules = replace(rules, spread_max_raises=rng.choice((None, 1, 5)))
         if any(street.board for street in GAMES[game].streets) and not stakes.bring_in:
             rules = replace(rules, burn_cards=rng.random() < 0.5)  # decision A31
         if GAMES[game].is_draw_game:  # the draw switches (RULES.md §11, A12-A15, A17)
