@@ -120,10 +120,14 @@ async def _tables(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
     )
     for table in reply.tables:
         state = "closed" if table.closed else ("playing" if table.hand_running else "waiting")
-        print(
-            f"{table.table_id}  {table.game}  {table.stakes.small_blind}/"
-            f"{table.stakes.big_blind}  {table.players}/{table.seat_count}  {state}"
+        stakes = table.stakes
+        forced = (
+            f"{stakes.small_blind}/{stakes.big_blind}"
+            if stakes.big_blind
+            else f"ante {stakes.ante} bring-in {stakes.bring_in}"
         )
+        seats = f"{table.players}/{table.seat_count}"
+        print(f"{table.table_id}  {table.game}  {forced}  {seats}  {state}")
 
 
 async def _show(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:

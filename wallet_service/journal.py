@@ -11,6 +11,7 @@ append lands once while a *different* record decided on the same position is a r
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import hashlib
 import pickle
@@ -137,7 +138,10 @@ class Journal:
         if loaded.position - loaded.snapshot_position < self._snapshot_every:
             return loaded
         try:
-            data = encode_state(loaded.state)
+            # Pickled off the event loop: a ledger of some thousand transactions takes tens of
+            # milliseconds, which would hold every request and the consumer. The state is
+            # immutable (persistent maps), so the writer may go on while it is encoded.
+            data = await asyncio.to_thread(encode_state, loaded.state)
             await self._snapshots.save(LEDGER_KEY, loaded.position, data)
         except Exception as error:
             _log.warning("ledger_snapshot_failed", error=repr(error))

@@ -4,6 +4,7 @@ draws kept private (asserted on the serialized bytes)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import grpc
@@ -225,3 +226,54 @@ async def test_draw_and_split_answers_travel_on_a_play_stream(dealer: DealerHarn
     assert refused.code == grpc.StatusCode.FAILED_PRECONDITION.value[0] and refused.message
     await stream.done_writing()
     assert await stream.code() == grpc.StatusCode.OK
+
+
+async def test_a_draw_timed_out_stands_pat_and_bars_betting(dealer: DealerHarness) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    players = {name: dealer.client(name) for name in ("ann", "bob")}
+    reply = await operator.call(
+        "CreateTable",
+        dpb.CreateTableRequest(
+            command_id=cid(),
+            game="five-card-draw",
+            structure=pb.NO_LIMIT,
+            stakes=pb.Stakes(small_blind=1, big_blind=2),
+            play_money=True,
+            pause_between_hands_ms=60_000,
+            settings=pb.TableConfig(rules=pb.HandRules(draw_timer_ms=300)),
+        ),
+    )
+    table_id = reply.table_id
+    for number, client in enumerate(players.values(), start=1):
+        await seat(client, table_id, number)
+    await until_hand(operator, table_id)
+    view = await reach_the_draw(operator, players, table_id)
+    sleeper = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
+    # The dealer's clock acts for him at the draw deadline: he stands pat.
+    for _ in range(100):
+        view = await operator.table(table_id)
+        if view.hand.seat_to_act != sleeper.seat or view.hand.turn != pb.TURN_DRAW:
+            break
+        await asyncio.sleep(0.02)
+    assert dealer.dealer is not None
+    raw = [
+        event
+        async for record in dealer.dealer.repository.read(table_id)
+        for event in decode_batch(record).events
+    ]
+    pat = [e.cards_drawn for e in raw if e.WhichOneof("body") == "cards_drawn"]
+    assert pat[0].seat == sleeper.seat and pat[0].timed_out and pat[0].count == 0
+    # The other draws; then the sleeper may check or call, but not bet or raise (RULES.md §7.2).
+    other = next(s for s in view.seats if s.player_id != sleeper.player_id)
+    if view.hand.turn == pb.TURN_DRAW:
+        await players[other.player_id].draw(table_id, view.hand.hand_id, "")
+    for _ in range(4):
+        view = await operator.table(table_id)
+        if view.hand.seat_to_act == sleeper.seat:
+            break
+        to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
+        await players[to_act.player_id].act(table_id, view.hand.hand_id, dpb.ACTION_CHECK)
+    assert view.hand.seat_to_act == sleeper.seat and view.hand.turn == pb.TURN_BET
+    offered = {option.action for option in view.hand.legal_actions}
+    assert dpb.ACTION_BET not in offered and dpb.ACTION_RAISE not in offered
+    assert offered & {dpb.ACTION_CHECK, dpb.ACTION_CALL}

@@ -284,7 +284,13 @@ async def test_each_request_logs_one_line_with_method_code_and_duration(
 ) -> None:
     await call(channel, "Raise", b"ok")
     await failure(channel, "Raise", b"permission")
-    requests = [line for line in parsed(log_lines) if line["event"] == "grpc_request"]
+    # The server writes its line as the call ends there, which may be just after the client
+    # has its status: wait for it (bounded) rather than race it.
+    for _ in range(200):
+        requests = [line for line in parsed(log_lines) if line["event"] == "grpc_request"]
+        if len(requests) >= 2:
+            break
+        await asyncio.sleep(0.01)
     assert [(line["method"], line["code"]) for line in requests] == [
         (method("Raise"), "OK"),
         (method("Raise"), "PERMISSION_DENIED"),

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.testing import Client, DealerHarness, choose_action, namespace_settings
+from dealer_service.testing import Client, DealerHarness, namespace_settings, play_turn
 from dealer_service.wallet_client import GrpcWallet
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
@@ -57,10 +57,12 @@ async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
             await port.close()
 
 
-#: The games the money flow is played in: a button game with blinds, a stud game with antes.
+#: The games the money flow is played in: a button game with blinds, a stud game with antes, a
+#: draw game (its turns played by :func:`play_turn`).
 TABLES = {
     "holdem": (pb.NO_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
     "seven-card-stud": (pb.FIXED_LIMIT, pb.Stakes(ante=2, bring_in=5, small_bet=10, big_bet=20)),
+    "draw32": (pb.POT_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
 }
 
 
@@ -92,9 +94,8 @@ async def play_hands(room: Room, table_id: str, hands: int) -> dpb.TableView:
             await asyncio.sleep(0.01)
             continue
         to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
-        action, amount = choose_action(view)
         try:
-            await players[to_act.player_id].act(table_id, view.hand.hand_id, action, amount)
+            await play_turn(players[to_act.player_id], view)
         except grpc.aio.AioRpcError:
             continue  # the view was stale
     raise AssertionError("the hands did not finish")
@@ -116,9 +117,8 @@ async def leave_table(room: Room, table_id: str) -> None:
         if to_act is None:
             await asyncio.sleep(0.01)
             continue
-        action, amount = choose_action(view)
         with contextlib.suppress(grpc.aio.AioRpcError):
-            await players[to_act.player_id].act(table_id, view.hand.hand_id, action, amount)
+            await play_turn(players[to_act.player_id], view)
     raise AssertionError("the players did not leave")
 
 

@@ -22,10 +22,12 @@ from engine.games import ForcedBets, get_game
 from engine.hand import Action, HandRuleError
 from engine.table import (
     Act,
+    AgreeSplit,
     BringInRule,
     ButtonRule,
     Command,
     CreateTable,
+    Draw,
     MissedBlindsPolicy,
     SitDown,
     SitIn,
@@ -41,11 +43,13 @@ from engine.table import (
     VoidHand,
     buy_in_range,
     chips_on_table,
+    draw_option,
     envelopes,
     execute,
     legal_actions,
     make_config,
     replay,
+    split_offer,
 )
 from engine.table.evolve import fold
 from engine.table.plan import eligible_seats, next_after
@@ -83,6 +87,16 @@ CONFIGS = {
     "nl-stud-hi-lo": lambda: make_config(
         "seven-card-stud-hi-lo", Structure.NO_LIMIT, Stakes(0, 0, ante=1, bring_in=2),
         seat_count=8, pause_between_hands_ms=0,
+    ),
+    "nl-five-card-draw": lambda: make_config(
+        "five-card-draw", Structure.NO_LIMIT, Stakes(1, 2), seat_count=6, pause_between_hands_ms=0,
+    ),
+    "fl-triple-draw": lambda: make_config(
+        "deuce-seven-triple-draw", Structure.FIXED_LIMIT, fixed_limit_stakes(2, 4), seat_count=6,
+        pause_between_hands_ms=0, artificial_allin_per_24h=3,
+    ),
+    "pl-draw32": lambda: make_config(
+        "draw32", Structure.POT_LIMIT, Stakes(1, 2), seat_count=5, pause_between_hands_ms=0,
     ),
 }  # fmt: skip
 
@@ -303,8 +317,23 @@ class Run:
             else:
                 if roll < 0.15:
                     self.refused(TopUp(seat, player.player_id, 1, "h", self.now))
-                action, amount = self.choose(seat)
-                self.run(Act(seat, player.player_id, action, amount, self.now))
+                self.run(self.turn(seat, player.player_id))
+
+    def turn(self, seat: int, player_id: str) -> Command:
+        """The player's move, whatever he is asked: a draw (a random part of his cards, with a
+        fresh shuffle for a reshuffle), the split offer, or a betting action."""
+        draw = draw_option(self.table, seat)
+        if draw is not None:
+            count = self.rng.randint(0, draw.max_discard)
+            discard = tuple(self.rng.sample(draw.cards, count))
+            deck = list(get_game(self.table.config.game).deck)
+            self.rng.shuffle(deck)
+            return Draw(seat, player_id, discard, self.now, tuple(deck))
+        offer = split_offer(self.table, seat)
+        if offer is not None and (not offer.may_bet or self.rng.random() < 0.5):
+            return AgreeSplit(seat, player_id, self.rng.random() < 0.7, self.now)
+        action, amount = self.choose(seat)
+        return Act(seat, player_id, action, amount, self.now)
 
     def choose(self, seat: int) -> tuple[Action, int]:
         options = legal_actions(self.table, seat)
