@@ -17,7 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.betting import Stakes, Structure, fixed_limit_stakes, stud_stakes
+from engine.betting import (
+    BettingRules,
+    PatRestrictionLift,
+    PostDrawFirstActor,
+    Stakes,
+    Structure,
+    fixed_limit_stakes,
+    stud_stakes,
+)
 from engine.games import ForcedBets, get_game
 from engine.hand import Action, HandRuleError
 from engine.table import (
@@ -97,6 +105,22 @@ CONFIGS = {
     ),
     "pl-draw32": lambda: make_config(
         "draw32", Structure.POT_LIMIT, Stakes(1, 2), seat_count=5, pause_between_hands_ms=0,
+    ),
+    # The draw switches (RULES.md §11, decisions A12-A15, A17) away from their defaults.
+    "fl-triple-draw-switched": lambda: make_config(
+        "deuce-seven-triple-draw", Structure.FIXED_LIMIT, fixed_limit_stakes(2, 4), seat_count=6,
+        pause_between_hands_ms=0, rules=BettingRules(
+            max_discard=3, pat_restriction_lift=PatRestrictionLift.AT_LEAST_ONE_CARD,
+            reshuffle_include_folded=False, split_pot_function=True,
+            post_draw_first_actor=PostDrawFirstActor.LEFT_OF_BIG_BLIND,
+        ),
+    ),
+    "pl-draw32-switched": lambda: make_config(
+        "draw32", Structure.POT_LIMIT, Stakes(1, 2), seat_count=5, pause_between_hands_ms=0,
+        rules=BettingRules(
+            max_discard=5, split_pot_function=False,
+            post_draw_first_actor=PostDrawFirstActor.LEFT_OF_BUTTON,
+        ),
     ),
 }  # fmt: skip
 
