@@ -38,7 +38,11 @@ async def dealer(nats_server: NatsServer) -> AsyncIterator[DealerHarness]:
 
 
 async def open_stud_table(
-    operator: Client, game: str, structure: int = pb.FIXED_LIMIT, **settings: object
+    operator: Client,
+    game: str,
+    structure: int = pb.FIXED_LIMIT,
+    stakes: pb.Stakes | None = None,
+    **settings: object,
 ) -> str:
     reply = await operator.call(
         "CreateTable",
@@ -46,7 +50,7 @@ async def open_stud_table(
             command_id=cid(),
             game=game,
             structure=structure,  # type: ignore[arg-type]
-            stakes=pb.Stakes(ante=1, small_bet=4, big_bet=8),
+            stakes=stakes or pb.Stakes(ante=1, small_bet=4, big_bet=8),
             play_money=True,
             pause_between_hands_ms=60_000,
             settings=pb.TableConfig(**settings),  # type: ignore[arg-type]
@@ -195,6 +199,18 @@ async def test_table_switches_come_from_the_request(dealer: DealerHarness) -> No
     live = await dealer.dealer.tables.table(table_id)
     assert live.config.rules.open_pair_double_bet is False
     assert live.config.sit_out_max_hands == 5
+
+
+async def test_the_bring_in_rule_is_a_table_setting(dealer: DealerHarness) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    table_id = await open_stud_table(
+        operator,
+        "seven-card-stud",
+        stakes=pb.Stakes(ante=1, small_bet=10, big_bet=20),
+        bring_in_rule=pb.BRING_IN_HALF_SMALL_BET,
+    )
+    view = await operator.table(table_id)
+    assert view.config.stakes.bring_in == 5  # half the small bet, not twice the ante (A2)
 
 
 @pytest.mark.parametrize(
