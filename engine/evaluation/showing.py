@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Final, Literal
 
 from engine.cards import DECK_32, DECK_52, Card, format_cards, verify_distinct, verify_in_deck
@@ -134,10 +135,13 @@ def _soko_key(cards: Sequence[Card]) -> ShowingKey:
 _TELESINA_FULL_HAND: Final = 5
 
 
-def _telesina_key(cards: Sequence[Card]) -> ShowingKey:
-    """Telesina: the full ranking on five cards (upcards + vela), else pairs with suit ties."""
+def _telesina_key(cards: Sequence[Card], *, ranks_then_suits: bool = False) -> ShowingKey:
+    """Telesina: the full ranking on five cards (upcards + vela), else pairs with suit ties;
+    high cards card by card, or (``ranks_then_suits``, the table's ``telesina_high_card``
+    switch) all ranks before any suit [decision A19]."""
     if len(cards) == _TELESINA_FULL_HAND:
-        strength = TELESINA_RANKINGS["telesina"].evaluate(cards, ())
+        name = "telesina-ranks-then-suits" if ranks_then_suits else "telesina"
+        strength = TELESINA_RANKINGS[name].evaluate(cards, ())
         if strength is None:  # a high ranking always has a hand; only low rankings return None
             raise AssertionError("the Telesina ranking returned no hand")
         return (strength,)
@@ -146,10 +150,12 @@ def _telesina_key(cards: Sequence[Card]) -> ShowingKey:
     suits: dict[int, list[int]] = {}
     for card in sorted(cards, key=lambda card: TELESINA_SUIT_VALUES[card.suit], reverse=True):
         suits.setdefault(card.rank, []).append(TELESINA_SUIT_VALUES[card.suit])
+    ranks = [rank for _, rank in groups]
     if category == _HIGH:
+        if ranks_then_suits:
+            return (category, *ranks, *(suits[rank][0] for rank in ranks))
         # Card by card, rank then suit, as in the high-card rule [decision A19].
         return (category, *(value for _, rank in groups for value in (rank, suits[rank][0])))
-    ranks = [rank for _, rank in groups]
     singles = [rank for count, rank in groups if count == 1]
     grouped = [rank for count, rank in groups if count > 1]
     # All ranks first; then the kickers' suits from the highest kicker; then the grouped cards'
@@ -223,6 +229,7 @@ def first_to_act(
     *,
     common: Sequence[Card] = (),
     tie_break: TieBreak = "position",
+    telesina_high_card: str = "card_by_card",
 ) -> int:
     """The seat of the best showing hand, who acts first on a round after the bring-in round.
 
@@ -230,7 +237,8 @@ def first_to_act(
     for everyone). ``common`` is what every player shares: Telesina's vela on the last round, or
     the 7 Card Stud common card when it replaces the seventh cards. Ties go to the player first
     clockwise from ``dealer_seat`` [decision A4], or, with ``tie_break="suit"``, to the better
-    suits first.
+    suits first. Telesina's high cards compare as the table's ``telesina_high_card`` says
+    (``card_by_card`` or ``ranks_then_suits``, decision A19).
 
     >>> from engine.cards import parse_cards as cs
     >>> # Soko: a four-flush on the board beats a pair.
@@ -242,13 +250,21 @@ def first_to_act(
     1
     >>> first_to_act("telesina", boards, 0, 6, common=cs("9c"))
     2
+    >>> # Telesina high cards: the ace of hearts first card by card, the king second by ranks.
+    >>> highs = {1: cs("Ad Kh"), 2: cs("Ah Qd")}
+    >>> first_to_act("telesina", highs, 0, 6), first_to_act(
+    ...     "telesina", highs, 0, 6, telesina_high_card="ranks_then_suits")
+    (2, 1)
     """
     rules = _rules(game)
     if tie_break not in ("position", "suit"):
         raise ValueError(f"{tie_break!r} is not a tie-break: use 'position' or 'suit'.")
     _check_seats(upcards, dealer_seat, seat_count)
     _check_showing(rules, upcards, common)
-    keys = {seat: rules.key([*cards, *common]) for seat, cards in upcards.items()}
+    key = rules.key
+    if game == "telesina" and telesina_high_card == "ranks_then_suits":
+        key = partial(_telesina_key, ranks_then_suits=True)
+    keys = {seat: key([*cards, *common]) for seat, cards in upcards.items()}
     best = max(keys.values())
     tied = [seat for seat, key in keys.items() if key == best]
     if tie_break == "suit" and len(tied) > 1:

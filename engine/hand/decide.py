@@ -505,6 +505,7 @@ def best_showing(state: HandState) -> int:
         len(setup.seats),
         common=state.board,
         tie_break="suit" if tie_break is StudTieBreak.SUIT else "position",
+        telesina_high_card=setup.config.rules.telesina_high_card,
     )
 
 

@@ -139,3 +139,14 @@ def test_A19_telesina_high_card_rule_is_a_table_switch() -> None:
     table = telesina({1: 100, 2: 100}, hole, vela="Ts", telesina_high_card="ranks_then_suits")
     call_down(table)
     assert table.won() == {2: 6}
+
+
+def test_A19_the_high_card_switch_also_orders_the_showing_hands() -> None:
+    # Second round: seat 1 shows A♦ K♥, seat 2 A♥ Q♦. Card by card the ace of hearts is
+    # higher; ranks first, the king is.
+    hole = {1: "7c Ad Kh 9s 8d", 2: "8c Ah Qd 9c 7s"}
+    for rule, first in (("card_by_card", 2), ("ranks_then_suits", 1)):
+        table = telesina({1: 100, 2: 100}, hole, vela="Ts", telesina_high_card=rule)
+        assert table.to_act == 2  # the ace of hearts brings in
+        table.play("2 bring_in, 1 call")
+        assert table.to_act == first
