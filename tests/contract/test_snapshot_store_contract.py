@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import AsyncIterator
 
 import nats
+import nats.js.errors
 import pytest
+from nats.aio.client import Client
 
 from eventstore.snapshots import (
     CorruptSnapshot,
     InMemorySnapshotStore,
     JetStreamSnapshotStore,
     Snapshot,
+    SnapshotSettings,
     SnapshotStore,
 )
 from tests.support.nats_server import NatsServer
@@ -120,6 +124,74 @@ async def test_a_foreign_value_in_the_bucket_is_reported_as_corrupt(
         key = new_key()
         bucket = await client.jetstream().key_value(store.settings.bucket)
         await bucket.put(key, b"\x07not a snapshot")
+        with pytest.raises(CorruptSnapshot):
+            await store.load(key)
+    finally:
+        await client.drain()
+
+
+BIG = 3 * 1024 * 1024 + 17  # above one bucket value (1 MiB) and NATS's message limit
+
+
+async def test_a_snapshot_larger_than_one_stored_value_round_trips(store: SnapshotStore) -> None:
+    key = new_key()
+    first, second = random.Random(1).randbytes(BIG), random.Random(2).randbytes(BIG)
+    assert await store.save(key, 10, first)
+    assert await store.load(key) == Snapshot(10, first)
+    assert not await store.save(key, 7, second)  # a stale writer, big or not, changes nothing
+    assert await store.save(key, 12, second)
+    assert await store.load(key) == Snapshot(12, second)
+    assert await store.save(key, 15, b"small again")
+    assert await store.load(key) == Snapshot(15, b"small again")
+
+
+async def test_racing_writers_of_big_snapshots_leave_a_whole_one(store: SnapshotStore) -> None:
+    key = new_key()
+    datas = {position: random.Random(position).randbytes(BIG // 2) for position in (3, 9, 5, 9)}
+    await asyncio.gather(*(store.save(key, p, data) for p, data in datas.items()))
+    assert await store.load(key) == Snapshot(9, datas[9])
+
+
+async def bucket_keys(client: Client, bucket: str) -> list[str]:
+    kv = await client.jetstream().key_value(bucket)
+    try:
+        return sorted(await kv.keys())
+    except nats.js.errors.NoKeysError:
+        return []
+
+
+async def test_a_replaced_big_snapshot_leaves_no_chunks_behind(nats_server: NatsServer) -> None:
+    client = await nats.connect(nats_server.url)
+    try:
+        store = JetStreamSnapshotStore(
+            client.jetstream(), SnapshotSettings(bucket=f"SNAP_{uuid.uuid4().hex[:8]}")
+        )
+        await store.ensure_bucket()
+        key = new_key()
+        await store.save(key, 10, bytes(BIG))
+        assert len(await bucket_keys(client, store.settings.bucket)) == 1 + 7  # head + chunks
+        await store.save(key, 11, bytes(BIG // 2))
+        assert await store.save(key, 12, b"small") is True
+        assert not await store.save(key, 4, bytes(BIG))  # a loser deletes its own chunks
+        assert await bucket_keys(client, store.settings.bucket) == [key]
+    finally:
+        await client.drain()
+
+
+async def test_a_damaged_chunk_is_reported_as_corrupt(nats_server: NatsServer) -> None:
+    client = await nats.connect(nats_server.url)
+    try:
+        store = JetStreamSnapshotStore(
+            client.jetstream(), SnapshotSettings(bucket=f"SNAP_{uuid.uuid4().hex[:8]}")
+        )
+        await store.ensure_bucket()
+        key = new_key()
+        await store.save(key, 10, random.Random(3).randbytes(BIG))
+        kv = await client.jetstream().key_value(store.settings.bucket)
+        chunk = next(
+            name for name in await bucket_keys(client, store.settings.bucket) if name != key
+        )
+        await kv.put(chunk, b"tampered")
         with pytest.raises(CorruptSnapshot):
             await store.load(key)
     finally:
