@@ -18,9 +18,7 @@ hand is over).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
 
-from engine.games import GAMES
 from engine.hand.codec import cards_to_wire
 from engine.hand.state import SHOWN, HandState
 from engine.table import (
@@ -197,12 +195,12 @@ def _fill_hand(view: dpb.HandView, state: TableState, hand: HandState) -> None:
             min_amount=option.min_amount,
             max_amount=option.max_amount,
         )
-    if state.config.game in _DRAW_GAMES:
-        _fill_draw_turn(view, state, to_act)
+    _fill_draw_turn(view, state, to_act)
 
 
 def _fill_draw_turn(view: dpb.HandView, state: TableState, to_act: int) -> None:
-    """What a draw game asks of the seat to act besides betting: a draw, or the split offer."""
+    """What a draw game asks of the seat to act besides betting: a draw, or the split offer
+    (both queries answer None at once in the other games)."""
     draw = draw_option(state, to_act)
     if draw is not None:
         view.turn = pb.TURN_DRAW
@@ -214,9 +212,3 @@ def _fill_draw_turn(view: dpb.HandView, state: TableState, to_act: int) -> None:
         view.split_offer.pots.extend(offer.pots)
         view.split_offer.amounts.extend(offer.amounts)
         view.split_offer.may_bet = offer.may_bet
-
-
-#: The games with a draw (the only ones with draw and split turns).
-_DRAW_GAMES: Final = frozenset(
-    key for key, game in GAMES.items() if any(street.draw for street in game.streets)
-)

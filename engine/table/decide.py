@@ -213,30 +213,33 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
 
 
 def _act(recorder: _Recorder, command: Act) -> None:
-    state = verify_table_open(recorder.state)
-    verify_occupant(state, command.seat, command.player_id)
-    verify_hand_running(state)
     act = hand_machine.Act(command.seat, command.action, command.amount, command.now)
-    recorder.emit_all(hand_machine.decide(state.hand, act))
-    _after_hand(recorder, command.now)
+    _play(recorder, command.seat, command.player_id, act)
 
 
 def _draw(recorder: _Recorder, command: Draw) -> None:
-    state = verify_table_open(recorder.state)
-    verify_occupant(state, command.seat, command.player_id)
-    verify_hand_running(state)
     draw = hand_machine.Draw(command.seat, command.discard, command.now, command.shuffle)
-    recorder.emit_all(hand_machine.decide(state.hand, draw))
-    _after_hand(recorder, command.now)
+    _play(recorder, command.seat, command.player_id, draw)
 
 
 def _agree_split(recorder: _Recorder, command: AgreeSplit) -> None:
-    state = verify_table_open(recorder.state)
-    verify_occupant(state, command.seat, command.player_id)
-    verify_hand_running(state)
     answer = hand_machine.AgreeSplit(command.seat, command.agree, command.now)
-    recorder.emit_all(hand_machine.decide(state.hand, answer))
-    _after_hand(recorder, command.now)
+    _play(recorder, command.seat, command.player_id, answer)
+
+
+def _play(
+    recorder: _Recorder,
+    seat: int,
+    player_id: str,
+    move: hand_machine.Act | hand_machine.Draw | hand_machine.AgreeSplit,
+) -> None:
+    """A player's move in the running hand: the table and his seat checked, the hand machine
+    decides it, then whatever the hand's end brings about at the table."""
+    state = verify_table_open(recorder.state)
+    verify_occupant(state, seat, player_id)
+    verify_hand_running(state)
+    recorder.emit_all(hand_machine.decide(state.hand, move))
+    _after_hand(recorder, move.now)
 
 
 def _time_out(recorder: _Recorder, command: TimeOut) -> None:
