@@ -238,6 +238,7 @@ class JetStreamSnapshotStore:
                     if current is not None:
                         await self._delete_chunks(key, current[0])
                     return True
+            await self._delete_chunks(key, value)  # never named by the head
         raise SnapshotConflict(
             f"the snapshot of {key!r} kept changing under {MAX_SAVE_ATTEMPTS} save attempts"
         )
