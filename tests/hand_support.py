@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from engine.betting import BettingRules, Stakes, Structure
+from engine.betting import (
+    BettingRules,
+    PatRestrictionLift,
+    PostDrawFirstActor,
+    Stakes,
+    Structure,
+)
 from engine.cards import Card, parse_cards
-from engine.games import get_game
+from engine.games import ForcedBets, get_game
 from engine.hand import (
     Act,
     Action,
@@ -182,3 +190,29 @@ class Table:
 
     def replayed(self) -> HandState:
         return replay(self.events)
+
+
+def random_game_switches(
+    rng: random.Random, rules: BettingRules, game: str, structure: Structure
+) -> BettingRules:
+    """``rules`` with the switches that belong to the structure or the game drawn at random:
+    spread limit's own raise cap (decision A10), burning cards in the flop games (A31), and the
+    draw switches (RULES.md §11, A12-A15, A17)."""
+    definition = get_game(game)
+    if structure is Structure.SPREAD_LIMIT:
+        rules = replace(rules, spread_max_raises=rng.choice((None, 1, 5)))
+    flop_game = definition.forced_bets is ForcedBets.BLINDS and any(
+        street.board for street in definition.streets
+    )
+    if flop_game:
+        rules = replace(rules, burn_cards=rng.random() < 0.3)
+    if definition.is_draw_game:
+        rules = replace(
+            rules,
+            max_discard=rng.choice((0, 3, 5)),
+            pat_restriction_lift=rng.choice(list(PatRestrictionLift)),
+            reshuffle_include_folded=rng.random() < 0.5,
+            post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
+            split_pot_function=rng.choice((None, True, False)),
+        )
+    return rules

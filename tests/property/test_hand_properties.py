@@ -23,8 +23,6 @@ from engine.betting import (
     IncompleteRaiseRule,
     OddChipCards,
     OddChipStud,
-    PatRestrictionLift,
-    PostDrawFirstActor,
     Stakes,
     Structure,
     StudTieBreak,
@@ -51,6 +49,7 @@ from engine.hand import (
     split_offer,
 )
 from engine.hand.rake import RakeDistribution, RakeSchedule
+from tests.hand_support import random_game_switches
 
 STAKES = {
     Structure.NO_LIMIT: Stakes(1, 2),
@@ -110,19 +109,7 @@ def deal(rng: random.Random, game: str, structure: Structure, rake: bool) -> Sta
         spread_round_ceiling=rng.random() < 0.3,
         draw_timer_ms=rng.choice((30_000, 5_000)),
     )
-    if structure is Structure.SPREAD_LIMIT:  # spread limit's own cap (decision A10)
-        rules = replace(rules, spread_max_raises=rng.choice((None, 1, 5)))
-    if any(street.board for street in definition.streets):  # the flop games (decision A31)
-        rules = replace(rules, burn_cards=rng.random() < 0.3)
-    if definition.is_draw_game:  # the draw switches (RULES.md §11, A12-A15, A17)
-        rules = replace(
-            rules,
-            max_discard=rng.choice((0, 3, 5)),
-            pat_restriction_lift=rng.choice(list(PatRestrictionLift)),
-            reshuffle_include_folded=rng.random() < 0.5,
-            post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
-            split_pot_function=rng.choice((None, True, False)),
-        )
+    rules = random_game_switches(rng, rules, game, structure)
     distribution = rng.choice(list(RakeDistribution))  # decision A26's switch
     schedule = RakeSchedule(per=5, minimum_pot=5, distribution=distribution) if rake else None
     config = HandConfig(game, structure, stakes, rules, schedule)

@@ -17,8 +17,6 @@ from engine.betting import (
     IncompleteRaiseRule,
     OddChipCards,
     OddChipStud,
-    PatRestrictionLift,
-    PostDrawFirstActor,
     Stakes,
     Structure,
     StudTieBreak,
@@ -57,6 +55,7 @@ from engine.phh import (
 )
 from engine.phh.cli import replay_files
 from pokerpb import events_pb2 as pb
+from tests.hand_support import random_game_switches
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "phh"
 WAGERS = (Action.BET, Action.RAISE, Action.COMPLETE)
@@ -117,19 +116,7 @@ def random_config(rng: random.Random, game: str, structure: Structure) -> HandCo
             )
             if rules.odd_chip_stud is OddChipStud.HIGH_CARD_BY_SUIT:
                 rules = replace(rules, odd_chip_cards=rng.choice(list(OddChipCards)))
-        if structure is Structure.SPREAD_LIMIT:  # its own cap (decision A10)
-            rules = replace(rules, spread_max_raises=rng.choice((None, 1, 5)))
-        if any(street.board for street in GAMES[game].streets) and not stakes.bring_in:
-            rules = replace(rules, burn_cards=rng.random() < 0.5)  # decision A31
-        if GAMES[game].is_draw_game:  # the draw switches (RULES.md §11, A12-A15, A17)
-            rules = replace(
-                rules,
-                max_discard=rng.choice((0, 3, 5)),
-                pat_restriction_lift=rng.choice(list(PatRestrictionLift)),
-                reshuffle_include_folded=rng.random() < 0.5,
-                post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
-                split_pot_function=rng.choice((None, True, False)),
-            )
+        rules = random_game_switches(rng, rules, game, structure)
     rake = None
     if rng.random() < 0.3:
         rake = RakeSchedule(distribution=rng.choice(list(RakeDistribution)))
