@@ -480,7 +480,9 @@ def _first_actor(state: HandState, rule: FirstActor) -> int:
 
 def _bring_in_player(state: HandState) -> int:
     """The player whose door card brings in (RULES.md §3.9), among those with chips behind: a
-    player all-in for his ante cannot open (nobody brings in when none can)."""
+    player all-in for his ante cannot open, the lowest (highest) door card of the others brings
+    in and the action goes on clockwise from him (decision A40); nobody brings in when none
+    can."""
     setup = state.setup
     door_cards = {
         index: up[0]
