@@ -6,6 +6,8 @@ is in ``test_table_sit_out_limit``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from engine.betting import Structure, fixed_limit_stakes
@@ -17,7 +19,7 @@ from tests.table_support import Driver, fl_config, nl_config
 SB, BB, ENTRY = pb.SMALL_BLIND, pb.BIG_BLIND, pb.ENTRY_BIG_BLIND
 
 
-def missed(events: list[object]) -> list[tuple[int, bool, bool]]:
+def missed(events: Sequence[object]) -> list[tuple[int, bool, bool]]:
     return [
         (seat.seat, seat.small_blind, seat.big_blind)
         for event in events
