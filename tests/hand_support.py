@@ -144,10 +144,11 @@ class Table:
         self.last = list(events)
         return events
 
-    def time_out(self, seat: int, late_by: int = 0) -> list[HandEvent]:
-        """Let ``seat``'s time run out."""
+    def time_out(self, seat: int, late_by: int = 0, *, protected: bool = False) -> list[HandEvent]:
+        """Let ``seat``'s time run out; ``protected``: disconnected, the artificial all-in open
+        to him (RULES.md §6.5)."""
         now = self.state.deadline + late_by
-        self.state, events = execute(self.state, TimeOut(seat, now))
+        self.state, events = execute(self.state, TimeOut(seat, now, protected=protected))
         self.events += events
         self.last = list(events)
         return events

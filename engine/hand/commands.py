@@ -113,7 +113,8 @@ class TimeOut:
 
     ``protected``: the table found the disconnection protection open to him (disconnected,
     fixed or spread limit, real money, allowance left); facing a bet with live chips in, he is
-    then put artificially all-in instead of folding (RULES.md §6.5, decision A27).
+    then put artificially all-in instead of folding (RULES.md §6.5, decision A27), and in draw
+    games stands pat in every draw that follows without being asked (§6.5 rule 4).
     ``count_forced_bets``: whether blinds and antes count as live chips for that (A27 switch).
     """
 

@@ -52,6 +52,7 @@ from engine.hand.draws import (
     special_turn_applied,
     split_agreed_applied,
     split_refused_applied,
+    stands_pat_unasked,
     stub_text,
     take_cards,
     verify_agree_split,
@@ -479,7 +480,9 @@ def _first_actor(state: HandState, rule: FirstActor) -> int:
 
 def _bring_in_player(state: HandState) -> int:
     """The player whose door card brings in (RULES.md §3.9), among those with chips behind: a
-    player all-in for his ante cannot open (nobody brings in when none can)."""
+    player all-in for his ante cannot open, the lowest (highest) door card of the others brings
+    in and the action goes on clockwise from him (decision A40); nobody brings in when none
+    can."""
     setup = state.setup
     door_cards = {
         index: up[0]
@@ -547,10 +550,13 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
             # No betting after the common card (decision A7): only the last street deals one.
             _showdown(recorder)
             return
-        if streets[street].draw:  # the draw opens the street, from the left of the button
-            _ask(recorder, now, (dealt.setup.button + 1) % len(dealt.stacks), DRAWING)
+        # The draw opens the street, from the left of the button; when nobody is left to be
+        # asked (only protected players stood pat), the betting round follows at once.
+        if streets[street].draw and _ask(
+            recorder, now, (dealt.setup.button + 1) % len(dealt.stacks), DRAWING
+        ):
             return
-        start = _first_actor(dealt, streets[street].first_actor)
+        start = _first_actor(recorder.state, streets[street].first_actor)
 
 
 def _ask(recorder: _Recorder, now: int, start: int, phase: int = 0) -> bool:
@@ -563,6 +569,12 @@ def _ask(recorder: _Recorder, now: int, start: int, phase: int = 0) -> bool:
     phase = phase or state.phase
     if phase == DRAWING:
         index = next_to_draw(state, start)
+        while index != NOBODY and stands_pat_unasked(state, index):
+            # Protected all-in (RULES.md §6.5 rule 4): his pat is recorded in his place in the
+            # draw order, and nobody waits for him.
+            _draw_cards(recorder, index, (), (), timed_out=False)
+            state = recorder.state
+            index = next_to_draw(state, (index + 1) % len(state.stacks))
         if index != NOBODY:
             _request(recorder, index, now + setup.config.rules.draw_timer_ms, DRAWING)
             return True

@@ -6,6 +6,11 @@ events (CardsDrawn, DiscardsReshuffled, SplitAgreed, SplitRefused, PotSplitByAgr
 :mod:`engine.hand.evolve` dispatches to, and the pure helpers ``decide`` walks the draw with: who
 draws or is asked next, the stub and its reshuffle, and the pots once some are split.
 
+A player put all-in by the disconnection protection (RULES.md §6.5 rule 4) stands pat without
+being asked: when the draw order reaches him, ``decide`` records his pat as any pat is recorded
+(CardsDrawn with no card, not timed out) and moves on, with no ActionRequested and so no draw
+timer; :func:`draw_option` never offers him a draw and :func:`verify_draw` refuses his Draw.
+
 The stub: the deck from ``deck_position`` on, until a reshuffle (§7.3, decision A14) replaces it
 with ``HandState.stub``, the cards nobody holds in the order the Draw command's ``shuffle`` gives.
 A player is never dealt a card he threw away earlier in the hand: dealing to him skips them, and
@@ -72,7 +77,9 @@ def draw_number(state: HandState) -> int:
 
 def next_to_draw(state: HandState, start: int) -> int:
     """The first player in the hand from ``start`` clockwise who has not made this street's draw
-    (all-in players draw too, RULES.md §7.1); NOBODY when everyone has."""
+    (all-in players draw too, RULES.md §7.1); NOBODY when everyone has. A player the
+    disconnection protection put all-in is among them: ``decide`` stands him pat without asking
+    (:func:`stands_pat_unasked`)."""
     number = draw_number(state)
     draws = state.draws or (0,) * len(state.stacks)
     folded = state.folded
@@ -80,6 +87,13 @@ def next_to_draw(state: HandState, start: int) -> int:
         if not folded[index] and draws[index] < number:
             return index
     return NOBODY
+
+
+def stands_pat_unasked(state: HandState, index: int) -> bool:
+    """Whether ``index`` stands pat in every draw without being asked: the disconnection
+    protection put him all-in (RULES.md §6.5 rule 4, "in draw games stands pat"). His chips
+    behind are set aside until the hand ends, so a set-aside amount marks him."""
+    return bool(state.set_aside) and state.set_aside[index] > 0
 
 
 def stub_text(state: HandState) -> str:
@@ -132,6 +146,11 @@ def verify_draw(state: HandState | None, command: Draw) -> tuple[HandState, int]
     index = verify_seat_known(running, command.seat)
     if running.phase != DRAWING:
         raise IllegalAction("There is no draw now; cards are replaced only in the draw.")
+    if stands_pat_unasked(running, index):
+        raise IllegalAction(
+            f"Seat {command.seat} is all-in by disconnection protection and stands pat in every"
+            " draw of this hand (RULES.md §6.5)."
+        )
     if running.to_act != index:
         seat = running.setup.seats[running.to_act] if running.to_act != NOBODY else None
         raise NotYourTurn(

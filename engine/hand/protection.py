@@ -6,7 +6,8 @@ spread limit, real money, allowance left) and says so in :class:`TimeOut.protect
 pot, he stays in the hand as if all-in for what he has put in so far; otherwise he folds. No
 chip moves into the pot: his chips behind are *set aside* (out of play, so every rule that looks
 at "chips behind" treats him as all-in, and the pots he can win stop at his contribution) and
-return to him just before HandEnded.
+return to him just before HandEnded. He receives his remaining cards, and in the draw games
+stands pat in every draw without being asked (rule 4; see :mod:`engine.hand.draws`).
 """
 
 from __future__ import annotations

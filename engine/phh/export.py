@@ -10,9 +10,10 @@ Stud-type games: the bring-in is PHH's ``pK pb`` (``# timed out`` when it was po
 whose time ran out, then his fold), a completion is a ``cbr``, each street's hole cards are written
 down cards first, then up cards, and the 7th-street common card is a ``d db``. ``finishing_stacks``
 holds our result, so that a reader can check its own. Draw games: a draw is PHH's ``pK sd`` with
-the cards thrown away (none: stood pat; ``# timed out`` when the draw time ran out) followed by
-``d dh pK`` with their replacements; a reshuffle of the discards is not written (a reader deals
-the replacements the file shows).
+the cards thrown away (none: stood pat; ``# timed out`` when the draw time ran out; a player
+all-in by the disconnection protection stands pat unasked, RULES.md §6.5, written the same)
+followed by ``d dh pK`` with their replacements; a reshuffle of the discards is not written (a
+reader deals the replacements the file shows).
 
 Two table rules have no PHH form and are written as extensions that other PHH readers ignore
 (the leading comment says so): forced posts beyond the blinds (an entering player's big blind, a

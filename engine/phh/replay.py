@@ -16,7 +16,8 @@ error sentence instead of stacks.
 
 The extensions our export writes are played too: ``_extra_posts`` become the hand's extra posts
 and a commentary ``# pK artificial all-in for N`` a protected time-out (see
-:mod:`engine.phh.export`).
+:mod:`engine.phh.export`); in draw games that player's ``pK sd`` (stand pat) is the pat our
+engine records for him unasked (RULES.md §6.5 rule 4), so it is checked, not played.
 
 Draw games: the deck deals each player's first five ``d dh`` cards, then the stub holds the
 replacements the file deals after each ``pK sd`` (the cards thrown away; none: stand pat, ``#
@@ -51,6 +52,7 @@ from engine.hand import (
     execute,
     legal_actions,
 )
+from engine.hand.draws import draw_number
 from engine.phh.config import config_from_history
 from engine.phh.model import HandHistory, PHHError, whole_amount
 from pokerpb import events_pb2 as pb
@@ -280,9 +282,14 @@ def _draw_game_step(
 ) -> HandState:
     """A draw (``sd``) or an answer to the split offer."""
     where = f'Action {action.number} "{action.text}"'
+    index = state.setup.index_of(seat)
+    pat = action.verb == "sd" and not action.cards and not action.timed_out
+    if pat and _stood_pat_unasked(state, index, events):
+        # A protected player's pat, recorded when the draw reached him (the hand may have
+        # ended with it, everyone else being all-in too).
+        return state
     if state.ended:
         raise PHHError(f"{where} comes after the hand is over under our rules.")
-    index = state.setup.index_of(seat)
     command: Draw | AgreeSplit | TimeOut
     if action.timed_out and state.to_act == index and not action.cards:
         command = TimeOut(seat, state.deadline)
@@ -300,6 +307,17 @@ def _draw_game_step(
         raise PHHError(f"{where} cannot be played under our rules: {error}") from None
     events += more
     return state
+
+
+def _stood_pat_unasked(state: HandState, index: int, events: list[HandEvent]) -> bool:
+    """Whether the player is all-in by the disconnection protection and our engine has already
+    stood him pat in this street's draw, unasked (RULES.md §6.5 rule 4). The events say who
+    was protected: the state forgets it when the hand ends (his chips come back)."""
+    seat = state.setup.seats[index]
+    if not any(isinstance(event, pb.ArtificialAllIn) and event.seat == seat for event in events):
+        return False
+    number = draw_number(state)
+    return number > 0 and bool(state.draws) and state.draws[index] >= number
 
 
 def _artificial_all_in(

@@ -31,7 +31,8 @@ from pokerpb import events_pb2 as pb
 
 MINUTE_MS: Final = 60_000
 DAY_MS: Final = 24 * 60 * MINUTE_MS
-#: The room's default limit on consecutive hands sat out before a player is stood up.
+#: The room's default number of consecutive hands sat out after which a player is stood up
+#: (RULES.md §11, decision A41).
 DEFAULT_SIT_OUT_MAX_HANDS: Final = 30
 
 
@@ -133,7 +134,8 @@ class TableConfig:
     artificial_allin_enabled: bool = False
     artificial_allin_per_24h: int = 2
     artificial_allin_counts_forced_bets: bool = True
-    # Stand up a player who sat out more than this many consecutive hands (None = never).
+    # Stand up and cash out a player once he has sat out this many hands in a row (RULES.md
+    # §6.3, §11, decision A41; at least 1). None: a table logged before the setting, no limit.
     sit_out_max_hands: int | None = DEFAULT_SIT_OUT_MAX_HANDS
     # How the bring-in follows the stakes (decision A2); None: the stakes' bring-in as given.
     bring_in_rule: BringInRule | None = None

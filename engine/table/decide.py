@@ -180,8 +180,8 @@ def _cash_out(
 
 
 def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
-    """Unseat the busted and those who sat out too long, mark missed blinds, then deal: the
-    hand machine posts and deals."""
+    """Unseat the busted and those who sat out ``sit_out_max_hands`` hands (decision A41), mark
+    missed blinds, then deal: the hand machine posts and deals."""
     state = verify_table_open(recorder.state)
     hand_id = verify_id("hand id", command.hand_id)
     plan = verify_can_start(state, command.now)
@@ -244,7 +244,7 @@ def _play(
 
 def _time_out(recorder: _Recorder, command: TimeOut) -> None:
     """Check or fold, or the artificial all-in for a protected disconnected player (§6.4-6.5);
-    either way he sits out from the next hand on (the real-room norm)."""
+    either way he sits out from the next hand on (decision A41; he may sit in again at once)."""
     state = verify_table_open(recorder.state)
     seat = verify_seat_taken(state, command.seat)
     verify_hand_running(state)

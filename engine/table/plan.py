@@ -10,7 +10,8 @@ Blind games use the simplified moving button (RULES.md §1.2, §4.2.1) with the 
   the button again. An entrant there posts nothing extra: it is his turn for the big blind.
 * An entrant who chose to post is dealt in at once, posting what he owes, unless he sits
   between the button and the big blind (he would enter on the button or in the small blind;
-  he waits until the button has passed, §6.2).
+  he waits until the button has passed, §6.2). New and returning players alike (decision
+  A41): a blind that passes a returning player while he waits is owed too (marked below).
 * Two players in the game and no entrant at the big blind: heads-up. The button posts the small
   blind; the player who was big blind in the last hand is not big blind again (§4.2.1).
 * Fewer than two players in the game but at least two eligible: the game (re)starts and nobody

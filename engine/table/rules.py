@@ -103,9 +103,13 @@ def _verify_switches(config: TableConfig, game: GameDefinition) -> None:
         raise InvalidTableConfig("Allowances and pauses cannot be negative.")
     if config.rejoin_window_ms < 0:
         raise InvalidTableConfig("The re-join window cannot be negative.")
+    # RULES.md §11: a whole number of hands, at least 1 (decision A41). None is only what a log
+    # from before the setting reads back as (no limit, as that table was played).
     limit = config.sit_out_max_hands
-    if limit is not None and (type(limit) is not int or limit < 0):
-        raise InvalidTableConfig("The sit-out limit must be a whole number of hands, or none.")
+    if type(limit) is not int or limit < 1:
+        raise InvalidTableConfig(
+            "The sit-out limit (sit_out_max_hands) must be a whole number of hands, at least 1."
+        )
 
 
 # --- the table itself ------------------------------------------------------------------------
@@ -272,15 +276,15 @@ def busted_seats(state: TableState) -> tuple[int, ...]:
 
 
 def sat_out_too_long(state: TableState) -> tuple[int, ...]:
-    """Seats of players (with chips) who sat out more than ``sit_out_max_hands`` hands in a
-    row: stood up, their chips cashed out, before the next hand."""
+    """Seats of players (with chips) who have sat out ``sit_out_max_hands`` hands in a row:
+    stood up, their chips cashed out, before the next hand (RULES.md §6.3, decision A41)."""
     limit = state.config.sit_out_max_hands
     if limit is None:
         return ()
     return tuple(
         number
         for number, seat in enumerate(state.seats, 1)
-        if seat and seat.stack and seat.sitting_out and seat.hands_sat_out > limit
+        if seat and seat.stack and seat.sitting_out and seat.hands_sat_out >= limit
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from engine.betting import Stakes
 from engine.hand import HandRuleError, draw_option, legal_actions, split_offer
+from engine.hand.draws import hand_pots
 from engine.hand.rake import RakeSchedule
 from pokerpb import events_pb2 as pb
 from tests.hand_support import NL, Table
@@ -95,13 +96,16 @@ def test_G4_everyone_splits_the_hand_ends_raked_then_divided_equally() -> None:
 
 
 def test_G5_side_pots_an_all_in_refuses_the_main_pot_the_others_split_theirs() -> None:
-    # A (seat 1) all-in for 500 of main pot; B (seat 2), C (seat 3) 200 more each in the side.
+    # RULES.md G5 (corrected): A (seat 1) all-in for EUR 3.00, main pot EUR 9.00 (A, B, C);
+    # B (seat 2) and C (seat 3) EUR 2.00 more each (chips behind), side pot EUR 4.00. The
+    # room's rake.
     hole = {1: "Ah Ad As Kh Kd", 2: "7c 8c 9d Jc Qs", 3: "7d 8d 9s Js Qh"}
-    rake = RakeSchedule(
-        per=20, step=1, minimum_pot=20, band_below=40, band_rake=2, caps=((3, 200),)
-    )
-    table = table_of({1: 500, 2: 1000, 3: 1000}, hole, button=3, rake=rake)
-    table.play("3 raise 700, 1 call, 2 call")
+    table = table_of({1: 300, 2: 1000, 3: 1000}, hole, button=3, rake=RakeSchedule())
+    table.play("3 raise 500, 1 call, 2 call")
+    assert [(pot.amount, pot.eligible) for pot in hand_pots(table.state)] == [
+        (900, (0, 1, 2)),
+        (400, (1, 2)),
+    ]
     everyone_pats(table)
     assert table.state.phase == 2
     offer = split_offer(table.state)
@@ -122,11 +126,19 @@ def test_G5_side_pots_an_all_in_refuses_the_main_pot_the_others_split_theirs() -
     assert table.to_act == 3
     table.play("3 check, 2 check")
     assert table.state.ended
-    # The seed's G5 in other amounts: the rake on the total, 1900 / 20 = 95 (cap 200), is
-    # deducted in proportion (1500 : 400) before either pot is paid.
+    # The rake on EUR 13.00 is EUR 0.65, deducted in proportion: EUR 0.45 from the main pot,
+    # EUR 0.20 from the side pot; A EUR 8.55, B and C EUR 1.90 each.
     [raked] = table.of_type(pb.RakeTaken)
-    assert list(raked.per_pot) == [75, 20] and raked.amount == 95
-    assert table.won() == {1: 1425, 2: 190, 3: 190}
+    assert list(raked.per_pot) == [45, 20] and raked.amount == 65
+    assert table.won() == {1: 855, 2: 190, 3: 190}
+    # The side pot is paid at the end of the hand, after the rake.
+    [raked_at] = [n for n, e in enumerate(table.events) if isinstance(e, pb.RakeTaken)]
+    shares = [
+        n
+        for n, e in enumerate(table.events)
+        if isinstance(e, pb.PotAwarded) and e.share == pb.AGREED_SPLIT
+    ]
+    assert len(shares) == 2 and min(shares) > raked_at
     assert table.replayed() == table.state
 
 

@@ -54,8 +54,9 @@ def test_rake_rounds_down_to_the_chip_unit() -> None:
 
 
 def test_G5_rake_is_taken_from_the_pots_in_proportion_to_their_sizes() -> None:
-    assert rake_amount(ROOM, 1400, 3) == 70
-    assert split_rake(70, (1000, 400)) == (50, 20)
+    # G5 as corrected in RULES.md: main pot EUR 9.00, side pot EUR 4.00, three players dealt.
+    assert rake_amount(ROOM, 1300, 3) == 65
+    assert split_rake(65, (900, 400)) == (45, 20)
 
 
 def test_rake_remainder_comes_from_the_main_pot() -> None:

@@ -1,11 +1,13 @@
-"""The sit-out limit: a player who sits out more than ``sit_out_max_hands`` hands in a row is
-stood up before the next hand, his chips cashed out (the real-room norm)."""
+"""The sit-out limit (RULES.md §6.3, §11, decision A41): a player who has sat out
+``sit_out_max_hands`` hands in a row (default 30, at least 1) is stood up before the next hand,
+his chips cashed out."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.table import CreateTable, TableConfig, TableRuleError, execute
+from dealer_service.grpc_api import with_settings
+from engine.table import CreateTable, TableConfig, TableRuleError, execute, replay
 from engine.table.config import DEFAULT_SIT_OUT_MAX_HANDS, config_from_wire, config_to_wire
 from engine.table.evolve import fold
 from pokerpb import events_pb2 as pb
@@ -25,10 +27,10 @@ def play_hand(table: Driver) -> list[pb.PlayerCashedOut]:
     return table.of_type(pb.PlayerCashedOut, events)
 
 
-def test_default_limit_is_the_rooms_and_round_trips_on_the_wire() -> None:
+def test_A41_default_limit_is_30_and_round_trips_on_the_wire() -> None:
     config = nl_config()
     assert config.sit_out_max_hands == DEFAULT_SIT_OUT_MAX_HANDS == 30
-    for limit in (None, 0, 5, 30):
+    for limit in (None, 1, 5, 30):
         custom = nl_config(sit_out_max_hands=limit)
         assert config_from_wire(config_to_wire(custom)) == custom
     # A TableCreated from before the setting existed: no limit, as the table was played.
@@ -37,10 +39,10 @@ def test_default_limit_is_the_rooms_and_round_trips_on_the_wire() -> None:
     assert config_from_wire(old).sit_out_max_hands is None
 
 
-def test_player_sitting_out_past_the_limit_is_stood_up_with_his_chips() -> None:
+def test_A41_after_the_limit_of_hands_sat_out_he_is_stood_up_with_his_chips() -> None:
     table = three_handed(limit=2)
     table.sit_out(3)
-    for expected in (1, 2, 3):  # three hands dealt while he sits out: one more than allowed
+    for expected in (1, 2):  # two hands dealt while he sits out: the limit
         assert play_hand(table) == []
         seat = table.table.seat(3)
         assert seat is not None and seat.hands_sat_out == expected
@@ -57,13 +59,13 @@ def test_player_sitting_out_past_the_limit_is_stood_up_with_his_chips() -> None:
     assert table.replayed() == table.table
 
 
-def test_at_the_limit_he_keeps_his_seat() -> None:
+def test_A41_below_the_limit_he_keeps_his_seat() -> None:
     table = three_handed(limit=2)
     table.sit_out(3)
-    play_hand(table)
-    play_hand(table)
-    assert play_hand(table) == []  # two hands sat out: not more than the limit yet
+    assert play_hand(table) == []
+    assert play_hand(table) == []  # one hand sat out before it: below the limit
     assert table.table.seat(3) is not None
+    assert [e.seat for e in play_hand(table)] == [3]  # two sat out: stood up before the third
 
 
 def test_sitting_back_in_resets_the_count() -> None:
@@ -75,20 +77,26 @@ def test_sitting_back_in_resets_the_count() -> None:
     seat = table.table.seat(3)
     assert seat is not None and seat.hands_sat_out == 0
     table.sit_out(3)
-    for _ in range(3):
-        assert play_hand(table) == []  # counted afresh: 1, 2, 3
+    for _ in range(2):
+        assert play_hand(table) == []  # counted afresh: 1, 2
     assert [e.seat for e in play_hand(table)] == [3]
 
 
 def test_playing_hands_does_not_count() -> None:
-    table = three_handed(limit=0)
+    table = three_handed(limit=1)
     for _ in range(3):
         assert play_hand(table) == []
     assert all(seat is None or seat.hands_sat_out == 0 for seat in table.table.seats)
 
 
-def test_none_disables_the_limit() -> None:
-    table = three_handed(limit=None)
+def test_a_table_logged_before_the_setting_has_no_limit() -> None:
+    # Its TableCreated has no sit_out_max_hands: the table plays on as it was played then.
+    created = pb.TableCreated(config=config_to_wire(nl_config(rake=None)), at=1)
+    created.config.ClearField("sit_out_max_hands")
+    table = three_handed(limit=30)
+    table.events[0] = created
+    table.state = replay(table.events)
+    assert table.table.config.sit_out_max_hands is None
     table.sit_out(3)
     for _ in range(40):
         assert play_hand(table) == []
@@ -97,7 +105,7 @@ def test_none_disables_the_limit() -> None:
 
 
 def test_busted_player_sitting_out_is_cashed_out_once_as_busted() -> None:
-    table = three_handed(limit=0)
+    table = three_handed(limit=1)
     table.sit_out(3)
     play_hand(table)
     table.sit_in(3)
@@ -115,7 +123,7 @@ def test_busted_player_sitting_out_is_cashed_out_once_as_busted() -> None:
 
 
 def test_replay_equals_live_and_the_wire_keeps_the_limit() -> None:
-    table = three_handed(limit=1)
+    table = three_handed(limit=2)
     table.sit_out(2)
     table.sit_out(3)
     table.sit_in(3)
@@ -136,9 +144,19 @@ def test_replay_equals_live_and_the_wire_keeps_the_limit() -> None:
     stored = [pb.TableEvent.FromString(e.SerializeToString()) for e in wire]
     rebuilt = fold(None, stored)
     assert rebuilt == table.table
-    assert isinstance(rebuilt.config, TableConfig) and rebuilt.config.sit_out_max_hands == 1
+    assert isinstance(rebuilt.config, TableConfig) and rebuilt.config.sit_out_max_hands == 2
 
 
-def test_a_negative_limit_is_refused() -> None:
-    with pytest.raises(TableRuleError, match="sit-out limit"):
-        execute(None, CreateTable(nl_config(sit_out_max_hands=-1), now=0))
+@pytest.mark.parametrize("limit", [0, -1, None, 2.5, True])
+def test_A41_the_limit_is_a_whole_number_of_hands_at_least_one(limit: object) -> None:
+    with pytest.raises(TableRuleError, match=r"sit-out limit \(sit_out_max_hands\)"):
+        execute(None, CreateTable(nl_config(sit_out_max_hands=limit), now=0))
+
+
+def test_A41_the_limit_is_a_create_table_setting_on_the_wire() -> None:
+    config = nl_config()
+    assert with_settings(config, pb.TableConfig(sit_out_max_hands=7)).sit_out_max_hands == 7
+    assert with_settings(config, pb.TableConfig()).sit_out_max_hands == 30  # the default
+    refused = with_settings(config, pb.TableConfig(sit_out_max_hands=0))
+    with pytest.raises(TableRuleError, match="at least 1"):
+        execute(None, CreateTable(refused, now=0))
