@@ -225,7 +225,7 @@ async def build_wallet(
         ),
         interceptors=standard_interceptors(
             metrics=GrpcMetrics("wallet", registry),
-            token_secret=settings.token_secret,
+            token_secret=settings.token_keyring,
             roles_by_method=ROLES_BY_METHOD,
             extra_errors=ERROR_FAMILIES,
         ),

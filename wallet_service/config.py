@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from servicekit.auth import TokenKeyring
 from servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
@@ -22,6 +23,7 @@ from servicekit.settings import (
     add_env_flags,
     add_token_secret_flags,
     default_owner_id,
+    token_keys,
     token_secret,
 )
 
@@ -38,7 +40,9 @@ class WalletSettings:
     stream, reads the dealer's table leases, and (the reaper) appends to abandoned tables.
     """
 
-    token_secret: bytes
+    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
+    token_secret: bytes = b""
+    token_keys: TokenKeyring | None = None
     nats_url: str = DEFAULT_NATS_URL
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50061
@@ -67,6 +71,11 @@ class WalletSettings:
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the wallet lease names it (see eventstore.leases).
     owner_id: str = field(default_factory=partial(default_owner_id, "wallet-"))
+
+    @property
+    def token_keyring(self) -> TokenKeyring:
+        """The keys the service verifies tokens with and signs its own with."""
+        return self.token_keys or TokenKeyring.single(self.token_secret)
 
 
 _ENV_PREFIX = "WALLET_"
@@ -117,7 +126,7 @@ def load_settings(
         for name, kind in _FLAGS.values()
         if getattr(args, name) not in (None, "")
     }
-    settings = WalletSettings(token_secret=token_secret(args), **given)
+    settings = WalletSettings(token_secret=token_secret(args), token_keys=token_keys(args), **given)
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
