@@ -196,6 +196,7 @@ async def build_wallet(
         Journal(journal_store, snapshots, snapshot_every=settings.snapshot_every),
         metrics,
         max_attempts=settings.max_attempts,
+        limits=settings.limits,
     )
     applier = BatchApplier(book, table_store, metrics)
     consumer = TableConsumer(

@@ -26,6 +26,12 @@ from servicekit.settings import (
     token_keys,
     token_secret,
 )
+from wallet_service.ledger.limits import (
+    DEFAULT_MAX_ACCOUNT_BALANCE,
+    DEFAULT_MAX_LEDGER_TOTAL,
+    DEFAULT_MAX_TRANSACTION,
+    Limits,
+)
 
 #: Exit the process right after the Nth ledger append of the consumer, before its ack (fault
 #: tests only: the crash window of exactly-once).
@@ -67,10 +73,20 @@ class WalletSettings:
     reaper_interval_s: float = 5.0
     standby_poll_s: float = 1.0
     max_attempts: int = 5
+    # The money limits, in minor units (see wallet_service.ledger.limits and
+    # docs/security-tokens.md): per deposit/withdrawal/hold, per account, in the whole ledger.
+    max_transaction: int = DEFAULT_MAX_TRANSACTION
+    max_account_balance: int = DEFAULT_MAX_ACCOUNT_BALANCE
+    max_ledger_total: int = DEFAULT_MAX_LEDGER_TOTAL
     grace_s: float = DEFAULT_GRACE_S
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the wallet lease names it (see eventstore.leases).
     owner_id: str = field(default_factory=partial(default_owner_id, "wallet-"))
+
+    @property
+    def limits(self) -> Limits:
+        """The ledger's money limits."""
+        return Limits(self.max_transaction, self.max_account_balance, self.max_ledger_total)
 
     @property
     def token_keyring(self) -> TokenKeyring:
@@ -101,6 +117,9 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "reaper-interval": ("reaper_interval_s", float),
     "standby-poll": ("standby_poll_s", float),
     "max-attempts": ("max_attempts", int),
+    "max-transaction": ("max_transaction", int),
+    "max-account-balance": ("max_account_balance", int),
+    "max-ledger-total": ("max_ledger_total", int),
 }
 
 
@@ -130,4 +149,8 @@ def load_settings(
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
+    try:
+        _ = settings.limits  # validated at start-up: no sum of balances may pass int64
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
     return settings
