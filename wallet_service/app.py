@@ -232,7 +232,13 @@ async def build_wallet(
         ),
     )
     servicer = WalletServicer(
-        book, metrics, stacks_reader(table_store), hold_ttl_ms=int(settings.hold_ttl_s * 1000)
+        book,
+        metrics,
+        stacks_reader(table_store),
+        hold_ttl_ms=int(settings.hold_ttl_s * 1000),
+        # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
+        # deadline was missed, and the audit says so.
+        hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
     )
     server.add_service(
         SERVICE_NAME,

@@ -204,8 +204,10 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         stacks: StacksReader,
         *,
         hold_ttl_ms: int = 120_000,
+        hold_overdue_ms: int = 30_000,
     ) -> None:
         self._book = book
+        self._hold_overdue_ms = hold_overdue_ms
         self._metrics = metrics
         self._stacks = stacks
         self._hold_ttl_ms = hold_ttl_ms
@@ -350,7 +352,9 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         """See the proto."""
         state = self._book.state  # one frozen value: the audit sees one instant of the ledger
         stacks = await self._stacks(state)
-        breaches = ledger.audit(state, stacks)
+        breaches = ledger.audit(
+            state, stacks, now=self._book.clock(), overdue_after_ms=self._hold_overdue_ms
+        )
         for kind in BreachKind:
             count = sum(1 for breach in breaches if breach.kind is kind)
             self._metrics.audit_breaches.labels(kind=kind.value).set(count)
