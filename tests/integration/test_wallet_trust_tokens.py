@@ -213,3 +213,13 @@ async def test_forged_tokens_are_refused_and_move_nothing(wallet: WalletHarness)
         assert error.code() == grpc.StatusCode.UNAUTHENTICATED, name
     assert await transactions_of(wallet, "eve") == []
     assert (await wallet.client("op", Role.OPERATOR).audit()).clean
+
+
+def test_service_roles_may_not_read_hand_histories_or_move_money_at_the_dealer() -> None:
+    """The cashier and the dealer role are services: no hole cards, no seats."""
+    from dealer_service.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
+    from wallet_service.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
+
+    assert set(DEALER_ROLES["/pokerpb.Dealer/GetHandHistory"]) == {Role.PLAYER, Role.OPERATOR}
+    for method in ("Deposit", "Withdraw"):
+        assert set(WALLET_ROLES[f"/pokerpb.Wallet/{method}"]) == {Role.CASHIER, Role.OPERATOR}
