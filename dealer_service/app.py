@@ -72,7 +72,7 @@ class Dealer:
 def _wallet(settings: DealerSettings) -> WalletPort:
     if settings.wallet_address:
         addresses = [a.strip() for a in settings.wallet_address.split(",") if a.strip()]
-        return GrpcWallet(addresses, settings.token_secret, subject=f"dealer-{settings.owner_id}")
+        return GrpcWallet(addresses, settings.token_keyring, subject=f"dealer-{settings.owner_id}")
     if settings.wallet == "dev":
         _log.warning("dev_wallet", note="every hold is granted: play money, never production")
         return DevWallet()
@@ -128,7 +128,7 @@ async def build_dealer(
         ),
         interceptors=standard_interceptors(
             metrics=GrpcMetrics("dealer", registry),
-            token_secret=settings.token_secret,
+            token_secret=settings.token_keyring,
             roles_by_method=ROLES_BY_METHOD,
             extra_errors=ERROR_FAMILIES,
         ),

@@ -10,9 +10,12 @@
     pokerctl deposit alice 5000 [--key K] | withdraw alice 100 --key K   # the wallet
     pokerctl balance alice | transactions alice | escrow <table> | rake | audit
 
-Tokens are signed with the dealer's secret (``--secret-file``, default ``var/token-secret``,
-written by ``make run``; or ``POKER_TOKEN_SECRET`` in hex): a local-development convenience, the
-way a real client would get its token from a login service.
+Tokens are signed with the services' keys: the current key of a keyring file (``--token-keys``
+or ``POKER_TOKEN_KEYS``), else the one secret of ``--secret-file`` (default ``var/token-secret``,
+written by ``make run``) or ``POKER_TOKEN_SECRET`` in hex: a local-development convenience, the
+way a real client would get its token from a login service. Deposits and withdrawals (the bots'
+funding included) go with a cashier token, as the payments service's would; ``pokerctl token
+SUBJECT --role cashier`` prints one.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
-from servicekit.auth import Role, bearer_metadata, issue_token
+from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from servicekit.settings import load_token_keys
 
 _STRUCTURES = {
     "no-limit": pb.NO_LIMIT,
@@ -49,7 +53,9 @@ _MAX_BOT_TURNS = 100_000
 _WALLET_RETRIES = 40  # the wallet may still be taking its lease right after `make run` starts
 
 
-def _secret(args: argparse.Namespace) -> bytes:
+def _secret(args: argparse.Namespace) -> TokenKeys:
+    if args.token_keys:
+        return load_token_keys(args.token_keys)
     text = os.environ.get("POKER_TOKEN_SECRET", "")
     if not text:
         path = Path(args.secret_file)
@@ -213,10 +219,14 @@ async def _bots(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
 
 
 async def _wallet_call(
-    args: argparse.Namespace, method: str, request: Any, subject: str = "operator"
+    args: argparse.Namespace,
+    method: str,
+    request: Any,
+    subject: str = "operator",
+    role: Role = Role.OPERATOR,
 ) -> Any:
-    """One Wallet call as the operator (retried while the wallet is not serving yet)."""
-    token = issue_token(_secret(args), subject=subject, role=Role.OPERATOR)
+    """One Wallet call as ``role`` (retried while the wallet is not serving yet)."""
+    token = issue_token(_secret(args), subject=subject, role=role)
     async with grpc.aio.insecure_channel(args.wallet) as channel:
         rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
         for attempt in range(_WALLET_RETRIES):
@@ -248,7 +258,7 @@ async def _deposit(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
     request = request_type(
         player_id=args.player, amount=args.amount, idempotency_key=args.key or _cid()
     )
-    reply = await _wallet_call(args, method, request)
+    reply = await _wallet_call(args, method, request, "cashier", Role.CASHIER)
     print(f"transaction {reply.transaction_id}; {_money(reply.balance)}")
 
 
@@ -303,7 +313,7 @@ async def _fund_bot(args: argparse.Namespace, name: str) -> None:
     """Give a new bot its buy-in through the wallet; a dealer on the dev wallet needs none."""
     request = wpb.DepositRequest(player_id=name, amount=args.buy_in, idempotency_key=_cid())
     try:
-        await _wallet_call(args, "Deposit", request)
+        await _wallet_call(args, "Deposit", request, "cashier", Role.CASHIER)
     except grpc.aio.AioRpcError as error:
         print(f"(no deposit for {name}: {error.code().name})", file=sys.stderr)
 
@@ -331,11 +341,21 @@ _COMMANDS: dict[str, Any] = {
 }
 
 
+def _add_key_flags(parser: argparse.ArgumentParser) -> None:
+    """Where the token keys come from: a keyring file, else the one secret of ``make run``."""
+    parser.add_argument("--secret-file", default="var/token-secret")
+    parser.add_argument(
+        "--token-keys",
+        default=os.environ.get("POKER_TOKEN_KEYS", ""),
+        help="a token keyring file (JSON); its current key signs (wins over --secret-file)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pokerctl", description=__doc__.split("\n\n")[0])
     parser.add_argument("--address", default=os.environ.get("POKER_DEALER", "127.0.0.1:50051"))
     parser.add_argument("--wallet", default=os.environ.get("POKER_WALLET", "127.0.0.1:50061"))
-    parser.add_argument("--secret-file", default="var/token-secret")
+    _add_key_flags(parser)
     commands = parser.add_subparsers(dest="command", required=True)
     create = commands.add_parser("create", help="open a table (prints its id)")
     create.add_argument("--game", default="holdem")

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from servicekit.auth import TokenKeyring
 from servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
@@ -25,6 +26,7 @@ from servicekit.settings import (
     default_owner_id,
     env_name,
     field_defaults,
+    token_keys,
     token_secret,
 )
 
@@ -46,7 +48,9 @@ class CrashRule(enum.StrEnum):
 class DealerSettings:
     """Everything the dealer process is configured with."""
 
-    token_secret: bytes
+    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
+    token_secret: bytes = b""
+    token_keys: TokenKeyring | None = None
     nats_url: str = DEFAULT_NATS_URL
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50051
@@ -69,6 +73,11 @@ class DealerSettings:
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the lease value names it, and a holder recognises its own lease by it.
     owner_id: str = field(default_factory=default_owner_id)
+
+    @property
+    def token_keyring(self) -> TokenKeyring:
+        """The keys the service verifies tokens with and signs its own with."""
+        return self.token_keys or TokenKeyring.single(self.token_secret)
 
 
 _ENV_PREFIX = "DEALER_"
@@ -132,6 +141,7 @@ def load_settings(
         del given["owner_id"]
     return DealerSettings(
         token_secret=token_secret(args),
+        token_keys=token_keys(args),
         crash_rule=CrashRule(args.crash_rule),
         wallet=args.wallet,
         wallet_address=args.wallet_address,

@@ -68,6 +68,9 @@ def _method(name: str) -> str:
 ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
     _method("CreateTable"): {Role.OPERATOR},
     _method("CloseTable"): {Role.OPERATOR},
+    # A hand history shows every card to the operator (and a player's own to him): the services'
+    # roles (cashier, dealer) have no business reading hole cards.
+    _method("GetHandHistory"): {Role.PLAYER, Role.OPERATOR},
     **{
         _method(name): {Role.PLAYER}
         for name in (

@@ -24,7 +24,7 @@ from dealer_service.wallet_port import WalletPort
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role, bearer_metadata, issue_token
+from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 
 CALL_TIMEOUT_S = 10.0
 
@@ -55,10 +55,10 @@ def namespace_settings(
 class Client:
     """A Dealer stub with one caller's token."""
 
-    def __init__(self, channel: grpc.aio.Channel, secret: bytes, subject: str, role: Role):
+    def __init__(self, channel: grpc.aio.Channel, keys: TokenKeys, subject: str, role: Role):
         self.stub = dealer_pb2_grpc.DealerStub(channel)
         self.subject = subject
-        self.metadata = bearer_metadata(issue_token(secret, subject=subject, role=role))
+        self.metadata = bearer_metadata(issue_token(keys, subject=subject, role=role))
 
     async def call(self, method: str, request: Any) -> Any:
         """Call unary ``method`` with this caller's token."""
@@ -129,7 +129,7 @@ class DealerHarness:
     def client(self, subject: str, role: Role = Role.PLAYER) -> Client:
         """A client calling as ``subject``."""
         assert self.channel is not None
-        return Client(self.channel, self.settings.token_secret, subject, role)
+        return Client(self.channel, self.settings.token_keyring, subject, role)
 
 
 def new_secret() -> bytes:

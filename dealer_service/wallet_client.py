@@ -18,7 +18,7 @@ import structlog
 from dealer_service.wallet_port import InsufficientFunds, WalletUnavailable
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
-from servicekit.auth import Role, bearer_metadata, issue_token
+from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from servicekit.errors import InvalidArgument, NotFound
 
 _log = structlog.get_logger(__name__)
@@ -37,7 +37,7 @@ class GrpcWallet:
     def __init__(
         self,
         addresses: Sequence[str],
-        token_secret: bytes,
+        token_keys: TokenKeys,
         *,
         subject: str = "dealer",
         timeout_s: float = 5.0,
@@ -45,7 +45,7 @@ class GrpcWallet:
         if not addresses:
             raise ValueError("at least one wallet address is needed")
         self._addresses = list(addresses)
-        self._secret = token_secret
+        self._keys = token_keys
         self._subject = subject
         self._timeout_s = timeout_s
         self._channels: dict[str, grpc.aio.Channel] = {}
@@ -57,7 +57,7 @@ class GrpcWallet:
         now = time.time()
         if now > self._token_expires - _TOKEN_REFRESH_S:
             self._token = issue_token(
-                self._secret, subject=self._subject, role=Role.DEALER, ttl_s=_TOKEN_TTL_S
+                self._keys, subject=self._subject, role=Role.DEALER, ttl_s=_TOKEN_TTL_S
             )
             self._token_expires = now + _TOKEN_TTL_S
         return bearer_metadata(self._token)

@@ -32,7 +32,7 @@ from grpc_health.v1 import (
 )
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from servicekit.auth import Role
+from servicekit.auth import Role, TokenKeys
 from servicekit.errors import ExtraFamilies
 from servicekit.observability import GrpcMetrics, quiet_ok_methods_from_env
 from servicekit.stack import ServiceInterceptor, WrappingRegistrar
@@ -63,7 +63,7 @@ class ServerSettings:
 def standard_interceptors(
     *,
     metrics: GrpcMetrics,
-    token_secret: bytes | None,
+    token_secret: TokenKeys | None,
     roles_by_method: Mapping[str, Collection[Role]] | None = None,
     extra_errors: ExtraFamilies | None = None,
     quiet_ok_methods: Collection[str] | None = None,
@@ -71,7 +71,8 @@ def standard_interceptors(
     """The interceptor stack, outermost first: observe, authenticate, map errors.
 
     Observability is outermost so it logs and counts the final status, including the ones
-    authentication and error mapping produce. ``token_secret`` None turns authentication off
+    authentication and error mapping produce. ``token_secret`` is the token keyring (or one
+    secret); None turns authentication off
     (local tools and tests only). The three run as one :class:`ServiceInterceptor` (same
     behaviour, a fraction of the per-call cost). ``quiet_ok_methods`` (default: the
     ``SERVICEKIT_LOG_QUIET_OK_METHODS`` variable, unset = none) log their successful calls at

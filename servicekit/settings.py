@@ -1,5 +1,5 @@
 """What every service's settings share: the common flags, their ``<PREFIX>_<FLAG>`` environment
-defaults, the process's owner id and the token secret.
+defaults, the process's owner id and the token keys (``--token-keys``, or one ``--token-secret``).
 
 A service lists its flags as ``{flag: (settings field, type)}`` and adds them with
 :func:`add_env_flags`; every flag also reads ``<prefix><FLAG>`` from the environment
@@ -20,6 +20,8 @@ import secrets
 import socket
 from collections.abc import Mapping
 from typing import Any, Final
+
+from servicekit.auth import TokenKeyring
 
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
 COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
@@ -83,11 +85,18 @@ def add_env_flags(
 def add_token_secret_flags(
     parser: argparse.ArgumentParser, env: Mapping[str, str], prefix: str
 ) -> None:
-    """``--token-secret`` (hex) and ``--token-secret-file``, defaulting to their variables."""
+    """``--token-keys`` (a keyring file), ``--token-secret`` (hex) and ``--token-secret-file``,
+    defaulting to their variables (``<PREFIX>TOKEN_KEYS``, ...)."""
+    parser.add_argument(
+        "--token-keys",
+        default=env.get(env_name(prefix, "token-keys"), ""),
+        help='JSON keyring of the token keys: {"current": <kid>, "keys": {<kid>: <base64>}}; '
+        "every key verifies, the current one signs",
+    )
     parser.add_argument(
         "--token-secret",
         default=env.get(env_name(prefix, "token-secret"), ""),
-        help="hex HMAC secret of the bearer tokens (at least 32 bytes)",
+        help="hex HMAC secret of the bearer tokens (at least 32 bytes): a one-key ring",
     )
     parser.add_argument(
         "--token-secret-file", default=env.get(env_name(prefix, "token-secret-file"), "")
@@ -108,6 +117,27 @@ def load_token_secret(text: str, path: str) -> bytes:
     return secret
 
 
+def load_token_keys(path: str) -> TokenKeyring:
+    """The keyring in the file at ``path``; exits with the reason if it is not a valid one."""
+    try:
+        return TokenKeyring.load(path)
+    except OSError as error:
+        raise SystemExit(f"cannot read the token keyring {path}: {error.strerror}") from error
+    except ValueError as error:
+        raise SystemExit(f"the token keyring {path} is not valid: {error}") from error
+
+
 def token_secret(args: argparse.Namespace) -> bytes:
-    """:func:`load_token_secret` of the flags added by :func:`add_token_secret_flags`."""
+    """:func:`load_token_secret` of the flags added by :func:`add_token_secret_flags`; empty
+    when ``--token-keys`` is given instead."""
+    if getattr(args, "token_keys", ""):
+        if args.token_secret or args.token_secret_file:
+            raise SystemExit("give --token-keys or --token-secret, not both")
+        return b""
     return load_token_secret(args.token_secret, args.token_secret_file)
+
+
+def token_keys(args: argparse.Namespace) -> TokenKeyring | None:
+    """The keyring of ``--token-keys``, or None when the service runs on ``--token-secret``."""
+    path: str = getattr(args, "token_keys", "")
+    return load_token_keys(path) if path else None

@@ -18,7 +18,7 @@ from typing import Any
 
 import grpc
 
-from servicekit.auth import AuthInterceptor, Role, _principal, is_public
+from servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
 from servicekit.errors import ExtraFamilies, abort_with, error_scope
 from servicekit.interceptors import wrap_handler
 from servicekit.observability import GrpcMetrics, ObservabilityInterceptor
@@ -33,7 +33,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         self,
         *,
         metrics: GrpcMetrics,
-        token_secret: bytes | None,
+        token_secret: TokenKeys | None,
         roles_by_method: Mapping[str, Collection[Role]] | None = None,
         extra_errors: ExtraFamilies | None = None,
         quiet_ok_methods: Collection[str] = (),

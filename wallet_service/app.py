@@ -196,6 +196,7 @@ async def build_wallet(
         Journal(journal_store, snapshots, snapshot_every=settings.snapshot_every),
         metrics,
         max_attempts=settings.max_attempts,
+        limits=settings.limits,
     )
     applier = BatchApplier(book, table_store, metrics)
     consumer = TableConsumer(
@@ -225,13 +226,19 @@ async def build_wallet(
         ),
         interceptors=standard_interceptors(
             metrics=GrpcMetrics("wallet", registry),
-            token_secret=settings.token_secret,
+            token_secret=settings.token_keyring,
             roles_by_method=ROLES_BY_METHOD,
             extra_errors=ERROR_FAMILIES,
         ),
     )
     servicer = WalletServicer(
-        book, metrics, stacks_reader(table_store), hold_ttl_ms=int(settings.hold_ttl_s * 1000)
+        book,
+        metrics,
+        stacks_reader(table_store),
+        hold_ttl_ms=int(settings.hold_ttl_s * 1000),
+        # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
+        # deadline was missed, and the audit says so.
+        hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
     )
     server.add_service(
         SERVICE_NAME,

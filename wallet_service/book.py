@@ -20,7 +20,7 @@ from eventstore.api import ConcurrencyConflict
 from pokerpb import ledger_pb2 as lpb
 from servicekit.errors import Conflict, Unavailable
 from wallet_service.journal import Journal, LoadedLedger, encode_record
-from wallet_service.ledger import Command, LedgerState, decide, evolve
+from wallet_service.ledger import DEFAULT_LIMITS, Command, LedgerState, Limits, decide, evolve
 from wallet_service.metrics import WalletMetrics
 
 _log = structlog.get_logger(__name__)
@@ -45,8 +45,10 @@ class LedgerBook:
         *,
         max_attempts: int = 5,
         clock: Callable[[], int] = now_ms,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self._journal = journal
+        self.limits = limits
         self._metrics = metrics
         self._max_attempts = max_attempts
         self.clock = clock
@@ -94,7 +96,7 @@ class LedgerBook:
                 loaded = self._loaded
                 if loaded is None:
                     raise NotLeader("this wallet is on standby; retry in a moment")
-                state, events = _decide_all(loaded.state, commands)
+                state, events = _decide_all(loaded.state, commands, self.limits)
                 if not events:
                     return []
                 data = encode_record(events)
@@ -114,12 +116,12 @@ class LedgerBook:
 
 
 def _decide_all(
-    state: LedgerState, commands: Sequence[Command]
+    state: LedgerState, commands: Sequence[Command], limits: Limits
 ) -> tuple[LedgerState, list[lpb.LedgerEvent]]:
     """Every command decided on the state its predecessors left; nothing on any refusal."""
     events: list[lpb.LedgerEvent] = []
     for command in commands:
-        for event in decide(state, command):
+        for event in decide(state, command, limits):
             state = evolve(state, event)
             events.append(event)
     return state, events

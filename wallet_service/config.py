@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from servicekit.auth import TokenKeyring
 from servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
@@ -22,7 +23,14 @@ from servicekit.settings import (
     add_env_flags,
     add_token_secret_flags,
     default_owner_id,
+    token_keys,
     token_secret,
+)
+from wallet_service.ledger.limits import (
+    DEFAULT_MAX_ACCOUNT_BALANCE,
+    DEFAULT_MAX_LEDGER_TOTAL,
+    DEFAULT_MAX_TRANSACTION,
+    Limits,
 )
 
 #: Exit the process right after the Nth ledger append of the consumer, before its ack (fault
@@ -38,7 +46,9 @@ class WalletSettings:
     stream, reads the dealer's table leases, and (the reaper) appends to abandoned tables.
     """
 
-    token_secret: bytes
+    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
+    token_secret: bytes = b""
+    token_keys: TokenKeyring | None = None
     nats_url: str = DEFAULT_NATS_URL
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50061
@@ -63,10 +73,25 @@ class WalletSettings:
     reaper_interval_s: float = 5.0
     standby_poll_s: float = 1.0
     max_attempts: int = 5
+    # The money limits, in minor units (see wallet_service.ledger.limits and
+    # docs/security-tokens.md): per deposit/withdrawal/hold, per account, in the whole ledger.
+    max_transaction: int = DEFAULT_MAX_TRANSACTION
+    max_account_balance: int = DEFAULT_MAX_ACCOUNT_BALANCE
+    max_ledger_total: int = DEFAULT_MAX_LEDGER_TOTAL
     grace_s: float = DEFAULT_GRACE_S
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the wallet lease names it (see eventstore.leases).
     owner_id: str = field(default_factory=partial(default_owner_id, "wallet-"))
+
+    @property
+    def limits(self) -> Limits:
+        """The ledger's money limits."""
+        return Limits(self.max_transaction, self.max_account_balance, self.max_ledger_total)
+
+    @property
+    def token_keyring(self) -> TokenKeyring:
+        """The keys the service verifies tokens with and signs its own with."""
+        return self.token_keys or TokenKeyring.single(self.token_secret)
 
 
 _ENV_PREFIX = "WALLET_"
@@ -92,6 +117,9 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "reaper-interval": ("reaper_interval_s", float),
     "standby-poll": ("standby_poll_s", float),
     "max-attempts": ("max_attempts", int),
+    "max-transaction": ("max_transaction", int),
+    "max-account-balance": ("max_account_balance", int),
+    "max-ledger-total": ("max_ledger_total", int),
 }
 
 
@@ -117,8 +145,12 @@ def load_settings(
         for name, kind in _FLAGS.values()
         if getattr(args, name) not in (None, "")
     }
-    settings = WalletSettings(token_secret=token_secret(args), **given)
+    settings = WalletSettings(token_secret=token_secret(args), token_keys=token_keys(args), **given)
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
+    try:
+        _ = settings.limits  # validated at start-up: no sum of balances may pass int64
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
     return settings

@@ -1,8 +1,9 @@
 # ruff: noqa: N802 - gRPC method names are the proto's (CamelCase).
 """The Wallet gRPC servicer: check the caller and the request, run the ledger, build the reply.
 
-Who may do what: a player sees and moves only his own accounts (an empty ``player_id`` means
-the caller); the dealer role places and voids holds and reads escrows; the operator sees
+Who may do what: the cashier (the payments service) and the operator deposit and withdraw; a
+player reads only his own accounts (an empty ``player_id`` means the caller) and never moves money
+in or out; the dealer role places and voids holds and reads escrows; the operator sees
 everything. The ledger's errors map to status through :data:`ERROR_FAMILIES`: malformed →
 INVALID_ARGUMENT, unknown account or hold → NOT_FOUND, a broken rule (insufficient funds, ...) →
 FAILED_PRECONDITION, always with nothing written.
@@ -49,13 +50,16 @@ def _method(name: str) -> str:
     return f"/{SERVICE_NAME}/{name}"
 
 
-_ANYONE = {Role.PLAYER, Role.DEALER, Role.OPERATOR}
+_ANYONE = {Role.PLAYER, Role.CASHIER, Role.DEALER, Role.OPERATOR}
+#: Money comes in and goes out only through the payments service (the cashier) or an operator,
+#: never through a player's own token: a player who could deposit would mint money.
+MONEY_MOVERS: Final = frozenset({Role.CASHIER, Role.OPERATOR})
 #: Who may call what.
 ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
-    _method("Deposit"): {Role.PLAYER, Role.OPERATOR},
-    _method("Withdraw"): {Role.PLAYER, Role.OPERATOR},
+    _method("Deposit"): MONEY_MOVERS,
+    _method("Withdraw"): MONEY_MOVERS,
     _method("GetBalance"): _ANYONE,
-    _method("ListTransactions"): {Role.PLAYER, Role.OPERATOR},
+    _method("ListTransactions"): {Role.PLAYER, Role.CASHIER, Role.OPERATOR},
     _method("PlaceHold"): {Role.DEALER},
     _method("VoidHold"): {Role.DEALER},
     _method("GetTableEscrow"): {Role.DEALER, Role.OPERATOR},
@@ -91,6 +95,17 @@ def _subject_player(principal: Principal, requested: str) -> str:
     if not requested:
         raise InvalidArgument("player_id is required")
     return requested
+
+
+def _money_mover_for(principal: Principal, requested: str) -> str:
+    """The player whose money a Deposit or Withdraw moves; only the cashier or an operator may
+    (the interceptor refuses the others first: this is the servicer's own guard)."""
+    if principal.role not in MONEY_MOVERS:
+        raise PermissionDenied(
+            "money comes in and goes out only through the cashier (the payments service) or an "
+            f"operator; a {principal.role}'s token may not deposit or withdraw"
+        )
+    return _subject_player(principal, requested)
 
 
 def _client_key(player_id: str, key: str) -> str:
@@ -189,8 +204,10 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         stacks: StacksReader,
         *,
         hold_ttl_ms: int = 120_000,
+        hold_overdue_ms: int = 30_000,
     ) -> None:
         self._book = book
+        self._hold_overdue_ms = hold_overdue_ms
         self._metrics = metrics
         self._stacks = stacks
         self._hold_ttl_ms = hold_ttl_ms
@@ -206,14 +223,14 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
     async def Deposit(self, request: wpb.DepositRequest, context: Any) -> wpb.MoneyMoved:
         """See the proto."""
-        player = _subject_player(current_principal(), request.player_id)
+        player = _money_mover_for(current_principal(), request.player_id)
         key = _client_key(player, request.idempotency_key)
         command = Deposit(player, request.amount, key, self._book.clock(), request.reason)
         return await self._move(command, key)
 
     async def Withdraw(self, request: wpb.WithdrawRequest, context: Any) -> wpb.MoneyMoved:
         """See the proto."""
-        player = _subject_player(current_principal(), request.player_id)
+        player = _money_mover_for(current_principal(), request.player_id)
         key = _client_key(player, request.idempotency_key)
         if self._book.state.account(cash_account(player)) is None:
             raise ServiceNotFound(f"no account for player {player}")
@@ -335,7 +352,9 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         """See the proto."""
         state = self._book.state  # one frozen value: the audit sees one instant of the ledger
         stacks = await self._stacks(state)
-        breaches = ledger.audit(state, stacks)
+        breaches = ledger.audit(
+            state, stacks, now=self._book.clock(), overdue_after_ms=self._hold_overdue_ms
+        )
         for kind in BreachKind:
             count = sum(1 for breach in breaches if breach.kind is kind)
             self._metrics.audit_breaches.labels(kind=kind.value).set(count)

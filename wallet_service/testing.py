@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry
 from dealer_service.config import DealerSettings
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
-from servicekit.auth import Role, bearer_metadata, issue_token
+from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from wallet_service.app import Wallet, build_wallet
 from wallet_service.config import WalletSettings
 
@@ -35,6 +35,7 @@ def wallet_settings(
     name = namespace or uuid.uuid4().hex[:10]
     settings = WalletSettings(
         token_secret=dealer.token_secret,
+        token_keys=dealer.token_keys,
         nats_url=dealer.nats_url,
         grpc_port=0,
         metrics_port=0,
@@ -60,10 +61,10 @@ def wallet_settings(
 class WalletClient:
     """A Wallet stub with one caller's token."""
 
-    def __init__(self, channel: grpc.aio.Channel, secret: bytes, subject: str, role: Role):
+    def __init__(self, channel: grpc.aio.Channel, keys: TokenKeys, subject: str, role: Role):
         self.stub = wallet_pb2_grpc.WalletStub(channel)
         self.subject = subject
-        self.metadata = bearer_metadata(issue_token(secret, subject=subject, role=role))
+        self.metadata = bearer_metadata(issue_token(keys, subject=subject, role=role))
 
     async def call(self, method: str, request: Any) -> Any:
         """Call unary ``method`` with this caller's token."""
@@ -71,7 +72,7 @@ class WalletClient:
         return await rpc(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
 
     async def deposit(self, player_id: str, amount: int, key: str | None = None) -> Any:
-        """Deposit (an operator's call) with a fresh key unless one is given."""
+        """Deposit (a cashier's or an operator's call) with a fresh key unless one is given."""
         return await self.call(
             "Deposit",
             wpb.DepositRequest(
@@ -122,7 +123,7 @@ class WalletHarness:
     def client(self, subject: str, role: Role = Role.PLAYER) -> WalletClient:
         """A client calling as ``subject``."""
         assert self.channel is not None
-        return WalletClient(self.channel, self.settings.token_secret, subject, role)
+        return WalletClient(self.channel, self.settings.token_keyring, subject, role)
 
 
 async def eventually(

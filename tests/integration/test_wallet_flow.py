@@ -215,36 +215,75 @@ async def test_same_deposit_key_twice_lands_once(room: Room) -> None:
     again = await room.operator.deposit("dan", 500, key="pay-1")
     assert again.transaction_id == first.transaction_id
     assert again.balance.cash == 500
-    dan = room.wallet.client("dan")
-    await dan.call("Deposit", wpb.DepositRequest(amount=300, idempotency_key="pay-1x"))
-    assert (await dan.balance()).cash == 800
+    cashier = room.wallet.client("payments", Role.CASHIER)
+    await cashier.call(
+        "Deposit", wpb.DepositRequest(player_id="dan", amount=300, idempotency_key="pay-1x")
+    )
+    assert (await room.wallet.client("dan").balance()).cash == 800
 
 
 async def test_withdraw_beyond_the_balance_changes_nothing(room: Room) -> None:
     await room.operator.deposit("eve", 300)
     eve = room.wallet.client("eve")
+    cashier = room.wallet.client("payments", Role.CASHIER)
     before = await room.operator.call("ListTransactions", wpb.ListTransactionsRequest())
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await eve.call("Withdraw", wpb.WithdrawRequest(amount=301, idempotency_key="w-1"))
+        await cashier.call(
+            "Withdraw", wpb.WithdrawRequest(player_id="eve", amount=301, idempotency_key="w-1")
+        )
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     after = await room.operator.call("ListTransactions", wpb.ListTransactionsRequest())
     assert after == before
     assert (await eve.balance()).cash == 300
-    moved = await eve.call("Withdraw", wpb.WithdrawRequest(amount=300, idempotency_key="w-2"))
+    moved = await cashier.call(
+        "Withdraw", wpb.WithdrawRequest(player_id="eve", amount=300, idempotency_key="w-2")
+    )
     assert moved.balance.cash == 0
 
 
 async def test_errors_and_roles(room: Room) -> None:
     ann = room.wallet.client("ann")
     dealer = room.wallet.client("dealer-x", Role.DEALER)
+    cashier = room.wallet.client("payments", Role.CASHIER)
     cases: list[tuple[WalletClient, str, object, grpc.StatusCode]] = [
         (
             ann,
             "Deposit",
-            wpb.DepositRequest(amount=-5, idempotency_key="k"),
+            wpb.DepositRequest(amount=5, idempotency_key="k"),
+            grpc.StatusCode.PERMISSION_DENIED,
+        ),
+        (
+            ann,
+            "Withdraw",
+            wpb.WithdrawRequest(amount=5, idempotency_key="k"),
+            grpc.StatusCode.PERMISSION_DENIED,
+        ),
+        (
+            dealer,
+            "Deposit",
+            wpb.DepositRequest(player_id="ann", amount=5, idempotency_key="k"),
+            grpc.StatusCode.PERMISSION_DENIED,
+        ),
+        (
+            cashier,
+            "Deposit",
+            wpb.DepositRequest(player_id="ann", amount=-5, idempotency_key="k"),
             grpc.StatusCode.INVALID_ARGUMENT,
         ),
-        (ann, "Deposit", wpb.DepositRequest(amount=5), grpc.StatusCode.INVALID_ARGUMENT),
+        (
+            cashier,
+            "Deposit",
+            wpb.DepositRequest(player_id="ann", amount=5),
+            grpc.StatusCode.INVALID_ARGUMENT,
+        ),
+        (
+            cashier,
+            "Deposit",
+            wpb.DepositRequest(amount=5, idempotency_key="k"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+        ),
+        (cashier, "PlaceHold", wpb.PlaceHoldRequest(), grpc.StatusCode.PERMISSION_DENIED),
+        (cashier, "Audit", wpb.AuditRequest(), grpc.StatusCode.PERMISSION_DENIED),
         (
             ann,
             "GetBalance",

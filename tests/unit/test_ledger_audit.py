@@ -15,6 +15,7 @@ from wallet_service.ledger import (
     BreachKind,
     CashOut,
     Deposit,
+    HoldStatus,
     Kind,
     LedgerState,
     PlaceHold,
@@ -27,7 +28,7 @@ from wallet_service.ledger import (
 )
 from wallet_service.ledger.events import transaction_event
 from wallet_service.ledger.plog import PLog
-from wallet_service.ledger.state import AccountState
+from wallet_service.ledger.state import AccountState, TableLedger
 
 T0 = 1_700_000_000_000
 
@@ -201,3 +202,49 @@ def test_a_consistent_ledger_stays_clean_after_everyone_cashes_out() -> None:
     state, _ = execute(state, CashOut(SourceEvent("t1", 5, T0), "bob", 400, now=T0))
 
     assert audit(state, {"t1": {}}) == []
+
+
+def test_audit_reports_a_hold_open_past_its_expiry_and_not_reaped() -> None:
+    state, _ = execute(consistent(), PlaceHold("h-cat", "cat", "t1", 100, 30_000, now=T0))
+    due = T0 + 30_000
+
+    assert kinds(state, now=due + 5_000, overdue_after_ms=5_000) == []
+    found = audit(state, now=due + 5_001, overdue_after_ms=5_000)
+    assert [(b.kind, b.subject) for b in found] == [(BreachKind.HOLD_WRONG_STATE, "hold h-cat")]
+    assert "still open 5001 ms later" in found[0].message
+
+
+def test_audit_reports_a_hold_marked_posted_without_a_seat_posting() -> None:
+    state, _ = execute(consistent(), PlaceHold("h-cat", "cat", "t1", 100, 30_000, now=T0))
+    hold = state.holds["h-cat"]
+    # A buggy writer marks the hold posted with its own placing transaction: no seat was posted.
+    broken = replace(hold, status=HoldStatus.POSTED, ended_by=hold.placed_by)
+    state = replace(
+        state,
+        holds=state.holds.set("h-cat", broken),
+        pending_holds=state.pending_holds.remove("h-cat"),
+    )
+
+    found = [b for b in audit(state) if b.kind is BreachKind.HOLD_WRONG_STATE]
+    assert [b.subject for b in found] == ["hold h-cat"]
+    assert "is posted but transaction" in found[0].message
+
+
+def test_audit_reports_an_open_hold_at_a_closed_table_and_a_lost_index_entry() -> None:
+    state, _ = execute(consistent(), PlaceHold("h-cat", "cat", "t2", 100, 30_000, now=T0))
+    table = state.tables["t2"] if "t2" in state.tables else TableLedger("t2")
+    closed = replace(state, tables=state.tables.set("t2", table._replace(closed=True)))
+    unindexed = replace(state, pending_holds=state.pending_holds.remove("h-cat"))
+
+    assert "which was closed" in audit(closed)[0].message
+    messages = [b.message for b in audit(unindexed) if b.kind is BreachKind.HOLD_WRONG_STATE]
+    assert messages == ["hold h-cat is open but not listed as open: it would never expire."]
+
+
+def test_audit_reports_a_balance_outside_int64() -> None:
+    """What finding 4 left behind on an old log: 2**63 in one account."""
+    state = forge(LedgerState(), Kind.DEPOSIT, [(WORLD, -(2**63 - 1)), ("cash:ann", 2**63 - 1)])
+    state = forge(state, Kind.DEPOSIT, [(WORLD, -1), ("cash:ann", 1)])
+
+    out_of_range = [b.subject for b in audit(state) if b.kind is BreachKind.BALANCE_OUT_OF_RANGE]
+    assert out_of_range == ["cash:ann", WORLD]

@@ -227,3 +227,52 @@ def test_a_top_up_adds_to_the_open_escrow() -> None:
 
     assert table_escrow(state, "t1") == {"ann": 500}
     assert player_balance(state, "ann").cash == 500
+
+
+# --- PlaceHold again on a hold that has ended (finding 5 of issue #10) -----------------------
+
+
+def test_placing_a_posted_hold_again_says_it_is_posted_instead_of_answering_a_repeat() -> None:
+    state, _ = execute(held(400), PostHold(seat(7), "h1", "ann", now=T0))
+
+    with pytest.raises(HoldAlreadyPosted, match="hold h1 is posted: the seat it paid for"):
+        decide(state, PlaceHold("h1", "ann", "t1", 400, ttl_ms=TTL, now=T0 + 1))
+
+
+@pytest.mark.parametrize(
+    ("end", "state_name"),
+    [(VoidHold("h1", now=T0), "voided"), (ExpireHolds(now=T0 + TTL), "expired")],
+)
+def test_placing_a_voided_or_expired_hold_again_names_its_state(
+    end: VoidHold | ExpireHolds, state_name: str
+) -> None:
+    state, _ = execute(held(400, cash=1_000), end)
+
+    with pytest.raises(HoldNotPending, match=f"hold h1 is {state_name}: its cash went back"):
+        decide(state, PlaceHold("h1", "ann", "t1", 400, ttl_ms=TTL, now=T0 + TTL + 1))
+    assert player_balance(state, "ann") == PlayerBalance("ann", cash=1_000, held=0)
+
+
+def test_a_true_repeat_of_an_open_hold_is_the_same_hold_even_past_its_deadline() -> None:
+    """Open until the sweep: a repeat before the sweep still answers with the same hold."""
+    state = held(400)
+
+    assert decide(state, PlaceHold("h1", "ann", "t1", 400, ttl_ms=TTL, now=T0 + TTL + 5)) == []
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        PlaceHold("h1", "bob", "t1", 400, ttl_ms=TTL, now=T0),
+        PlaceHold("h1", "ann", "t2", 400, ttl_ms=TTL, now=T0),
+        PlaceHold("h1", "ann", "t1", 401, ttl_ms=TTL, now=T0),
+    ],
+    ids=["other-player", "other-table", "other-amount"],
+)
+def test_a_hold_id_with_another_player_table_or_amount_is_refused_in_every_state(
+    other: PlaceHold,
+) -> None:
+    posted, _ = execute(held(400), PostHold(seat(7), "h1", "ann", now=T0))
+    for state in (held(400), posted):
+        with pytest.raises(IdempotencyConflict, match="a new hold needs a new id"):
+            decide(state, other)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dealer_service.config import load_settings as dealer_settings
+from servicekit.auth import TokenKeyring
 from servicekit.settings import (
     COMMON_FLAGS,
     add_env_flags,
@@ -85,3 +86,36 @@ def test_defaults_stay_the_services_own() -> None:
     assert (wallet.grpc_port, wallet.metrics_port, wallet.snapshot_every) == (50061, 9465, 1000)
     assert wallet.owner_id.startswith("wallet-") and not dealer.owner_id.startswith("wallet-")
     assert dealer.nats_url == wallet.nats_url == "nats://127.0.0.1:4222"
+
+
+@pytest.mark.parametrize(
+    ("load", "prefix"), [(dealer_settings, "DEALER_"), (wallet_settings, "WALLET_")]
+)
+def test_both_services_take_a_token_keyring_file(load: object, prefix: str, tmp_path: Path) -> None:
+    ring = TokenKeyring("new", {"old": b"o" * 32, "new": b"n" * 32})
+    path = tmp_path / "token-keys.json"
+    path.write_text(ring.to_json())
+    from_flag = load(["--token-keys", str(path)], environ={})  # type: ignore[operator]
+    from_env = load([], environ={f"{prefix}TOKEN_KEYS": str(path)})  # type: ignore[operator]
+    assert from_flag.token_keyring == from_env.token_keyring == ring
+    one = load(["--token-secret", SECRET], environ={})  # type: ignore[operator]
+    assert one.token_keyring == TokenKeyring.single(bytes.fromhex(SECRET))
+    with pytest.raises(SystemExit, match="not both"):
+        load(["--token-keys", str(path), "--token-secret", SECRET], environ={})  # type: ignore[operator]
+    path.write_text('{"current": "x", "keys": {}}')
+    with pytest.raises(SystemExit, match="is not valid"):
+        load(["--token-keys", str(path)], environ={})  # type: ignore[operator]
+    with pytest.raises(SystemExit, match="cannot read"):
+        load(["--token-keys", str(tmp_path / "missing.json")], environ={})  # type: ignore[operator]
+
+
+def test_the_wallet_validates_its_money_limits_at_start_up() -> None:
+    settings = wallet_settings(
+        ["--token-secret", SECRET, "--max-transaction", "5", "--max-account-balance", "50"],
+        environ={"WALLET_MAX_LEDGER_TOTAL": "500"},
+    )
+    assert (settings.limits.max_transaction, settings.limits.max_ledger_total) == (5, 500)
+    assert wallet_settings(["--token-secret", SECRET], environ={}).limits.max_transaction == 10**10
+    for argv in (["--max-transaction", "0"], ["--max-ledger-total", str(2**62 + 1)]):
+        with pytest.raises(SystemExit, match="must satisfy"):
+            wallet_settings(["--token-secret", SECRET, *argv], environ={})

@@ -26,6 +26,11 @@ a player's statement shows the reservation as a line. The price, one more transa
 buy-in, is cheap. Expiry happens only through ``ExpireHolds`` (the service's timer), never by
 reading a clock, so a seat that arrives after the deadline but before the sweep still posts.
 
+**Money limits.** No deposit, withdrawal or hold moves more than ``max_transaction``, no deposit
+brings a player's cash above ``max_account_balance`` or the money inside above
+``max_ledger_total`` (at most 2**62): since every other account stays at or above zero, every sum
+of balances stays inside int64 (see :mod:`.limits`).
+
 **Event-sourced.** ``decide(state, command) -> [LedgerEvent]`` checks everything and returns the
 events; ``evolve(state, event) -> state`` applies one; ``replay`` folds ``evolve``. Each
 transaction has a ledger-unique idempotency key; dealer-driven transactions also carry their
@@ -91,6 +96,7 @@ from wallet_service.ledger.errors import (
     InvalidCommand,
     LedgerBug,
     LedgerError,
+    LimitExceeded,
     NotFound,
     RuleViolation,
     SequenceGap,
@@ -102,6 +108,7 @@ from wallet_service.ledger.errors import (
     UnknownTable,
 )
 from wallet_service.ledger.evolve import evolve, replay, utc_day
+from wallet_service.ledger.limits import DEFAULT_LIMITS, Limits, money_inside
 from wallet_service.ledger.queries import (
     PlayerBalance,
     RakeRow,
@@ -127,6 +134,7 @@ from wallet_service.ledger.state import (
 )
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "HOUSE_RAKE",
     "WORLD",
     "Account",
@@ -151,6 +159,8 @@ __all__ = [
     "LedgerBug",
     "LedgerError",
     "LedgerState",
+    "LimitExceeded",
+    "Limits",
     "NotFound",
     "PlaceHold",
     "PlayerBalance",
@@ -183,6 +193,7 @@ __all__ = [
     "held_account",
     "last_applied_position",
     "list_transactions",
+    "money_inside",
     "parse_account",
     "pending_holds",
     "player_balance",

@@ -16,12 +16,14 @@ from wallet_service.ledger.accounts import (
     HELD,
     HOUSE_RAKE,
     WORLD,
+    escrow_account,
     must_stay_non_negative,
     parse_account,
 )
 from wallet_service.ledger.errors import InvalidCommand
+from wallet_service.ledger.limits import INT64_MAX
 from wallet_service.ledger.queries import escrow_by_table, rake_lines
-from wallet_service.ledger.state import Kind, LedgerState
+from wallet_service.ledger.state import Hold, HoldStatus, Kind, LedgerState
 
 
 class BreachKind(enum.StrEnum):
@@ -36,6 +38,8 @@ class BreachKind(enum.StrEnum):
     ESCROW_MISMATCH = "escrow_mismatch"
     RAKE_MISMATCH = "rake_mismatch"
     UNKNOWN_ACCOUNT = "unknown_account"
+    HOLD_WRONG_STATE = "hold_wrong_state"
+    BALANCE_OUT_OF_RANGE = "balance_out_of_range"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +65,16 @@ class _Totals:
 def audit(
     state: LedgerState,
     dealer_stacks_by_table: Mapping[str, Mapping[str, int]] | None = None,
+    *,
+    now: int | None = None,
+    overdue_after_ms: int = 0,
 ) -> list[Breach]:
     """Every breach of the ledger's invariants; ``[]`` for a consistent ledger.
 
     ``dealer_stacks_by_table`` gives, per table, each player's stack at the table's last hand
-    boundary as the dealer sees it; each table given is compared with its escrow.
+    boundary as the dealer sees it; each table given is compared with its escrow. With ``now``
+    (unix ms), a hold still pending more than ``overdue_after_ms`` past its deadline is a breach
+    (the expiry sweep should have returned its cash).
     """
     breaches: list[Breach] = []
     totals = _replay_postings(state, breaches)
@@ -74,6 +83,7 @@ def audit(
     _check_held(state, breaches)
     _check_escrow_seats(state, breaches)
     _check_rake(state, totals, breaches)
+    _check_holds(state, breaches, now, overdue_after_ms)
     if dealer_stacks_by_table is not None:
         _check_dealer_stacks(state, dealer_stacks_by_table, breaches)
     return breaches
@@ -124,6 +134,14 @@ def _check_balances(state: LedgerState, totals: _Totals, breaches: list[Breach])
                     BreachKind.NEGATIVE_BALANCE,
                     name,
                     f"account {name} is at {stored}; only {WORLD} may go below zero.",
+                )
+            )
+        if not -INT64_MAX <= stored <= INT64_MAX:
+            breaches.append(
+                Breach(
+                    BreachKind.BALANCE_OUT_OF_RANGE,
+                    name,
+                    f"account {name} is at {stored}, outside int64: it cannot be served.",
                 )
             )
         try:
@@ -211,6 +229,76 @@ def _check_rake(state: LedgerState, totals: _Totals, breaches: list[Breach]) -> 
                 f"{totals.hands_rake}.",
             )
         )
+
+
+#: The transaction kind that ends a hold in each final state.
+_ENDED_BY: Mapping[HoldStatus, Kind] = {
+    HoldStatus.POSTED: Kind.HOLD_POSTED,
+    HoldStatus.VOIDED: Kind.HOLD_VOIDED,
+    HoldStatus.EXPIRED: Kind.HOLD_EXPIRED,
+}
+
+
+def _check_holds(
+    state: LedgerState, breaches: list[Breach], now: int | None, overdue_after_ms: int
+) -> None:
+    """Each hold in a state its records explain: open ones indexed, not at a closed table, not
+    overdue; ended ones ended by the matching transaction (a posted one by a seat's posting into
+    that player's escrow at that table)."""
+    for hold_id, hold in state.holds.items_iter():
+        if hold.status is HoldStatus.PENDING:
+            problem = _open_hold_problem(state, hold, now, overdue_after_ms)
+        else:
+            problem = _ended_hold_problem(state, hold)
+        if problem:
+            breaches.append(Breach(BreachKind.HOLD_WRONG_STATE, f"hold {hold_id}", problem))
+    for hold_id in state.pending_holds:
+        listed = state.holds.get(hold_id)
+        if listed is None or listed.status is not HoldStatus.PENDING:
+            status = "unknown" if listed is None else listed.status.value
+            breaches.append(
+                Breach(
+                    BreachKind.HOLD_WRONG_STATE,
+                    f"hold {hold_id}",
+                    f"hold {hold_id} is listed as open but is {status}.",
+                )
+            )
+
+
+def _open_hold_problem(state: LedgerState, hold: Hold, now: int | None, grace_ms: int) -> str:
+    if hold.hold_id not in state.pending_holds:
+        return f"hold {hold.hold_id} is open but not listed as open: it would never expire."
+    table = state.tables.get(hold.table_id)
+    if table is not None and table.closed:
+        return (
+            f"hold {hold.hold_id} is still open at table {hold.table_id}, which was closed: the "
+            "close should have returned its cash."
+        )
+    if now is not None and now > hold.expires_at + grace_ms:
+        return (
+            f"hold {hold.hold_id} expired at {hold.expires_at} but is still open "
+            f"{now - hold.expires_at} ms later: the expiry sweep has not returned its cash."
+        )
+    return ""
+
+
+def _ended_hold_problem(state: LedgerState, hold: Hold) -> str:
+    status = hold.status.value
+    if not 0 < hold.ended_by <= state.last_transaction_id:
+        return f"hold {hold.hold_id} is {status} but no transaction ended it."
+    tx = state.transaction(hold.ended_by)
+    if tx.kind is not _ENDED_BY[hold.status] or tx.hold_id != hold.hold_id:
+        return (
+            f"hold {hold.hold_id} is {status} but transaction {tx.transaction_id}, which ended "
+            f"it, is a {tx.kind.name.lower()} of hold {tx.hold_id or 'none'}."
+        )
+    seat = escrow_account(hold.table_id, hold.player_id)
+    if hold.status is HoldStatus.POSTED and not any(a == seat for a, _ in tx.postings):
+        return (
+            f"hold {hold.hold_id} is posted but no seat was posted for it: transaction "
+            f"{tx.transaction_id} put nothing in {seat}."
+        )
+    return ""
 
 
 def _check_dealer_stacks(

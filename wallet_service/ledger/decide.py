@@ -4,13 +4,14 @@ Every check happens here (with the rules of :mod:`.rules`), before anything is w
 either returns events or raises a :class:`~wallet_service.ledger.errors.LedgerError` with the
 rule's sentence, and never changes the state (it cannot: the state is a frozen value). Checks run
 in a fixed order: the command's shape (:class:`InvalidCommand`), then idempotency (a repeat
-returns ``[]``), then the rules.
+returns ``[]``), then the rules, the money limits of :mod:`.limits` among them.
 
 Idempotency, per command:
 
 * Deposit, Withdraw: the caller's key, stored as ``client:<key>``; a repeat with the same player and
   amount returns ``[]``, with anything else it raises :class:`IdempotencyConflict`.
-* PlaceHold: the hold id, with the same comparison.
+* PlaceHold: the hold id, with the same comparison; a repeat returns ``[]`` only while the hold
+  is pending: a posted, voided or expired hold is refused, naming its state.
 * VoidHold: a hold already voided or expired returns ``[]``.
 * ExpireHolds: only pending holds expire, so a repeat finds nothing to do.
 * Dealer-driven commands (PostHold, SettleHand, CashOut, CloseTableRefund): the source event's
@@ -47,12 +48,20 @@ from wallet_service.ledger.commands import (
 from wallet_service.ledger.errors import (
     EscrowMismatch,
     EscrowOverdrawn,
+    HoldAlreadyPosted,
     HoldMismatch,
+    HoldNotPending,
     IdempotencyConflict,
     InvalidCommand,
 )
 from wallet_service.ledger.events import transaction_event
 from wallet_service.ledger.evolve import evolve
+from wallet_service.ledger.limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    verify_deposit_room,
+    verify_transaction_size,
+)
 from wallet_service.ledger.rules import (
     INT64_MAX,
     verify_amount,
@@ -85,12 +94,15 @@ Postings = list[Posting]
 # --- decide --------------------------------------------------------------------------------
 
 
-def decide(state: LedgerState, command: Command) -> list[pb.LedgerEvent]:
-    """The events that record ``command`` (``[]`` for a repeat), or a :class:`LedgerError`."""
+def decide(
+    state: LedgerState, command: Command, limits: Limits = DEFAULT_LIMITS
+) -> list[pb.LedgerEvent]:
+    """The events that record ``command`` (``[]`` for a repeat), or a :class:`LedgerError`;
+    money brought in or reserved stays within ``limits``."""
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise InvalidCommand(f"{type(command).__name__} is not a ledger command.")
-    return handler(state, command)
+    return handler(state, command, limits)
 
 
 def _event(
@@ -132,7 +144,7 @@ def _repeat_of(state: LedgerState, key: str, kind: Kind, postings: Postings) -> 
     )
 
 
-def _deposit(state: LedgerState, command: Deposit) -> list[pb.LedgerEvent]:
+def _deposit(state: LedgerState, command: Deposit, limits: Limits) -> list[pb.LedgerEvent]:
     verify_id("player id", command.player_id)
     amount = verify_amount("a deposit", command.amount)
     key = CLIENT_KEY_PREFIX + verify_idempotency_key(command.idempotency_key)
@@ -140,6 +152,8 @@ def _deposit(state: LedgerState, command: Deposit) -> list[pb.LedgerEvent]:
     postings = [(WORLD, -amount), (cash_account(command.player_id), amount)]
     if _repeat_of(state, key, Kind.DEPOSIT, postings):
         return []
+    verify_transaction_size("a deposit", amount, limits)
+    verify_deposit_room(state, command.player_id, amount, limits)
     return [
         _event(
             state,
@@ -154,7 +168,7 @@ def _deposit(state: LedgerState, command: Deposit) -> list[pb.LedgerEvent]:
     ]
 
 
-def _withdraw(state: LedgerState, command: Withdraw) -> list[pb.LedgerEvent]:
+def _withdraw(state: LedgerState, command: Withdraw, limits: Limits) -> list[pb.LedgerEvent]:
     verify_id("player id", command.player_id)
     amount = verify_amount("a withdrawal", command.amount)
     key = CLIENT_KEY_PREFIX + verify_idempotency_key(command.idempotency_key)
@@ -162,6 +176,7 @@ def _withdraw(state: LedgerState, command: Withdraw) -> list[pb.LedgerEvent]:
     postings = [(cash_account(command.player_id), -amount), (WORLD, amount)]
     if _repeat_of(state, key, Kind.WITHDRAWAL, postings):
         return []
+    verify_transaction_size("a withdrawal", amount, limits)
     verify_funds(state, command.player_id, amount)
     return [
         _event(
@@ -177,7 +192,7 @@ def _withdraw(state: LedgerState, command: Withdraw) -> list[pb.LedgerEvent]:
     ]
 
 
-def _place_hold(state: LedgerState, command: PlaceHold) -> list[pb.LedgerEvent]:
+def _place_hold(state: LedgerState, command: PlaceHold, limits: Limits) -> list[pb.LedgerEvent]:
     verify_id("hold id", command.hold_id)
     verify_id("player id", command.player_id)
     verify_id("table id", command.table_id)
@@ -186,18 +201,9 @@ def _place_hold(state: LedgerState, command: PlaceHold) -> list[pb.LedgerEvent]:
     now = verify_instant("now", command.now)
     existing = state.holds.get(command.hold_id)
     if existing is not None:
-        same = (existing.player_id, existing.table_id, existing.amount) == (
-            command.player_id,
-            command.table_id,
-            amount,
-        )
-        if same:
-            return []
-        raise IdempotencyConflict(
-            f"hold id {command.hold_id} already names a hold of {existing.amount} for player "
-            f"{existing.player_id} at table {existing.table_id}."
-        )
+        return _repeated_hold(existing, command.player_id, command.table_id, amount)
     verify_table_not_closed(state.tables.get(command.table_id))
+    verify_transaction_size("a hold", amount, limits)
     verify_funds(state, command.player_id, amount)
     hold = Hold(command.hold_id, command.player_id, command.table_id, amount, now + ttl)
     postings = [
@@ -216,6 +222,31 @@ def _place_hold(state: LedgerState, command: PlaceHold) -> list[pb.LedgerEvent]:
             player_id=hold.player_id,
         )
     ]
+
+
+def _repeated_hold(
+    existing: Hold, player_id: str, table_id: str, amount: int
+) -> list[pb.LedgerEvent]:
+    """PlaceHold of an id already used: ``[]`` for a true repeat (same player, table and amount,
+    still pending: the same hold); otherwise refused with a sentence naming what differs or the
+    state the hold is in (posted, voided, expired), never answered as a repeat."""
+    if (existing.player_id, existing.table_id, existing.amount) != (player_id, table_id, amount):
+        raise IdempotencyConflict(
+            f"hold id {existing.hold_id} already names a hold of {existing.amount} for player "
+            f"{existing.player_id} at table {existing.table_id}, not {amount} for player "
+            f"{player_id} at table {table_id}; a new hold needs a new id."
+        )
+    if existing.status is HoldStatus.POSTED:
+        raise HoldAlreadyPosted(
+            f"hold {existing.hold_id} is posted: the seat it paid for at table "
+            f"{existing.table_id} was already taken; a new buy-in needs a new hold id."
+        )
+    if existing.status is not HoldStatus.PENDING:
+        raise HoldNotPending(
+            f"hold {existing.hold_id} is {existing.status.value}: its cash went back to player "
+            f"{existing.player_id}; a new buy-in needs a new hold id."
+        )
+    return []
 
 
 def _release(
@@ -240,7 +271,7 @@ def _release(
     )
 
 
-def _void_hold(state: LedgerState, command: VoidHold) -> list[pb.LedgerEvent]:
+def _void_hold(state: LedgerState, command: VoidHold, limits: Limits) -> list[pb.LedgerEvent]:
     verify_id("hold id", command.hold_id)
     now = verify_instant("now", command.now)
     hold = verify_hold_known(state, command.hold_id)
@@ -250,7 +281,7 @@ def _void_hold(state: LedgerState, command: VoidHold) -> list[pb.LedgerEvent]:
     return [_release(state, 1, hold, kind=Kind.HOLD_VOIDED, now=now, reason=command.reason)]
 
 
-def _expire_holds(state: LedgerState, command: ExpireHolds) -> list[pb.LedgerEvent]:
+def _expire_holds(state: LedgerState, command: ExpireHolds, limits: Limits) -> list[pb.LedgerEvent]:
     now = verify_instant("now", command.now)
     due = sorted(
         (expires_at, hold_id)
@@ -273,7 +304,7 @@ def _source_key(source: SourceEvent) -> str:
     return f"table:{source.table_id}@{source.position}"
 
 
-def _post_hold(state: LedgerState, command: PostHold) -> list[pb.LedgerEvent]:
+def _post_hold(state: LedgerState, command: PostHold, limits: Limits) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     verify_id("hold id", command.hold_id)
     verify_id("player id", command.player_id)
@@ -315,7 +346,7 @@ def _post_hold(state: LedgerState, command: PostHold) -> list[pb.LedgerEvent]:
     ]
 
 
-def _settle_hand(state: LedgerState, command: SettleHand) -> list[pb.LedgerEvent]:
+def _settle_hand(state: LedgerState, command: SettleHand, limits: Limits) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     verify_id("hand id", command.hand_id)
     verify_id("game", command.game)
@@ -365,7 +396,7 @@ def _settle_hand(state: LedgerState, command: SettleHand) -> list[pb.LedgerEvent
     ]
 
 
-def _cash_out(state: LedgerState, command: CashOut) -> list[pb.LedgerEvent]:
+def _cash_out(state: LedgerState, command: CashOut, limits: Limits) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     verify_id("player id", command.player_id)
     now = verify_instant("now", command.now)
@@ -409,7 +440,9 @@ def _cash_out(state: LedgerState, command: CashOut) -> list[pb.LedgerEvent]:
     ]
 
 
-def _close_table(state: LedgerState, command: CloseTableRefund) -> list[pb.LedgerEvent]:
+def _close_table(
+    state: LedgerState, command: CloseTableRefund, limits: Limits
+) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     now = verify_instant("now", command.now)
     known = state.tables.get(source.table_id)
@@ -457,7 +490,7 @@ def _close_table(state: LedgerState, command: CloseTableRefund) -> list[pb.Ledge
     return events
 
 
-_HANDLERS: dict[type, Callable[[LedgerState, Any], list[pb.LedgerEvent]]] = {
+_HANDLERS: dict[type, Callable[[LedgerState, Any, Limits], list[pb.LedgerEvent]]] = {
     Deposit: _deposit,
     Withdraw: _withdraw,
     PlaceHold: _place_hold,
@@ -470,7 +503,9 @@ _HANDLERS: dict[type, Callable[[LedgerState, Any], list[pb.LedgerEvent]]] = {
 }
 
 
-def execute(state: LedgerState, command: Command) -> tuple[LedgerState, list[pb.LedgerEvent]]:
+def execute(
+    state: LedgerState, command: Command, limits: Limits = DEFAULT_LIMITS
+) -> tuple[LedgerState, list[pb.LedgerEvent]]:
     """``decide``, then fold the events into the state: the state after a successful append.
 
     >>> from wallet_service.ledger.commands import Deposit
@@ -478,7 +513,7 @@ def execute(state: LedgerState, command: Command) -> tuple[LedgerState, list[pb.
     >>> state.balance("cash:ann"), len(events)
     (500, 1)
     """
-    events = decide(state, command)
+    events = decide(state, command, limits)
     for event in events:
         state = evolve(state, event)
     return state, events

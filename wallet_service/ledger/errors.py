@@ -69,6 +69,10 @@ class TableClosed(RuleViolation):
     """The table was closed and refunded; no more money moves there."""
 
 
+class LimitExceeded(RuleViolation):
+    """A deposit, withdrawal or hold above a money limit (see :mod:`.limits`)."""
+
+
 class IdempotencyConflict(RuleViolation):
     """An idempotency key (or hold id) was reused for a different command."""
 
