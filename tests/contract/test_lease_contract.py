@@ -66,6 +66,16 @@ async def acquire_within(store: LeaseStore, name: str, owner: str, bound_s: floa
     raise AssertionError(f"{owner} could not acquire {name} within {bound_s} s")
 
 
+async def assert_held_by(store: LeaseStore, lease: Lease) -> None:
+    """The store names ``lease``'s owner, unless its one-second TTL ran out before we asked (a
+    loaded machine can stall a test that long: then the name is free, never someone else's)."""
+    owner = await store.owner_of(lease.name)
+    if lease.is_valid():
+        assert owner == lease.owner
+    else:
+        assert owner in (lease.owner, None)
+
+
 async def test_a_free_name_is_acquired_and_owned(store: LeaseStore) -> None:
     name = new_name()
     assert await store.owner_of(name) is None
@@ -122,7 +132,7 @@ async def test_a_lease_not_renewed_expires_and_another_owner_acquires(store: Lea
     # The holder's own deadline passed before the server let the next owner in.
     assert not lease.is_valid()
     assert taken.owner == "dealer-b"
-    assert await store.owner_of(name) == "dealer-b"
+    await assert_held_by(store, taken)
 
 
 async def test_renew_after_losing_the_lease_raises_lease_lost(store: LeaseStore) -> None:
@@ -155,16 +165,16 @@ async def test_release_frees_the_name_at_once(store: LeaseStore) -> None:
     assert await store.owner_of(name) is None
     successor = await store.acquire(name, "dealer-b")
     assert successor is not None
-    assert await store.owner_of(name) == "dealer-b"
+    await assert_held_by(store, successor)
 
 
 async def test_releasing_a_lost_lease_leaves_the_new_owner_alone(store: LeaseStore) -> None:
     name = new_name()
     lease = await store.acquire(name, "dealer-a")
     assert lease is not None
-    await acquire_within(store, name, "dealer-b", EXPIRY_BOUND_S)
+    successor = await acquire_within(store, name, "dealer-b", EXPIRY_BOUND_S)
     await store.release(lease)
-    assert await store.owner_of(name) == "dealer-b"
+    await assert_held_by(store, successor)
 
 
 async def test_racing_owners_after_a_release_still_yield_one_winner(store: LeaseStore) -> None:
