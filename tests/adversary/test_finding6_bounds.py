@@ -180,10 +180,9 @@ async def test_an_unknown_enum_number_anywhere_in_any_request_is_invalid_argumen
     else:
         descriptor = wpb.DESCRIPTOR.services_by_name["Wallet"].methods_by_name[method]
         client = room.wallet_client("ann" if role is Role.PLAYER else "op", role)
-    request = _with_enum(_message_class(descriptor.input_type)(), path, 99)
+    request: Any = _with_enum(_message_class(descriptor.input_type)(), path, 99)
     if method == "Play":
-        call = _play_once(client, request)
-        reply = await call
+        reply = await _play_once(client, request)
         assert reply.code == Code.INVALID_ARGUMENT.value[0], reply.message
         assert "99 is not a known" in reply.message
         return
@@ -231,7 +230,9 @@ async def _play_once(client: Any, request: dpb.PlayRequest) -> dpb.CommandReply:
             "reason may not contain control characters.",
         ),
         (
-            dpb.ActRequest(command_id="c" * 65, table_id=TABLE, hand_id="h.1", action=1),
+            dpb.ActRequest(
+                command_id="c" * 65, table_id=TABLE, hand_id="h.1", action=dpb.ACTION_FOLD
+            ),
             "command_id may have at most 64 characters.",
         ),
         (
