@@ -97,9 +97,25 @@ class RequestStrategies:
         self._cache[key] = strategy
         return strategy
 
-    def body(self, descriptor: Descriptor) -> st.SearchStrategy[tuple[Message | None, bytes]]:
-        """A request body: mostly a message (and its bytes), sometimes bytes that are not one."""
-        message = self.message(descriptor).map(lambda m: (m, m.SerializeToString()))
+    def mutant(self, templates: Sequence[Message]) -> st.SearchStrategy[Message]:
+        """One of ``templates`` (requests the room would accept) with none, one or a few of
+        its fields replaced by drawn values: the paths past the bounds, into the rules."""
+        fields: list[FieldDescriptor] = list(templates[0].DESCRIPTOR.fields)
+        keep = st.none()
+        changes = st.fixed_dictionaries(
+            {field.name: st.one_of(keep, keep, keep, self._field(field, 0)) for field in fields}
+        )
+        return st.builds(_mutated, st.sampled_from(list(templates)), changes)
+
+    def body(
+        self, descriptor: Descriptor, templates: Sequence[Message] = ()
+    ) -> st.SearchStrategy[tuple[Message | None, bytes]]:
+        """A request body: a message drawn field by field, or a template with some fields
+        replaced (and its bytes); sometimes bytes that are not a message at all."""
+        messages = [self.message(descriptor)]
+        if templates:
+            messages += [self.mutant(templates)] * 2
+        message = st.one_of(*messages).map(lambda m: (m, m.SerializeToString()))
         garbage = st.one_of(st.sampled_from(GARBAGE), st.binary(min_size=1, max_size=48))
         return st.one_of(message, message, message, garbage.map(lambda data: (None, data)))
 
@@ -170,6 +186,16 @@ def _build(cls: type[Message], values: dict[str, Any], choices: dict[str, Any]) 
     for choice in choices.values():
         if choice is not None:
             _set(message, choice[0], choice[1])
+    return message
+
+
+def _mutated(template: Message, changes: dict[str, Any]) -> Message:
+    message = type(template)()
+    message.CopyFrom(template)
+    for name, value in changes.items():
+        if value is not None:
+            message.ClearField(name)
+            _set(message, name, value)
     return message
 
 

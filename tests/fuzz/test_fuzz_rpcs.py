@@ -30,7 +30,7 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
 from tests.fuzz.strategies import RequestStrategies
-from tests.fuzz.world import POOLS, World
+from tests.fuzz.world import POOLS, TEMPLATES, World
 from wallet_service.bounds import LIMITS as WALLET_LIMITS
 
 pytestmark = pytest.mark.slow
@@ -73,7 +73,7 @@ def test_no_request_gets_internal_or_changes_anything_when_refused(
 ) -> None:
     service = method.containing_service.name
     strategies = STRATEGIES[service]
-    body = strategies.body(method.input_type)
+    body = strategies.body(method.input_type, TEMPLATES.get(method.input_type.full_name, ()))
     bodies = st.lists(body, min_size=1, max_size=3) if method.client_streaming else st.tuples(body)
     allowed = world.callers_for(service, method.name)
     callers = st.one_of(st.sampled_from(allowed), st.sampled_from(world.callers))

@@ -39,6 +39,7 @@ from engine.games import GAMES
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
+from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
 from tests.support.nats_server import NatsServer
 from tests.support.room import Room, ledger_transactions, open_room
@@ -74,6 +75,90 @@ POOLS: Final[dict[str, tuple[str, ...]]] = {
     "day_from": ("2026-01-01", "2099-12-31"),
     "day_to": ("2026-12-31", "1999-01-01"),
     "page_token": ("1", "999999"),
+}
+_HAND = f"{HAND_TABLE}.1"
+#: Requests the room accepts (from the right caller, at the right moment), by message type: the
+#: strategies replace some of their fields, to reach past the bounds into the rules.
+TEMPLATES: Final[dict[str, tuple[Message, ...]]] = {
+    "pokerpb.CreateTableRequest": (
+        dpb.CreateTableRequest(
+            command_id="fz-cmd-1",
+            table_id="fz-new",
+            game="holdem",
+            structure=pb.NO_LIMIT,
+            stakes=pb.Stakes(small_blind=1, big_blind=2),
+            pause_between_hands_ms=HOUR_MS,
+            action_timer_ms=HOUR_MS,
+        ),
+        dpb.CreateTableRequest(
+            command_id="fz-cmd-2",
+            game="seven-card-stud",
+            structure=pb.FIXED_LIMIT,
+            stakes=pb.Stakes(ante=1, small_bet=4, big_bet=8),
+            settings=pb.TableConfig(rules=pb.HandRules(rake=pb.RakeSchedule(per=20, step=1))),
+        ),
+    ),
+    "pokerpb.GetTableRequest": (dpb.GetTableRequest(table_id=HAND_TABLE),),
+    "pokerpb.CloseTableRequest": (
+        dpb.CloseTableRequest(command_id="fz-cmd-3", table_id=DRAW_TABLE),
+    ),
+    "pokerpb.SitDownRequest": (
+        dpb.SitDownRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=2, buy_in=200),
+        dpb.SitDownRequest(command_id="fz-cmd-2", table_id=DRAW_TABLE, seat=1, buy_in=100),
+    ),
+    "pokerpb.TopUpRequest": (
+        dpb.TopUpRequest(command_id="fz-cmd-2", table_id=OPEN_TABLE, seat=1, amount=20),
+    ),
+    "pokerpb.SeatRequest": (dpb.SeatRequest(command_id="fz-cmd-3", table_id=OPEN_TABLE, seat=1),),
+    "pokerpb.SitInRequest": (dpb.SitInRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1),),
+    "pokerpb.ActRequest": (
+        dpb.ActRequest(
+            command_id="fz-cmd-2", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_CALL
+        ),
+        dpb.ActRequest(
+            command_id="fz-cmd-3",
+            table_id=HAND_TABLE,
+            hand_id=_HAND,
+            action=dpb.ACTION_RAISE,
+            amount=6,
+        ),
+    ),
+    "pokerpb.DrawRequest": (
+        dpb.DrawRequest(command_id="fz-cmd-1", table_id=HAND_TABLE, hand_id=_HAND, discards="2c"),
+    ),
+    "pokerpb.AgreeSplitRequest": (
+        dpb.AgreeSplitRequest(
+            command_id="fz-cmd-2", table_id=HAND_TABLE, hand_id=_HAND, split=True
+        ),
+    ),
+    "pokerpb.PlayRequest": (
+        dpb.PlayRequest(
+            act=dpb.ActRequest(
+                command_id="fz-cmd-3", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_CHECK
+            )
+        ),
+        dpb.PlayRequest(
+            sit_out=dpb.SeatRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1)
+        ),
+    ),
+    "pokerpb.WatchTableRequest": (dpb.WatchTableRequest(table_id=HAND_TABLE, from_seq=3),),
+    "pokerpb.GetHandHistoryRequest": (dpb.GetHandHistoryRequest(hand_id=_HAND),),
+    "pokerpb.DepositRequest": (
+        wpb.DepositRequest(player_id="dan", amount=100, idempotency_key="fz-key-1"),
+    ),
+    "pokerpb.WithdrawRequest": (
+        wpb.WithdrawRequest(player_id="dan", amount=50, idempotency_key="fz-key-2"),
+    ),
+    "pokerpb.GetBalanceRequest": (wpb.GetBalanceRequest(player_id="ann"),),
+    "pokerpb.ListTransactionsRequest": (wpb.ListTransactionsRequest(player_id="ann", page_size=5),),
+    "pokerpb.PlaceHoldRequest": (
+        wpb.PlaceHoldRequest(
+            hold_id="fz-hold-1", player_id="dan", table_id=OPEN_TABLE, amount=50, ttl_ms=60_000
+        ),
+    ),
+    "pokerpb.VoidHoldRequest": (wpb.VoidHoldRequest(hold_id="fz-hold-1", reason="fuzz"),),
+    "pokerpb.GetTableEscrowRequest": (wpb.GetTableEscrowRequest(table_id=HAND_TABLE),),
+    "pokerpb.GetRakeReportRequest": (wpb.GetRakeReportRequest(group_by=[wpb.RAKE_BY_TABLE]),),
 }
 CALL_TIMEOUT_S: Final = 10.0
 WATCH_S: Final = 0.25
