@@ -14,7 +14,7 @@ protobuf at all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -100,7 +100,8 @@ class RequestStrategies:
     def mutant(self, templates: Sequence[Message]) -> st.SearchStrategy[Message]:
         """One of ``templates`` (requests the room would accept) with none, one or a few of
         its fields replaced by drawn values: the paths past the bounds, into the rules."""
-        fields: list[FieldDescriptor] = list(templates[0].DESCRIPTOR.fields)
+        descriptor = cast(Descriptor, templates[0].DESCRIPTOR)
+        fields: list[FieldDescriptor] = list(descriptor.fields)
         keep = st.none()
         changes = st.fixed_dictionaries(
             {field.name: st.one_of(keep, keep, keep, self._field(field, 0)) for field in fields}
