@@ -2,9 +2,10 @@
 """The Dealer gRPC servicer: check the request, call the application service, build the reply.
 
 Nothing here knows poker: malformed input is refused with INVALID_ARGUMENT before the service
-is called, the caller's identity comes from the token (:func:`servicekit.auth.current_principal`),
-and every error family maps to its status through :data:`ERROR_FAMILIES` and servicekit's
-error interceptor.
+is called (first of all, every field against its limit in :mod:`dealer_service.bounds`), the
+caller's identity comes from the token (:func:`servicekit.auth.current_principal`), and every
+error family maps to its status through :data:`ERROR_FAMILIES` and servicekit's error
+interceptor.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Final
 import grpc
 import structlog
 
+from dealer_service.bounds import DEALER_BOUNDS, MAX_CHIPS, rake_problem
 from dealer_service.metrics import DealerMetrics
 from dealer_service.redaction import table_view
 from dealer_service.tables import INTERNAL_PREFIX, CommandResult, TableService
@@ -90,7 +92,7 @@ ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _HAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,140}")
-_MAX_AMOUNT = 10**15
+_check_bounds = DEALER_BOUNDS.check
 
 _ACTIONS: Final = {
     dpb.ACTION_FOLD: Action.FOLD,
@@ -127,7 +129,7 @@ def _seat(value: int) -> int:
 
 
 def _amount(name: str, value: int, *, positive: bool) -> int:
-    if value < 0 or (positive and value == 0) or value > _MAX_AMOUNT:
+    if value < 0 or (positive and value == 0) or value > MAX_CHIPS:
         raise InvalidArgument(
             f"{name} must be a {'positive' if positive else 'non-negative'} whole number of chips."
         )
@@ -154,12 +156,7 @@ def config_of(request: dpb.CreateTableRequest) -> TableConfig:
         structure = Structure(request.structure)
     except ValueError:
         raise InvalidArgument("structure must be a betting structure.") from None
-    wire = request.stakes
-    numbers = [wire.small_blind, wire.big_blind, wire.ante, wire.small_bet, wire.big_bet]
-    numbers += [wire.bring_in, *wire.spread_round_max, request.min_buy_in, request.max_buy_in]
-    numbers += [request.action_timer_ms, request.pause_between_hands_ms, request.seat_count]
-    if any(number < 0 for number in numbers):
-        raise InvalidArgument("Stakes, buy-ins, timers and seat counts may not be negative.")
+    wire = request.stakes  # every number within its bound (DEALER_BOUNDS, checked first)
     if not request.HasField("stakes"):
         raise InvalidArgument("stakes are required.")
     if GAMES[request.game].forced_bets is ForcedBets.ANTE_BRING_IN:
@@ -208,6 +205,9 @@ def with_settings(config: TableConfig, settings: pb.TableConfig) -> TableConfig:
         )
     wire = config_to_wire(config)
     rake = settings.rules.rake if settings.rules.HasField("rake") else None
+    problem = rake_problem(rake) if rake is not None else None
+    if problem is not None:
+        raise InvalidArgument(problem)
     wire.MergeFrom(settings)
     if rake is not None:
         wire.rules.rake.CopyFrom(rake)  # a schedule replaces the room's; caps are not appended
@@ -354,6 +354,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     @_counted("create_table")
     async def CreateTable(self, request: dpb.CreateTableRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         command_id = command_id_of(request.command_id)
         table_id = table_id_of(request.table_id) if request.table_id else _new_table_id(command_id)
         config = config_of(request)
@@ -361,12 +362,14 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
 
     async def GetTable(self, request: dpb.GetTableRequest, context: Any) -> dpb.TableView:
         """See dealer.proto."""
+        _check_bounds(request)
         table_id = table_id_of(request.table_id)
         state = await self._tables.table(table_id)
         return self._views.view(table_id, state, _viewer(current_principal()))
 
     async def ListTables(self, request: dpb.ListTablesRequest, context: Any) -> dpb.ListTablesReply:
         """See dealer.proto."""
+        _check_bounds(request)
         reply = dpb.ListTablesReply()
         for table_id in await self._tables.table_ids():
             state = await self._tables.table(table_id)
@@ -386,6 +389,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     @_counted("close_table")
     async def CloseTable(self, request: dpb.CloseTableRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         command_id = command_id_of(request.command_id)
         table_id = table_id_of(request.table_id)
         reason = request.reason[:200] or "closed by the operator"
@@ -394,6 +398,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     @_counted("sit_down")
     async def SitDown(self, request: dpb.SitDownRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         command_id = command_id_of(request.command_id)
         table_id = table_id_of(request.table_id)
         seat = _seat(request.seat)
@@ -407,6 +412,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     @_counted("top_up")
     async def TopUp(self, request: dpb.TopUpRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         command_id = command_id_of(request.command_id)
         table_id = table_id_of(request.table_id)
         seat = _seat(request.seat)
@@ -417,31 +423,37 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     @_counted("stand_up")
     async def StandUp(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         return self._reply(await self._stand_up(request, _player(current_principal())))
 
     @_counted("sit_out")
     async def SitOut(self, request: dpb.SeatRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         return self._reply(await self._sit_out(request, _player(current_principal())))
 
     @_counted("sit_in")
     async def SitIn(self, request: dpb.SitInRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         return self._reply(await self._sit_in(request, _player(current_principal())))
 
     @_counted("act")
     async def Act(self, request: dpb.ActRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         return self._reply(await self._act(request, _player(current_principal())))
 
     @_counted("draw")
     async def Draw(self, request: dpb.DrawRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         return self._reply(await self._draw(request, _player(current_principal())))
 
     @_counted("agree_split")
     async def AgreeSplit(self, request: dpb.AgreeSplitRequest, context: Any) -> dpb.CommandReply:
         """See dealer.proto."""
+        _check_bounds(request)
         return self._reply(await self._agree_split(request, _player(current_principal())))
 
     async def Play(
@@ -467,6 +479,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
             try:
                 if kind is None:
                     raise InvalidArgument("a PlayRequest carries one command.")
+                _check_bounds(request)
                 result = await handlers[kind](getattr(request, kind), player)
             except Exception as error:  # CancelledError is not an Exception: it ends the stream
                 reply = _refusal(request, kind, error)
@@ -529,6 +542,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         self, request: dpb.WatchTableRequest, context: Any
     ) -> AsyncIterator[pb.TableEvent]:
         """See dealer.proto."""
+        _check_bounds(request)
         table_id = table_id_of(request.table_id)
         if request.from_seq < 0:
             raise InvalidArgument("from_seq may not be negative.")
@@ -540,6 +554,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         self, request: dpb.GetHandHistoryRequest, context: Any
     ) -> dpb.HandHistory:
         """See dealer.proto."""
+        _check_bounds(request)
         if not _HAND_ID.fullmatch(request.hand_id):
             raise InvalidArgument("hand_id is required.")
         table_id = _table_of_hand(request)

@@ -108,14 +108,14 @@ class DealerHarness:
     def __init__(self, settings: DealerSettings, wallet: WalletPort | None = None) -> None:
         self.settings = settings
         self._wallet = wallet
+        #: The dealer's own metrics (tests read the statuses it served).
+        self.registry = CollectorRegistry()
         self.dealer: Dealer | None = None
         self.channel: grpc.aio.Channel | None = None
         self.port = 0
 
     async def __aenter__(self) -> DealerHarness:
-        self.dealer = await build_dealer(
-            self.settings, registry=CollectorRegistry(), wallet=self._wallet
-        )
+        self.dealer = await build_dealer(self.settings, registry=self.registry, wallet=self._wallet)
         self.port = await self.dealer.start()
         self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
         return self

@@ -19,6 +19,7 @@ from typing import Any
 import grpc
 
 from servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
+from servicekit.decoding import guard_decoding
 from servicekit.errors import ExtraFamilies, abort_with, error_scope
 from servicekit.interceptors import wrap_handler
 from servicekit.observability import GrpcMetrics, ObservabilityInterceptor
@@ -71,6 +72,9 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
 
     def _wrap(self, handler: Any, method: str) -> Any:
         authenticates = self._auth is not None and not is_public(method)
+        # Innermost: a body that is not the request message is INVALID_ARGUMENT, after the
+        # caller is authenticated, like any other malformed request.
+        handler = guard_decoding(handler)
         if handler.unary_unary is not None or handler.stream_unary is not None:
             behaviour = handler.unary_unary or handler.stream_unary
             call = self._unary(behaviour, method, authenticates)

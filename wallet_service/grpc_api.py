@@ -1,7 +1,8 @@
 # ruff: noqa: N802 - gRPC method names are the proto's (CamelCase).
 """The Wallet gRPC servicer: check the caller and the request, run the ledger, build the reply.
 
-Who may do what: the cashier (the payments service) and the operator deposit and withdraw; a
+Every request field is checked against its limit (:mod:`wallet_service.bounds`) before anything
+else. Who may do what: the cashier (the payments service) and the operator deposit and withdraw; a
 player reads only his own accounts (an empty ``player_id`` means the caller) and never moves money
 in or out; the dealer role places and voids holds and reads escrows; the operator sees
 everything. The ledger's errors map to status through :data:`ERROR_FAMILIES`: malformed →
@@ -22,6 +23,7 @@ from servicekit.errors import ExtraFamilies, InvalidArgument, PermissionDenied, 
 from servicekit.errors import NotFound as ServiceNotFound
 from wallet_service import ledger
 from wallet_service.book import LedgerBook
+from wallet_service.bounds import MAX_CLIENT_KEY, MAX_PAGE, WALLET_BOUNDS
 from wallet_service.ledger import (
     BreachKind,
     Deposit,
@@ -67,9 +69,8 @@ ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
     _method("Audit"): {Role.OPERATOR},
 }
 
-MAX_CLIENT_KEY = 64
 DEFAULT_PAGE = 50
-MAX_PAGE = 500
+_check_bounds = WALLET_BOUNDS.check
 _DIMENSIONS: Final[dict[int, RakeDimension]] = {
     wpb.RAKE_BY_TABLE: "table",
     wpb.RAKE_BY_GAME: "game",
@@ -223,6 +224,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
     async def Deposit(self, request: wpb.DepositRequest, context: Any) -> wpb.MoneyMoved:
         """See the proto."""
+        _check_bounds(request)
         player = _money_mover_for(current_principal(), request.player_id)
         key = _client_key(player, request.idempotency_key)
         command = Deposit(player, request.amount, key, self._book.clock(), request.reason)
@@ -230,6 +232,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
     async def Withdraw(self, request: wpb.WithdrawRequest, context: Any) -> wpb.MoneyMoved:
         """See the proto."""
+        _check_bounds(request)
         player = _money_mover_for(current_principal(), request.player_id)
         key = _client_key(player, request.idempotency_key)
         if self._book.state.account(cash_account(player)) is None:
@@ -239,6 +242,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
     async def GetBalance(self, request: wpb.GetBalanceRequest, context: Any) -> wpb.Balance:
         """See the proto."""
+        _check_bounds(request)
         player = _subject_player(current_principal(), request.player_id)
         state = self._book.state
         if state.account(cash_account(player)) is None:
@@ -249,6 +253,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         self, request: wpb.ListTransactionsRequest, context: Any
     ) -> wpb.ListTransactionsResponse:
         """See the proto."""
+        _check_bounds(request)
         principal = current_principal()
         limit = request.page_size or DEFAULT_PAGE
         if not 0 < limit <= MAX_PAGE:
@@ -273,8 +278,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
     async def PlaceHold(self, request: wpb.PlaceHoldRequest, context: Any) -> wpb.HoldView:
         """See the proto."""
-        if request.ttl_ms < 0:
-            raise InvalidArgument("ttl_ms must not be negative")
+        _check_bounds(request)
         command = PlaceHold(
             request.hold_id,
             request.player_id,
@@ -288,6 +292,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
     async def VoidHold(self, request: wpb.VoidHoldRequest, context: Any) -> wpb.HoldView:
         """See the proto."""
+        _check_bounds(request)
         await self._book.execute([VoidHold(request.hold_id, self._book.clock(), request.reason)])
         return self._hold(request.hold_id)
 
@@ -301,6 +306,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         self, request: wpb.GetTableEscrowRequest, context: Any
     ) -> wpb.TableEscrow:
         """See the proto."""
+        _check_bounds(request)
         state = self._book.state
         table = state.tables.get(request.table_id)
         if table is None:
@@ -321,6 +327,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         self, request: wpb.GetRakeReportRequest, context: Any
     ) -> wpb.RakeReport:
         """See the proto."""
+        _check_bounds(request)
         try:
             by = tuple(dict.fromkeys(_DIMENSIONS[d] for d in request.group_by))
         except KeyError as error:
@@ -350,6 +357,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
     async def Audit(self, request: wpb.AuditRequest, context: Any) -> wpb.AuditReport:
         """See the proto."""
+        _check_bounds(request)
         state = self._book.state  # one frozen value: the audit sees one instant of the ledger
         stacks = await self._stacks(state)
         breaches = ledger.audit(

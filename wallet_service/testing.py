@@ -98,6 +98,8 @@ class WalletHarness:
 
     def __init__(self, settings: WalletSettings) -> None:
         self.settings = settings
+        #: The wallet's own metrics (tests read the statuses it served).
+        self.registry = CollectorRegistry()
         self.wallet: Wallet | None = None
         self.channel: grpc.aio.Channel | None = None
         self.port = 0
@@ -108,7 +110,7 @@ class WalletHarness:
         return f"127.0.0.1:{self.port}"
 
     async def __aenter__(self) -> WalletHarness:
-        self.wallet = await build_wallet(self.settings, registry=CollectorRegistry())
+        self.wallet = await build_wallet(self.settings, registry=self.registry)
         self.port = await self.wallet.start()
         await self.wallet.wait_leading(timeout_s=20)
         self.channel = grpc.aio.insecure_channel(self.address)

@@ -1,0 +1,113 @@
+"""A whole room for attack tests: a real wallet and a real dealer holding buy-ins through it over
+gRPC, on one nats-server, plus what an attacker's test needs to say "nothing changed": the last
+sequence of both JetStream streams and the records appended since.
+
+Tokens come only from the harnesses' ``client(subject, role)`` helpers, so the room follows the
+token scheme the harnesses implement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import nats
+from nats.js import JetStreamContext
+
+from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
+from dealer_service.wallet_client import GrpcWallet
+from pokerpb import ledger_pb2 as lpb
+from servicekit.auth import Role
+from tests.support.nats_server import NatsServer
+from wallet_service.testing import WalletClient, WalletHarness, wallet_settings
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """One record of a stream: its sequence, subject and Nats-Msg-Id, and its bytes."""
+
+    sequence: int
+    subject: str
+    msg_id: str
+    data: bytes
+
+
+class Room:
+    """A wallet and a dealer that holds buy-ins through it, with a JetStream view of both logs."""
+
+    def __init__(self, wallet: WalletHarness, dealer: DealerHarness, js: JetStreamContext):
+        self.wallet = wallet
+        self.dealer = dealer
+        self.js = js
+
+    def dealer_client(self, subject: str, role: Role = Role.PLAYER) -> Client:
+        """A Dealer client calling as ``subject``."""
+        return self.dealer.client(subject, role)
+
+    def wallet_client(self, subject: str, role: Role = Role.PLAYER) -> WalletClient:
+        """A Wallet client calling as ``subject``."""
+        return self.wallet.client(subject, role)
+
+    @property
+    def table_stream(self) -> str:
+        """The dealer's tables stream."""
+        return self.dealer.settings.stream
+
+    @property
+    def wallet_stream(self) -> str:
+        """The wallet's journal stream."""
+        return self.wallet.settings.stream
+
+    async def last_sequences(self) -> tuple[int, int]:
+        """The last sequence of the tables stream and of the wallet stream."""
+        tables = await self.js.stream_info(self.table_stream)
+        wallet = await self.js.stream_info(self.wallet_stream)
+        return int(tables.state.last_seq), int(wallet.state.last_seq)
+
+    async def appended(self, stream: str, after: int, upto: int) -> list[Appended]:
+        """The records of ``stream`` with sequences ``after + 1`` .. ``upto``."""
+        records = []
+        for sequence in range(after + 1, upto + 1):
+            message = await self.js.get_msg(stream, sequence)
+            headers = message.headers or {}
+            records.append(
+                Appended(
+                    sequence,
+                    str(message.subject),
+                    str(headers.get("Nats-Msg-Id", "")),
+                    message.data or b"",
+                )
+            )
+        return records
+
+    async def consumer_idle(self) -> bool:
+        """Whether the wallet's consumer has applied every table event so far."""
+        settings = self.wallet.settings
+        info = await self.js.consumer_info(settings.table_stream, settings.consumer_name)
+        return not info.num_pending and not info.num_ack_pending
+
+
+def ledger_transactions(record: Appended) -> list[lpb.TransactionPosted]:
+    """The transactions one wallet journal record holds."""
+    batch = lpb.LedgerEventBatch.FromString(record.data)
+    events = batch.events
+    return [event.transaction_posted for event in events if event.HasField("transaction_posted")]
+
+
+@contextlib.asynccontextmanager
+async def open_room(server: NatsServer, **dealer_overrides: Any) -> AsyncIterator[Room]:
+    """A wallet, a dealer using it and a JetStream client, each stopped on the way out."""
+    dealer_settings = namespace_settings(server.url, new_secret(), **dealer_overrides)
+    nc = await nats.connect(server.url)
+    try:
+        async with WalletHarness(wallet_settings(dealer_settings, hold_ttl_s=600)) as wallet:
+            port = GrpcWallet([wallet.address], dealer_settings.token_secret)
+            try:
+                async with DealerHarness(dealer_settings, wallet=port) as dealer:
+                    yield Room(wallet, dealer, nc.jetstream())
+            finally:
+                await port.close()
+    finally:
+        await nc.close()
