@@ -125,7 +125,9 @@ class CommandIndex:
 
     __slots__ = ("_recent", "_runs", "archived", "last_position", "recent_bound", "slack")
 
-    def __init__(self, *, recent: int = DEFAULT_RECENT, slack: int = DEFAULT_SLACK) -> None:
+    def __init__(self, *, recent: int = DEFAULT_RECENT, slack: int | None = None) -> None:
+        if slack is None:  # a sweep of 1/16 of the bound (128 of 2,048), at least one id
+            slack = max(1, recent * DEFAULT_SLACK // DEFAULT_RECENT)
         if recent < 1 or slack < 0:
             raise ValueError("the recent command ids must be at least 1, the slack at least 0")
         self.recent_bound = recent
@@ -225,7 +227,7 @@ class CommandIndex:
 
     @classmethod
     def from_bytes(
-        cls, data: bytes, *, recent: int = DEFAULT_RECENT, slack: int = DEFAULT_SLACK
+        cls, data: bytes, *, recent: int = DEFAULT_RECENT, slack: int | None = None
     ) -> CommandIndex:
         """The index :meth:`to_bytes` wrote; ValueError for anything else. A bound smaller than
         the stored dict moves the excess to the archive."""
