@@ -68,6 +68,20 @@ class CommandIdReused(RuleViolation):
     (FAILED_PRECONDITION): the id names its first command, never a second one."""
 
 
+def verify_same_command(command_id: str, first: bytes, digest: bytes) -> None:
+    """Raise :class:`CommandIdReused` if a repeat's payload ``digest`` differs from the first
+    command's ``first`` (either empty: nothing to compare, the repeat is answered).
+
+    >>> verify_same_command("c1", b"a", b"a")
+    >>> verify_same_command("c1", b"a", b"b")
+    Traceback (most recent call last):
+    ...
+    dealer_service.command_ids.CommandIdReused: command id c1 was already used for another command.
+    """
+    if first and digest and first != digest:
+        raise CommandIdReused(f"command id {command_id} was already used for another command.")
+
+
 def id_hash(command_id: str) -> int:
     """The 64-bit hash of a command id the archive sorts by (stable across processes)."""
     digest = hashlib.blake2b(command_id.encode(), digest_size=8).digest()
@@ -390,4 +404,5 @@ __all__ = [
     "payload_digest",
     "sit_down_digest",
     "top_up_digest",
+    "verify_same_command",
 ]

@@ -524,10 +524,7 @@ class TableService:
         """The first outcome of a command id the log holds, if this is the same command."""
         if digest:
             first = await self._repository.proven_digest(loaded.table_id, seen)
-            if first and first != digest:
-                raise CommandIdReused(
-                    f"command id {command_id} was already used for another command."
-                )
+            command_ids.verify_same_command(command_id, first, digest)
         events = seen.last - seen.first + 1
         return CommandResult(loaded.table_id, command_id, seen.last, events, True, loaded.state)
 
