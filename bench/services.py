@@ -74,6 +74,7 @@ from prometheus_client import CollectorRegistry
 from bench.harness import Result, gc_paused
 from bench.policy import choose_action
 from bench.shell import METHOD as SHELL_METHOD
+from dealer_service.command_ids import CommandIndex, Outcome
 from dealer_service.metrics import DealerMetrics
 from dealer_service.repository import LoadedTable, TableRepository, decode_batch
 from dealer_service.testing import Client, new_secret
@@ -804,7 +805,10 @@ async def recovery_time(
     snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=f"SNAP_{uuid.uuid4().hex[:8]}"))
     await snapshots.ensure_bucket()
     repository = TableRepository(store, snapshots, metrics, snapshot_every=SNAPSHOT_EVERY)
-    commands = {f"bulk{n}": (0, 0) for n in range(max(1, command - 2047), command + 1)}
+    # The bulk records' ids, as a live table would know them (positions: a lower bound of each).
+    commands = CommandIndex()
+    for n in range(1, command + 1):
+        commands.add(f"bulk{n}", Outcome(0, 0, n, b""))
     loaded = LoadedTable(table_id, state, position, commands, state.version)
     table.state = state
     rng = random.Random(SEED)

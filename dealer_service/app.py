@@ -104,7 +104,13 @@ async def build_dealer(
     await leases.ensure_bucket()
 
     metrics = DealerMetrics(registry)
-    repository = TableRepository(store, snapshots, metrics, snapshot_every=settings.snapshot_every)
+    repository = TableRepository(
+        store,
+        snapshots,
+        metrics,
+        snapshot_every=settings.snapshot_every,
+        recent_commands=settings.recent_command_ids,
+    )
     ownership = LeaseOwnership(leases, settings.owner_id, metrics)
     feed = JetStreamFeed(js, store.settings)
     wallet_port = wallet if wallet is not None else _wallet(settings)

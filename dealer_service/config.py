@@ -60,6 +60,8 @@ class DealerSettings:
     snapshot_bucket: str = "POKER_SNAPSHOTS"
     lease_bucket: str = "POKER_LEASES"
     snapshot_every: int = 100
+    # Command ids per table kept in a dict (the rest: 16 bytes each in the archive of hashes).
+    recent_command_ids: int = 2048
     lease_ttl_s: float = 10.0
     scan_interval_s: float = 2.0
     max_attempts: int = 5
@@ -91,6 +93,7 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "snapshot-bucket": ("snapshot_bucket", str),
     "lease-bucket": ("lease_bucket", str),
     "snapshot-every": ("snapshot_every", int),
+    "recent-command-ids": ("recent_command_ids", int),
     "lease-ttl": ("lease_ttl_s", float),
     "scan-interval": ("scan_interval_s", float),
     "max-attempts": ("max_attempts", int),
@@ -136,6 +139,8 @@ def load_settings(
     args = _parser(env).parse_args(argv)
     if args.snapshot_every < 1 or args.max_attempts < 1 or args.lease_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts and --lease-ttl must be positive")
+    if args.recent_command_ids < 1:
+        raise SystemExit("--recent-command-ids must be positive")
     given = {name: getattr(args, name) for name, _ in _FLAGS.values()}
     if not args.owner_id:
         del given["owner_id"]

@@ -45,6 +45,13 @@ class DealerMetrics:
             "Appends refused because the table log moved (each is reloaded and decided again).",
             registry=registry,
         )
+        self.duplicate_appends = Counter(
+            "poker_dealer_duplicate_appends",
+            "Appends the store found to repeat a command id already in the table's log (nothing "
+            "appended; answered from the first batch). Should stay 0: the dealer's own index "
+            "knows every id of its tables.",
+            registry=registry,
+        )
         self.replay_duration = Histogram(
             "poker_dealer_replay_duration_seconds",
             "Time to rebuild a table from its snapshot and log.",

@@ -2,8 +2,11 @@
 
 A table's log is one subject of the tables stream; each record is one
 :class:`pokerpb.events_pb2.TableEventBatch`: every event one command caused, in order, appended
-as one unit with the expected last position (a second writer fails) and ``msg_id`` = the
-command id (a retried append lands once). Every ``snapshot_every`` events the state goes to the
+as one unit with the expected last position (a second writer fails), ``msg_id`` = the command
+id (a retried append lands once) and the digest of the command's payload. The log is the record
+of every command id: the table's :class:`~dealer_service.command_ids.CommandIndex` finds any id
+of it (:meth:`TableRepository.find_command`), recent ones in memory, older ones by one read of
+the batch an archived hash points to. Every ``snapshot_every`` events the state goes to the
 snapshot bucket (compare-and-set on the position: an older snapshot never replaces a newer one).
 The snapshot is written off the command path, by one background task per table: a command never
 waits for it, and a table crossing several multiples while one is being written saves only the
@@ -14,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import pickle
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -22,13 +24,10 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from dealer_service.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
+from dealer_service.command_ids import derived_digest as _derived_digest
 from dealer_service.metrics import DealerMetrics
-from dealer_service.snapshot_codec import (
-    CommandIndex,
-    SnapshotLayoutMismatch,
-    decode_table,
-    encode_table,
-)
+from dealer_service.snapshot_codec import SnapshotLayoutMismatch, decode_table, encode_table
 from engine.table import TableEventBody, TableState, envelopes
 from engine.table.evolve import Fold, fold
 from eventstore.api import EventStore, Record, StoreUnavailable
@@ -36,13 +35,6 @@ from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
 from pokerpb import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
-
-#: Command ids remembered per table (at least), so that a retry long after its first attempt
-#: (beyond the stream's duplicate window) still answers like the first attempt instead of acting
-#: twice.
-COMMANDS_REMEMBERED = 2048
-#: The index grows this far beyond the bound before its oldest entries go, in one sweep.
-_EVICTION_SLACK = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +44,7 @@ class LoadedTable:
     table_id: str
     state: TableState | None
     position: int = 0
-    commands: CommandIndex = field(default_factory=dict)
+    commands: CommandIndex = field(default_factory=CommandIndex)
     snapshot_version: int = 0
 
     @property
@@ -70,30 +62,12 @@ def fold_batch(loaded: LoadedTable, record: Record) -> LoadedTable:
     """``loaded`` after the events of ``record`` (:func:`engine.table.evolve.fold`: the handlers
     the live path's ``evolve`` uses)."""
     batch = decode_batch(record)
-    state = loaded.state
-    first = state.version + 1 if state is not None else 1
-    state = fold(state, batch.events)
+    state = fold(loaded.state, batch.events)
     commands = loaded.commands
-    if batch.command_id and state is not None:
-        commands = remember(commands, batch.command_id, first, state.version)
+    if batch.command_id and batch.events:
+        commands = commands.copy()
+        commands.add(batch.command_id, outcome_of(batch, record.position))
     return LoadedTable(loaded.table_id, state, record.position, commands, loaded.snapshot_version)
-
-
-def remember(commands: CommandIndex, command_id: str, first: int, last: int) -> CommandIndex:
-    """A copy of ``commands`` with one more entry, the oldest dropped beyond the bound."""
-    updated = dict(commands)
-    _remember_in_place(updated, command_id, first, last)
-    return updated
-
-
-def _remember_in_place(commands: CommandIndex, command_id: str, first: int, last: int) -> None:
-    """Add one entry; past the bound plus some slack, drop the oldest down to the bound at once
-    (dicts keep insertion order; one sweep instead of a scan of the freed slots per entry)."""
-    commands[command_id] = (first, last)
-    excess = len(commands) - COMMANDS_REMEMBERED
-    if excess > _EVICTION_SLACK:
-        for old in list(itertools.islice(commands, excess)):
-            del commands[old]
 
 
 class TableRepository:
@@ -106,8 +80,10 @@ class TableRepository:
         metrics: DealerMetrics,
         *,
         snapshot_every: int = 100,
+        recent_commands: int = DEFAULT_RECENT,
     ) -> None:
         self._store = store
+        self._recent_commands = recent_commands
         self._snapshots = snapshots
         self._metrics = metrics
         self._snapshot_every = snapshot_every
@@ -143,13 +119,12 @@ class TableRepository:
         async for records in self._store.read_batches(loaded.table_id, after=loaded.position):
             for record in records:
                 batch = decode_batch(record)
-                first = folding.version + 1
                 folding.add(batch.events)
                 position = record.position
-                if batch.command_id and folding.version:
+                if batch.command_id and batch.events:
                     if commands is None:
-                        commands = dict(loaded.commands)
-                    _remember_in_place(commands, batch.command_id, first, folding.version)
+                        commands = loaded.commands.copy()
+                    commands.add(batch.command_id, outcome_of(batch, position))
         if position == loaded.position:
             return loaded
         loaded = LoadedTable(
@@ -162,20 +137,59 @@ class TableRepository:
         self._metrics.events_replayed.inc(loaded.version - before)
         return loaded
 
+    def empty(self, table_id: str) -> LoadedTable:
+        """A table before its first record, with this repository's command index bound."""
+        return LoadedTable(table_id, None, commands=CommandIndex(recent=self._recent_commands))
+
     async def _from_snapshot(self, table_id: str) -> LoadedTable:
         try:
             snapshot = await self._snapshots.load(table_id)
         except (CorruptSnapshot, StoreUnavailable) as error:
             _log.warning("snapshot_unreadable", table_id=table_id, error=str(error))
-            return LoadedTable(table_id, None)
+            return self.empty(table_id)
         if snapshot is None:
-            return LoadedTable(table_id, None)
+            return self.empty(table_id)
         try:
-            state, commands = decode_table(snapshot.data)
+            state, commands = decode_table(snapshot.data, recent_commands=self._recent_commands)
         except (SnapshotLayoutMismatch, pickle.UnpicklingError, ValueError) as error:
             _log.warning("snapshot_ignored", table_id=table_id, error=str(error))
-            return LoadedTable(table_id, None)
+            return self.empty(table_id)
         return LoadedTable(table_id, state, snapshot.position, commands, state.version)
+
+    async def find_command(self, loaded: LoadedTable, command_id: str) -> Outcome | None:
+        """The first outcome of ``command_id`` in ``loaded``'s log, or None if it has none.
+
+        A recent id is answered from memory; an archived hash is checked against the batch it
+        points to (one log read), so only the batch that carries this very id answers.
+        """
+        commands = loaded.commands
+        seen = commands.recent_outcome(command_id)
+        if seen is not None and not seen.shadowed:
+            return seen
+        for position in commands.candidates(command_id):
+            first = await self.outcome_at(loaded.table_id, position, command_id)
+            if first is not None:
+                return first
+        return seen
+
+    async def outcome_at(self, table_id: str, position: int, command_id: str) -> Outcome | None:
+        """The outcome of the batch at ``position`` if it is ``command_id``'s, else None."""
+        record = await self._store.read_at(table_id, position)
+        if record is None:
+            return None
+        batch = decode_batch(record)
+        if batch.command_id != command_id or not batch.events:
+            return None
+        return outcome_of(batch, position)
+
+    async def proven_digest(self, table_id: str, outcome: Outcome) -> bytes:
+        """The payload digest of a command: its batch's, or (a batch written before digests)
+        the one its events prove (:func:`~dealer_service.command_ids.derived_digest`); empty if
+        nothing can be compared."""
+        if outcome.digest:
+            return outcome.digest
+        record = await self._store.read_at(table_id, outcome.position)
+        return b"" if record is None else _derived_digest(decode_batch(record))
 
     async def append(
         self,
@@ -184,14 +198,19 @@ class TableRepository:
         events: Sequence[TableEventBody],
         new_state: TableState,
         now: int,
+        *,
+        digest: bytes = b"",
     ) -> LoadedTable:
-        """Append one command's ``events`` (decided on ``loaded``) as one batch.
+        """Append one command's ``events`` (decided on ``loaded``) as one batch, with the
+        ``digest`` of its payload.
 
-        Raises :class:`~eventstore.api.ConcurrencyConflict` if the log moved since ``loaded``.
-        Returns the table after the command, snapshotted if it crossed a multiple of N events.
+        Raises :class:`~eventstore.api.ConcurrencyConflict` if the log moved since ``loaded``,
+        :class:`~eventstore.api.DuplicateAppend` if the store finds ``command_id`` on another
+        batch (nothing appended; ``loaded`` is unchanged). Returns the table after the command,
+        snapshotted if it crossed a multiple of N events.
         """
         wrapped = envelopes(loaded.state, events, table_id=loaded.table_id, now=now)
-        batch = pb.TableEventBatch(command_id=command_id, events=wrapped)
+        batch = pb.TableEventBatch(command_id=command_id, events=wrapped, command_digest=digest)
         started = time.perf_counter()
         position = await self._store.append(
             loaded.table_id,
@@ -204,7 +223,8 @@ class TableRepository:
         # the index only gains commands that are in the log (a snapshot of an older state that
         # encodes it holds a few ids of commands after it: the catch-up folds them again).
         commands = loaded.commands
-        _remember_in_place(commands, command_id, loaded.version + 1, new_state.version)
+        outcome = Outcome(loaded.version + 1, new_state.version, position, digest)
+        commands.add(command_id, outcome, known_new=True)
         after = LoadedTable(loaded.table_id, new_state, position, commands, loaded.snapshot_version)
         return await self._maybe_snapshot(after)
 

@@ -12,12 +12,21 @@ cards). Pickle writes such a tree faithfully and fast; three things make it safe
   state classes' field names; a snapshot of another layout is ignored (the caller replays the
   whole log instead: a snapshot is an optimization, never the truth).
 
+The table's command index (:class:`~dealer_service.command_ids.CommandIndex`: every command id
+of its log) travels beside the state as the index's own bytes. A snapshot written before the
+index kept every id (a dict of the recent ones only) is refused like another layout: the whole
+log is replayed once, so the rebuilt table knows every id.
+
 >>> from engine.betting import Stakes, Structure
 >>> from engine.table import CreateTable, execute, make_config
+>>> from dealer_service.command_ids import Outcome
 >>> table, _ = execute(None, CreateTable(make_config("holdem", Structure.NO_LIMIT, Stakes(1, 2)),
 ...                                     now=0))
->>> decode_table(encode_table(table, {"c1": (1, 1)})) == (table, {"c1": (1, 1)})
-True
+>>> index = CommandIndex()
+>>> index.add("c1", Outcome(first=1, last=1, position=1, digest=b""))
+>>> state, commands = decode_table(encode_table(table, index))
+>>> state == table, commands.recent_outcome("c1")
+(True, Outcome(first=1, last=1, position=1, digest=b'', shadowed=False))
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import io
 import pickle
 from typing import Any, Final
 
+from dealer_service.command_ids import DEFAULT_RECENT, CommandIndex
 from engine import betting, games
 from engine.betting import BettingStructure, Round, Stakes
 from engine.games import GameDefinition, Street
@@ -34,9 +44,6 @@ from engine.hand.commands import HandConfig
 from engine.hand.state import HandSetup, HandState
 from engine.table.config import TableConfig
 from engine.table.state import Seat, TableState
-
-#: Command id -> (first version, last version) of the events it caused.
-CommandIndex = dict[str, tuple[int, int]]
 
 _LAYOUT_CLASSES: Final = (
     TableState,
@@ -96,19 +103,24 @@ class _Unpickler(pickle.Unpickler):
 
 
 def encode_table(state: TableState, commands: CommandIndex) -> bytes:
-    """The snapshot bytes of ``state`` and the index of its recent commands."""
+    """The snapshot bytes of ``state`` and the index of its commands."""
     buffer = io.BytesIO()
     buffer.write(FINGERPRINT)
-    _Pickler(buffer, protocol=5).dump((state, commands))
+    _Pickler(buffer, protocol=5).dump((state, commands.to_bytes()))
     return buffer.getvalue()
 
 
-def decode_table(data: bytes) -> tuple[TableState, CommandIndex]:
-    """The state and command index :func:`encode_table` wrote; raises
-    :class:`SnapshotLayoutMismatch` or ``pickle.UnpicklingError`` for anything else."""
+def decode_table(
+    data: bytes, *, recent_commands: int = DEFAULT_RECENT
+) -> tuple[TableState, CommandIndex]:
+    """The state and command index :func:`encode_table` wrote (the index keeping
+    ``recent_commands`` ids in its dict); raises :class:`SnapshotLayoutMismatch`,
+    ``pickle.UnpicklingError`` or ValueError for anything else."""
     if data[: len(FINGERPRINT)] != FINGERPRINT:
         raise SnapshotLayoutMismatch("the snapshot has another state layout")
     state, commands = _Unpickler(io.BytesIO(data[len(FINGERPRINT) :])).load()
-    if not isinstance(state, TableState) or not isinstance(commands, dict):
+    if isinstance(commands, dict):
+        raise SnapshotLayoutMismatch("the snapshot keeps only the recent command ids")
+    if not isinstance(state, TableState) or not isinstance(commands, bytes):
         raise pickle.UnpicklingError("the snapshot does not hold a table")
-    return state, commands
+    return state, CommandIndex.from_bytes(commands, recent=recent_commands)

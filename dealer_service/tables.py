@@ -1,12 +1,17 @@
 """The application service: one method per use case, over the pure table aggregate.
 
 Every command follows one path (:meth:`TableService._execute`): under the table's lock, make
-sure this process owns the table, answer a command id seen before with its first outcome, read
-the clock, build the engine command, ``execute`` it (rule errors propagate with the engine's
-sentence), append the events as one batch with the expected position, and on a conflict reload
-and decide again, a bounded number of times. Timed steps (time-outs, the next hand, the crash
-rule) are commands like any other, with command ids derived from the table version they were
-decided on, so two dealers deciding the same step append it once.
+sure this process owns the table, answer a command id seen before with its first outcome (the
+table's log is the record: any id it holds, however old; the same id with another payload is
+refused, :class:`~dealer_service.command_ids.CommandIdReused`), read the clock, build the
+engine command, ``execute`` it (rule errors propagate with the engine's sentence), append the
+events as one batch with the expected position and the digest of the command's payload, and on
+a conflict reload and decide again, a bounded number of times. Timed steps (time-outs, the next
+hand, the crash rule) are commands like any other, with command ids derived from the table
+version they were decided on, so two dealers deciding the same step append it once.
+
+A seat or a top-up is appended only once the wallet answered with an open hold of that player,
+table and amount (:func:`~dealer_service.wallet_port.verify_open_hold`).
 """
 
 from __future__ import annotations
@@ -20,15 +25,17 @@ from dataclasses import dataclass
 
 import structlog
 
+from dealer_service import command_ids
 from dealer_service.clock import TableTimers, Wake, now_ms
+from dealer_service.command_ids import CommandIdReused, Outcome
 from dealer_service.config import CrashRule
 from dealer_service.feed import TableFeed
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import OwnershipGate
 from dealer_service.redaction import SeatTracker, redact_event
 from dealer_service.repository import LoadedTable, TableRepository, decode_batch
-from dealer_service.wallet_port import WalletPort
-from engine.cards import Card
+from dealer_service.wallet_port import WalletPort, verify_open_hold
+from engine.cards import Card, format_cards
 from engine.games import get_game
 from engine.hand import HandRuleError
 from engine.hand.errors import TimeNotUp
@@ -54,8 +61,9 @@ from engine.table import (
     VoidHand,
     execute,
 )
+from engine.table.config import config_to_wire
 from engine.table.errors import TooEarly
-from eventstore.api import ConcurrencyConflict, StoreUnavailable
+from eventstore.api import ConcurrencyConflict, DuplicateAppend, StoreUnavailable
 from pokerpb import events_pb2 as pb
 from servicekit.errors import Conflict, NotFound, PermissionDenied, RuleViolation, Unavailable
 from servicekit.observability import CachedLogger, bound_context, request_line_fields
@@ -135,13 +143,23 @@ class TableService:
         self, table_id: str, command_id: str, config: TableConfig
     ) -> CommandResult:
         """Open table ``table_id`` with ``config``."""
+        wire = config_to_wire(config).SerializeToString(deterministic=True)
         return await self._command(
-            table_id, command_id, lambda state, now: CreateTable(config, now), creating=True
+            table_id,
+            command_id,
+            lambda state, now: CreateTable(config, now),
+            command_ids.payload_digest("create_table", table_id, wire),
+            creating=True,
         )
 
     async def close_table(self, table_id: str, command_id: str, reason: str) -> CommandResult:
         """Void any hand in progress, cash everyone out, close (RULES.md §6.6, A37)."""
-        return await self._command(table_id, command_id, lambda state, now: CloseTable(now, reason))
+        return await self._command(
+            table_id,
+            command_id,
+            lambda state, now: CloseTable(now, reason),
+            command_ids.payload_digest("close_table", table_id, reason),
+        )
 
     # --- use cases: seats -----------------------------------------------------------------------
 
@@ -160,7 +178,8 @@ class TableService:
         def build(state: TableState | None, now: int) -> Command:
             return SitDown(seat, player_id, amount, command_id, now, post_big_blind)
 
-        return await self._command(table_id, command_id, build, hold=(player_id, amount))
+        digest = command_ids.sit_down_digest(table_id, player_id, seat, amount, post_big_blind)
+        return await self._command(table_id, command_id, build, digest, hold=(player_id, amount))
 
     async def top_up(
         self, table_id: str, command_id: str, player_id: str, seat: int, amount: int
@@ -170,14 +189,18 @@ class TableService:
         def build(state: TableState | None, now: int) -> Command:
             return TopUp(seat, player_id, amount, command_id, now)
 
-        return await self._command(table_id, command_id, build, hold=(player_id, amount))
+        digest = command_ids.top_up_digest(table_id, player_id, seat, amount)
+        return await self._command(table_id, command_id, build, digest, hold=(player_id, amount))
 
     async def stand_up(
         self, table_id: str, command_id: str, player_id: str, seat: int
     ) -> CommandResult:
         """Leave the table now, or when the hand he is dealt into ends."""
         return await self._command(
-            table_id, command_id, lambda state, now: StandUp(seat, player_id, now)
+            table_id,
+            command_id,
+            lambda state, now: StandUp(seat, player_id, now),
+            command_ids.payload_digest("stand_up", table_id, player_id, seat),
         )
 
     async def sit_out(
@@ -185,7 +208,10 @@ class TableService:
     ) -> CommandResult:
         """Stop being dealt in; the seat is kept."""
         return await self._command(
-            table_id, command_id, lambda state, now: SitOut(seat, player_id, now)
+            table_id,
+            command_id,
+            lambda state, now: SitOut(seat, player_id, now),
+            command_ids.payload_digest("sit_out", table_id, player_id, seat),
         )
 
     async def sit_in(
@@ -193,7 +219,10 @@ class TableService:
     ) -> CommandResult:
         """Be dealt in again."""
         return await self._command(
-            table_id, command_id, lambda state, now: SitIn(seat, player_id, now, post_blinds)
+            table_id,
+            command_id,
+            lambda state, now: SitIn(seat, player_id, now, post_blinds),
+            command_ids.payload_digest("sit_in", table_id, player_id, seat, post_blinds),
         )
 
     # --- use cases: the hand --------------------------------------------------------------------
@@ -213,7 +242,10 @@ class TableService:
         def build(state: TableState | None, now: int) -> Command:
             return Act(_seat_in_hand(state, player_id, hand_id), player_id, action, amount, now)
 
-        return await self._command(table_id, command_id, build)
+        digest = command_ids.payload_digest(
+            "act", table_id, player_id, hand_id, action.value, amount
+        )
+        return await self._command(table_id, command_id, build, digest)
 
     async def draw(
         self,
@@ -233,7 +265,10 @@ class TableService:
             assert state is not None
             return Draw(seat, player_id, discards, now, shuffled_deck(state))
 
-        return await self._command(table_id, command_id, build)
+        # The cards thrown away as a set: their order does not change the command.
+        thrown = format_cards(sorted(discards, key=str))
+        digest = command_ids.payload_digest("draw", table_id, player_id, hand_id, thrown)
+        return await self._command(table_id, command_id, build, digest)
 
     async def agree_split(
         self, table_id: str, command_id: str, player_id: str, *, hand_id: str, agree: bool
@@ -243,7 +278,8 @@ class TableService:
         def build(state: TableState | None, now: int) -> Command:
             return AgreeSplit(_seat_in_hand(state, player_id, hand_id), player_id, agree, now)
 
-        return await self._command(table_id, command_id, build)
+        digest = command_ids.payload_digest("agree_split", table_id, player_id, hand_id, agree)
+        return await self._command(table_id, command_id, build, digest)
 
     # --- reads ----------------------------------------------------------------------------------
 
@@ -348,10 +384,13 @@ class TableService:
         table_id: str,
         command_id: str,
         build: Build,
+        digest: bytes = b"",
         *,
         creating: bool = False,
         hold: tuple[str, int] | None = None,
     ) -> CommandResult:
+        """Run one command under the table's lock (``digest``: of its payload; empty for the
+        dealer's own timed steps, whose ids name the step)."""
         line = request_line_fields()  # a unary call's: its request line says what happened
         if line is not None:
             line["table_id"] = table_id
@@ -362,31 +401,38 @@ class TableService:
                 try:
                     if loaded.state is None and not creating:
                         raise NotFound(f"There is no table {table_id}.")
-                    if hold is None or command_id in loaded.commands:
-                        return await self._execute(table_id, command_id, build)
-                    return await self._execute_with_hold(table_id, command_id, build, hold)
+                    if hold is None or await self._repository.find_command(loaded, command_id):
+                        return await self._execute(table_id, command_id, build, digest)
+                    return await self._execute_with_hold(table_id, command_id, build, digest, hold)
                 finally:
                     current = self._tables.get(table_id)
                     if current is not None and (current.state is None or current.state.closed):
                         await self._drop(table_id)  # nothing left to serve: free the lease
 
     async def _execute_with_hold(
-        self, table_id: str, command_id: str, build: Build, hold: tuple[str, int]
+        self, table_id: str, command_id: str, build: Build, digest: bytes, hold: tuple[str, int]
     ) -> CommandResult:
-        """Check the rules first (no hold for a doomed buy-in), hold, then seat; a hold that
-        was not used is voided (and would expire anyway)."""
+        """Check the rules first (no hold for a doomed buy-in), hold, check that the wallet's
+        hold is open and pays for exactly this, then seat; a hold that was not used is voided
+        (and would expire anyway). A hold the wallet answers for something else is not ours to
+        void: the refusal leaves it alone."""
         state = self._tables[table_id].state
         dry_run = build(state, self._clock_ms())
         assert dry_run is not None
         execute(state, dry_run)  # raises the rule error, if any, before the wallet is asked
         player_id, amount = hold
-        await self._wallet.place_hold(
+        held = await self._wallet.place_hold(
             player_id, amount, hold_id=command_id, ttl_s=self._hold_ttl_s, table_id=table_id
         )
+        verify_open_hold(
+            held, hold_id=command_id, player_id=player_id, table_id=table_id, amount=amount
+        )
         try:
-            return await self._execute(table_id, command_id, build)
+            return await self._execute(table_id, command_id, build, digest)
         except (StoreUnavailable, asyncio.CancelledError):
             raise  # it may have landed: the hold must stay for the wallet to claim
+        except CommandIdReused:
+            raise  # the hold is the first command's: it pays for what that one did
         except Exception:
             await self._wallet.void_hold(player_id, command_id)
             raise
@@ -413,7 +459,8 @@ class TableService:
         state = loaded.state
         if state is not None and state.hand_running and self._crash_rule is not CrashRule.RESUME:
             _log.warning("crash_rule", table_id=table_id, rule=self._crash_rule.value)
-            await self._execute(table_id, f"{INTERNAL_PREFIX}crash-v{state.version}", self._crash)
+            crash_id = f"{INTERNAL_PREFIX}crash-v{state.version}"
+            await self._execute(table_id, crash_id, self._crash, b"")
         else:
             self.timers.arm(table_id, state)
         return self._tables[table_id]
@@ -434,15 +481,15 @@ class TableService:
             self._views[table_id] = loaded  # reads go on without a rebuild
         await self._gate.release(table_id)
 
-    async def _execute(self, table_id: str, command_id: str, build: Build) -> CommandResult:
+    async def _execute(
+        self, table_id: str, command_id: str, build: Build, digest: bytes
+    ) -> CommandResult:
         """Decide and append, reloading on conflicts; the table lock is held."""
         for attempt in range(1, self._max_attempts + 1):
             loaded = self._tables[table_id]
-            seen = loaded.commands.get(command_id)
+            seen = await self._repository.find_command(loaded, command_id)
             if seen is not None:
-                return CommandResult(
-                    table_id, command_id, seen[1], seen[1] - seen[0] + 1, True, loaded.state
-                )
+                return await self._repeated(loaded, command_id, seen, digest)
             now = self._clock_ms()
             command = build(loaded.state, now)
             if command is None:
@@ -451,12 +498,16 @@ class TableService:
             if not self._gate.holds(table_id):
                 raise Unavailable(f"This dealer no longer serves table {table_id}; retry.")
             try:
-                loaded = await self._repository.append(loaded, command_id, events, state, now)
+                loaded = await self._repository.append(
+                    loaded, command_id, events, state, now, digest=digest
+                )
             except ConcurrencyConflict:
                 self._metrics.conflicts.inc()
                 _log.info("append_conflict", attempt=attempt)
                 self._tables[table_id] = await self._repository.catch_up(loaded)
                 continue
+            except DuplicateAppend as duplicate:
+                return await self._resolve_duplicate(loaded, command_id, digest, duplicate)
             except StoreUnavailable:
                 self._stale.add(table_id)  # it may have landed: catch up before the next command
                 raise
@@ -466,6 +517,33 @@ class TableService:
                 table_id, command_id, loaded.version, len(events), state=loaded.state
             )
         raise Conflict(f"Table {table_id} kept changing under this command; retry it.")
+
+    async def _repeated(
+        self, loaded: LoadedTable, command_id: str, seen: Outcome, digest: bytes
+    ) -> CommandResult:
+        """The first outcome of a command id the log holds, if this is the same command."""
+        if digest:
+            first = await self._repository.proven_digest(loaded.table_id, seen)
+            command_ids.verify_same_command(command_id, first, digest)
+        events = seen.last - seen.first + 1
+        return CommandResult(loaded.table_id, command_id, seen.last, events, True, loaded.state)
+
+    async def _resolve_duplicate(
+        self, loaded: LoadedTable, command_id: str, digest: bytes, duplicate: DuplicateAppend
+    ) -> CommandResult:
+        """The store found ``command_id`` on a batch this table did not know of (another
+        dealer's, or one the index missed): nothing was appended. Catch up, so the table stays
+        in step with its log (never wedged), and answer from the batch the id names."""
+        table_id = loaded.table_id
+        self._metrics.duplicate_appends.inc()
+        _log.warning("append_duplicate", position=duplicate.position)
+        loaded = self._tables[table_id] = await self._repository.catch_up(loaded)
+        seen = await self._repository.find_command(loaded, command_id)
+        if seen is None:
+            seen = await self._repository.outcome_at(table_id, duplicate.position, command_id)
+        if seen is None:
+            raise Conflict(f"Table {table_id} changed under command {command_id}; retry it.")
+        return await self._repeated(loaded, command_id, seen, digest)
 
     async def _applied(
         self, table_id: str, command: Command, events: list[TableEventBody], loaded: LoadedTable

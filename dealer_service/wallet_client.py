@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import structlog
 
-from dealer_service.wallet_port import InsufficientFunds, WalletUnavailable
+from dealer_service.wallet_port import HeldFunds, HoldState, InsufficientFunds, WalletUnavailable
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
@@ -24,6 +24,14 @@ from servicekit.errors import InvalidArgument, NotFound
 _log = structlog.get_logger(__name__)
 
 _RETRY_ELSEWHERE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+#: The wallet's hold statuses; one it does not name (an older or a newer wallet) is UNKNOWN,
+#: which never seats anybody.
+_HOLD_STATES = {
+    wpb.HOLD_PENDING: HoldState.OPEN,
+    wpb.HOLD_POSTED: HoldState.POSTED,
+    wpb.HOLD_VOIDED: HoldState.VOIDED,
+    wpb.HOLD_EXPIRED: HoldState.EXPIRED,
+}
 _TOKEN_TTL_S = 3600
 _TOKEN_REFRESH_S = 300
 
@@ -89,8 +97,8 @@ class GrpcWallet:
 
     async def place_hold(
         self, player_id: str, amount: int, *, hold_id: str, ttl_s: float, table_id: str
-    ) -> None:
-        """See :meth:`WalletPort.place_hold`."""
+    ) -> HeldFunds:
+        """See :meth:`WalletPort.place_hold`: the wallet's HoldView, as the wallet wrote it."""
         request = wpb.PlaceHoldRequest(
             hold_id=hold_id,
             player_id=player_id,
@@ -99,7 +107,7 @@ class GrpcWallet:
             ttl_ms=max(1, int(ttl_s * 1000)),
         )
         try:
-            await self._call("PlaceHold", request)
+            view: wpb.HoldView = await self._call("PlaceHold", request)
         except grpc.aio.AioRpcError as error:
             details = error.details() or ""
             if error.code() == grpc.StatusCode.FAILED_PRECONDITION:
@@ -109,6 +117,13 @@ class GrpcWallet:
             if error.code() == grpc.StatusCode.NOT_FOUND:
                 raise NotFound(details) from None
             raise WalletUnavailable(f"the wallet refused the hold: {details}") from None
+        return HeldFunds(
+            hold_id=view.hold_id,
+            player_id=view.player_id,
+            table_id=view.table_id,
+            amount=view.amount,
+            state=_HOLD_STATES.get(view.status, HoldState.UNKNOWN),
+        )
 
     async def void_hold(self, player_id: str, hold_id: str) -> None:
         """See :meth:`WalletPort.void_hold`: never raises; a hold left behind expires."""

@@ -49,6 +49,24 @@ class ConcurrencyConflict(EventStoreError):
         self.actual = actual
 
 
+class DuplicateAppend(EventStoreError):
+    """``msg_id`` already names another record of the log: nothing was appended.
+
+    A store resolves a repeated ``msg_id`` to the record that first carried it. The same bytes
+    again are a retry that landed (``append`` returns that record's position); other bytes are a
+    second command under a used id, and the caller learns where the first one is
+    (``position``) instead of being told that its append landed.
+    """
+
+    def __init__(self, key: str, msg_id: str, position: int) -> None:
+        super().__init__(
+            f"msg id {msg_id!r} of log {key!r} already names the record at position {position}"
+        )
+        self.key = key
+        self.msg_id = msg_id
+        self.position = position
+
+
 class StoreUnavailable(EventStoreError):
     """The store did not answer within the retry budget; the append may or may not have landed.
 
@@ -63,9 +81,21 @@ class EventStore(Protocol):
         """Append ``data`` as one record if ``key``'s last position is ``expected_position``.
 
         ``expected_position`` is 0 for an empty log. Returns the new record's position. If a
-        record with the same ``msg_id`` already landed (a retried command), returns its position
-        and appends nothing. Otherwise a moved log raises :class:`ConcurrencyConflict`.
+        record with the same ``msg_id`` and the same ``data`` already landed (a retry), returns
+        its position and appends nothing; with other ``data`` it raises
+        :class:`DuplicateAppend` naming that record's position, and appends nothing. Otherwise a
+        moved log raises :class:`ConcurrencyConflict`.
+
+        A store recognises a repeated ``msg_id`` for as long as it remembers ids: the in-memory
+        store forever, JetStream within the stream's duplicate window (and whenever the repeat
+        is refused for its expected position and the first record is among those after it).
+        Writers that need ids recognised forever keep their own index (the dealer does).
         """
+        ...
+
+    async def read_at(self, key: str, position: int) -> Record | None:
+        """The record of ``key`` at ``position``; None if there is none, or if that position
+        holds a record of another log."""
         ...
 
     def read(self, key: str, after: int = 0) -> AsyncIterator[Record]:

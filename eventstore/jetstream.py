@@ -4,6 +4,10 @@ Appends carry ``Nats-Expected-Last-Subject-Sequence`` (optimistic concurrency: a
 for the same log fails) and ``Nats-Msg-Id`` (a retried append lands once). They go through the
 request/reply ``publish``, never ``publish_async``: an error ack never resolves a future there
 (nats.py issue 985), and every append here must learn whether it was refused.
+
+A duplicate ack (``ack.duplicate``: the Msg-Id landed before, within the duplicate window) is
+never taken for a new append: its ``seq`` is the first record's, which is read back; the same
+bytes are a retry that landed, other bytes raise :class:`~eventstore.api.DuplicateAppend`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,13 @@ import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
-from eventstore.api import ConcurrencyConflict, Record, StoreUnavailable, verify_key
+from eventstore.api import (
+    ConcurrencyConflict,
+    DuplicateAppend,
+    Record,
+    StoreUnavailable,
+    verify_key,
+)
 
 #: JetStream's error code for a failed ``Nats-Expected-Last-Subject-Sequence`` check.
 WRONG_LAST_SEQUENCE = 10071
@@ -102,7 +112,7 @@ class JetStreamEventStore:
             except nats.js.errors.APIError as error:
                 if error.err_code != WRONG_LAST_SEQUENCE:
                     raise
-                return await self._resolve_wrong_sequence(key, expected_position, msg_id)
+                return await self._resolve_wrong_sequence(key, expected_position, msg_id, data)
             except _TRANSIENT as error:
                 # Same Msg-Id on every try: if an earlier try landed, the server deduplicates.
                 if time.monotonic() + delay > deadline:
@@ -110,9 +120,21 @@ class JetStreamEventStore:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.5)
             else:
+                if ack.duplicate:
+                    return await self._resolve_duplicate(key, int(ack.seq), msg_id, data)
                 return int(ack.seq)
 
-    async def _resolve_wrong_sequence(self, key: str, expected: int, msg_id: str) -> int:
+    async def _resolve_duplicate(self, key: str, position: int, msg_id: str, data: bytes) -> int:
+        """A duplicate ack names the record that first carried the Msg-Id: ours (a retry of this
+        very append that landed) only if it holds these bytes."""
+        first = await self.read_at(key, position)
+        if first is not None and first.data == data:
+            return position
+        raise DuplicateAppend(key, msg_id, position)
+
+    async def _resolve_wrong_sequence(
+        self, key: str, expected: int, msg_id: str, data: bytes
+    ) -> int:
         """A refused append is a success if our own earlier try is among what moved the log.
 
         JetStream checks the expected sequence before its duplicate window, so a retry of an
@@ -122,9 +144,32 @@ class JetStreamEventStore:
         actual = expected
         async for record in self.read(key, after=expected):
             if record.msg_id == msg_id:
+                if record.data != data:
+                    raise DuplicateAppend(key, msg_id, record.position)
                 return record.position
             actual = record.position
         raise ConcurrencyConflict(key, expected, actual)
+
+    async def read_at(self, key: str, position: int) -> Record | None:
+        """See :meth:`eventstore.api.EventStore.read_at` (a direct get of the stream sequence)."""
+        if position < 1:
+            return None
+        subject = self.subject(key)
+        try:
+            message = await self._js.get_msg(self.settings.stream, position, direct=True)
+        except nats.js.errors.NotFoundError:
+            return None
+        except _TRANSIENT as error:
+            raise StoreUnavailable(f"reading {key!r} at {position} failed: {error!r}") from error
+        if message.subject != subject:
+            return None
+        headers = message.headers or {}
+        return Record(
+            key=key,
+            position=int(message.seq or position),
+            msg_id=_unscoped(key, str(headers.get("Nats-Msg-Id", ""))),
+            data=message.data or b"",
+        )
 
     async def _last_message(self, key: str) -> Record | None:
         try:

@@ -6,13 +6,17 @@
 1
 >>> asyncio.run(store.append("t1", b"a", expected_position=0, msg_id="c1"))  # a retry lands once
 1
+>>> asyncio.run(store.append("t1", b"b", expected_position=1, msg_id="c1"))  # another command
+Traceback (most recent call last):
+...
+eventstore.api.DuplicateAppend: msg id 'c1' of log 't1' already names the record at position 1
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from eventstore.api import ConcurrencyConflict, Record, verify_key
+from eventstore.api import ConcurrencyConflict, DuplicateAppend, Record, verify_key
 
 
 class InMemoryEventStore:
@@ -20,7 +24,8 @@ class InMemoryEventStore:
 
     def __init__(self) -> None:
         self._logs: dict[str, list[Record]] = {}
-        self._landed: dict[tuple[str, str], int] = {}
+        self._landed: dict[tuple[str, str], Record] = {}
+        self._at: dict[int, Record] = {}
         self._next_position = 1
 
     async def append(self, key: str, data: bytes, *, expected_position: int, msg_id: str) -> int:
@@ -28,15 +33,23 @@ class InMemoryEventStore:
         verify_key(key)
         landed = self._landed.get((key, msg_id))
         if landed is not None:
-            return landed
+            if landed.data != data:
+                raise DuplicateAppend(key, msg_id, landed.position)
+            return landed.position
         actual = await self.last_position(key)
         if actual != expected_position:
             raise ConcurrencyConflict(key, expected_position, actual)
         record = Record(key=key, position=self._next_position, msg_id=msg_id, data=data)
         self._next_position += 1
         self._logs.setdefault(key, []).append(record)
-        self._landed[key, msg_id] = record.position
+        self._landed[key, msg_id] = record
+        self._at[record.position] = record
         return record.position
+
+    async def read_at(self, key: str, position: int) -> Record | None:
+        """See :meth:`eventstore.api.EventStore.read_at`."""
+        record = self._at.get(position)
+        return record if record is not None and record.key == key else None
 
     async def read(self, key: str, after: int = 0) -> AsyncIterator[Record]:
         """See :meth:`eventstore.api.EventStore.read`."""

@@ -10,7 +10,7 @@ import nats
 import nats.js.errors
 import pytest
 
-from eventstore.api import ConcurrencyConflict, EventStore, Record
+from eventstore.api import ConcurrencyConflict, DuplicateAppend, EventStore, Record
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from eventstore.memory import InMemoryEventStore
 from tests.support.nats_server import NatsServer
@@ -121,6 +121,53 @@ async def test_a_retry_after_other_appends_still_lands_once(store: EventStore) -
     await store.append(key, b"two", expected_position=first, msg_id="c2")
     assert await store.append(key, b"one", expected_position=0, msg_id="c1") == first
     assert [r.data for r in await read_all(store, key)] == [b"one", b"two"]
+
+
+async def test_a_used_id_with_other_data_is_a_duplicate_naming_the_first_record(
+    store: EventStore,
+) -> None:
+    """The dealer's wedge of issue #10: the id's first record is reported, never a new one.
+
+    The expected position is the log's real end, so JetStream's own check passes and only the
+    duplicate window stands between the append and the log.
+    """
+    key = new_key()
+    first = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    second = await store.append(key, b"two", expected_position=first, msg_id="c2")
+    with pytest.raises(DuplicateAppend) as caught:
+        await store.append(key, b"other", expected_position=second, msg_id="c1")
+    assert (caught.value.key, caught.value.msg_id, caught.value.position) == (key, "c1", first)
+    assert [r.data for r in await read_all(store, key)] == [b"one", b"two"]
+    assert await store.last_position(key) == second
+    # The log goes on: the next append lands where the writer expects it.
+    third = await store.append(key, b"three", expected_position=second, msg_id="c3")
+    assert third > second
+
+
+async def test_a_used_id_with_other_data_at_a_stale_position_is_a_duplicate(
+    store: EventStore,
+) -> None:
+    key = new_key()
+    first = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    await store.append(key, b"two", expected_position=first, msg_id="c2")
+    with pytest.raises(DuplicateAppend) as caught:
+        await store.append(key, b"other", expected_position=0, msg_id="c1")
+    assert caught.value.position == first
+    assert [r.data for r in await read_all(store, key)] == [b"one", b"two"]
+
+
+async def test_read_at_gives_the_record_at_a_position_of_its_own_log_only(
+    store: EventStore,
+) -> None:
+    key, other = new_key(), new_key()
+    first = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    elsewhere = await store.append(other, b"x", expected_position=0, msg_id="c1")
+    record = await store.read_at(key, first)
+    assert record is not None
+    assert (record.key, record.position, record.msg_id, record.data) == (key, first, "c1", b"one")
+    assert await store.read_at(key, elsewhere) is None
+    assert await store.read_at(key, elsewhere + 1000) is None
+    assert await store.read_at(key, 0) is None
 
 
 async def test_two_writers_racing_on_one_position_one_wins(store: EventStore) -> None:

@@ -7,6 +7,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from dealer_service.clock import Wake, next_wake
+from dealer_service.command_ids import CommandIndex
 from dealer_service.config import CrashRule, load_settings
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
@@ -139,7 +140,7 @@ async def test_a_snapshot_of_another_layout_is_ignored() -> None:
 
 def test_the_snapshot_codec_refuses_foreign_classes() -> None:
     state, _ = execute(None, CreateTable(CONFIG, now=0))
-    data = encode_table(state, {})
+    data = encode_table(state, CommandIndex())
     assert decode_table(data)[0] == state
     evil = FINGERPRINT + b"cos\nsystem\n(S'true'\ntR."
     with pytest.raises(Exception, match="may not appear"):
