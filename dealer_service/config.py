@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from eventstore.sealing import Keyring
 from servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
@@ -21,10 +22,12 @@ from servicekit.settings import (
     DEFAULT_LOG_LEVEL,
     DEFAULT_NATS_URL,
     add_env_flags,
+    add_log_keys_flag,
     add_token_secret_flags,
     default_owner_id,
     env_name,
     field_defaults,
+    log_keyring,
     token_secret,
 )
 
@@ -47,6 +50,8 @@ class DealerSettings:
     """Everything the dealer process is configured with."""
 
     token_secret: bytes
+    # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
+    log_keys: Keyring | None = None
     nats_url: str = DEFAULT_NATS_URL
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50051
@@ -105,6 +110,7 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     add_env_flags(parser, _FLAGS, env, _ENV_PREFIX, _defaults())
     add_token_secret_flags(parser, env, _ENV_PREFIX)
+    add_log_keys_flag(parser, env, _ENV_PREFIX)
     parser.add_argument(
         "--crash-rule",
         choices=[rule.value for rule in CrashRule],
@@ -132,6 +138,7 @@ def load_settings(
         del given["owner_id"]
     return DealerSettings(
         token_secret=token_secret(args),
+        log_keys=log_keyring(args),
         crash_rule=CrashRule(args.crash_rule),
         wallet=args.wallet,
         wallet_address=args.wallet_address,

@@ -21,6 +21,8 @@ import socket
 from collections.abc import Mapping
 from typing import Any, Final
 
+from eventstore.sealing import Keyring, KeyringError, load_keyring
+
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
 COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
     "nats-url": ("nats_url", str),
@@ -111,3 +113,33 @@ def load_token_secret(text: str, path: str) -> bytes:
 def token_secret(args: argparse.Namespace) -> bytes:
     """:func:`load_token_secret` of the flags added by :func:`add_token_secret_flags`."""
     return load_token_secret(args.token_secret, args.token_secret_file)
+
+
+def add_log_keys_flag(parser: argparse.ArgumentParser, env: Mapping[str, str], prefix: str) -> None:
+    """``--log-keys PATH``: the JSON keyring sealing the table log and the snapshots (see
+    :mod:`eventstore.sealing`), defaulting to ``<prefix>LOG_KEYS``."""
+    parser.add_argument(
+        "--log-keys",
+        default=env.get(env_name(prefix, "log-keys"), ""),
+        help="JSON keyring of the writer keys that seal table-log batches and snapshots",
+    )
+
+
+def log_keyring(args: argparse.Namespace) -> Keyring | None:
+    """The keyring of ``--log-keys`` (None when not given); exits with the keyring's error."""
+    if not args.log_keys:
+        return None
+    try:
+        return load_keyring(args.log_keys)
+    except KeyringError as error:
+        raise SystemExit(str(error)) from error
+
+
+def require_log_keys(keyring: Keyring | None, service: str, prefix: str) -> Keyring:
+    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs."""
+    if keyring is None:
+        raise SystemExit(
+            f"the {service} needs its log keyring: --log-keys PATH (or {prefix}LOG_KEYS); "
+            "see docs/security-logs.md"
+        )
+    return keyring

@@ -35,6 +35,7 @@ def wallet_settings(
     name = namespace or uuid.uuid4().hex[:10]
     settings = WalletSettings(
         token_secret=dealer.token_secret,
+        log_keys=dealer.log_keys,
         nats_url=dealer.nats_url,
         grpc_port=0,
         metrics_port=0,
