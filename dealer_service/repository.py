@@ -158,6 +158,11 @@ class TableRepository:
         self._snapshot_tasks: dict[str, asyncio.Task[None]] = {}
         self._snapshot_next: dict[str, LoadedTable] = {}
 
+    @property
+    def metrics(self) -> DealerMetrics:
+        """The metrics this repository counts into (tests and tools)."""
+        return self._metrics
+
     async def load(self, table_id: str) -> LoadedTable:
         """The table rebuilt from its latest snapshot and the events after it."""
         started = time.perf_counter()

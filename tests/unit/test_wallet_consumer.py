@@ -183,3 +183,34 @@ def test_a_snapshot_written_by_another_process_reads_back_whole() -> None:
     assert ledger.find_hold(state, "h1") is not None
     assert state.keys.get("client:k1") == 1
     assert decode_state(encode_state(state)) == state
+
+
+async def test_a_batch_without_a_trusted_seal_stops_its_table_before_any_money_moves() -> None:
+    book = await make_book()
+    log = InMemoryEventStore()
+    await book.execute([PlaceHold("h1", "ann", "t1", 100, ttl_ms=10_000, now=0)])
+    await book.execute([PlaceHold("h2", "bob", "t1", 100, ttl_ms=10_000, now=0)])
+    metrics = WalletMetrics(CollectorRegistry())
+    applier = BatchApplier(book, log, metrics, WALLET_SEALS)
+    seated = batch(*SEATED[:2]).SerializeToString()
+    await append_sealed(log, seated, 0, "c1")
+    assert await deliver(applier, log, 1) is Outcome.APPLIED
+    # bob's seat, sealed by the wallet's key: the wallet may only ever write its close.
+    bob = batch(SEATED[2]).SerializeToString()
+    headers = WALLET_SEALS.headers("t1", 1, "c2", bob)
+    await log.append("t1", bob, expected_position=1, msg_id="c2", headers=headers)
+    assert await deliver(applier, log, 2) is Outcome.REFUSED
+    assert [(f.kind, f.position, f.reason) for f in applier.findings()] == [
+        ("refused_batch", 2, "wrong_writer"),
+        ("stalled_table", 2, "stalled"),
+    ]
+    sample = metrics.registry.get_sample_value
+    assert sample("poker_wallet_batches_refused_total", {"reason": "wrong_writer"}) == 1
+    assert ledger.find_hold(book.state, "h2") is not None
+    assert ledger.table_escrow(book.state, "t1") == {"ann": 100}  # bob's hold never posted
+    # A restarted consumer reading the log past it refuses it again, at its own position.
+    restarted = BatchApplier(book, log, metrics, WALLET_SEALS)
+    later = batch(ev(4, table_closed=pb.TableClosed())).SerializeToString()
+    await append_sealed(log, later, 2, "c3")
+    assert await deliver(restarted, log, 3) is Outcome.REFUSED
+    assert restarted.findings()[0].position == 2
