@@ -57,7 +57,7 @@ import os
 import re
 import secrets
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -302,7 +302,7 @@ class SealedSnapshotStore:
         bucket: str,
         writer: Writer,
         accept: Iterable[Writer] | None = None,
-        on_refused: Any = None,
+        on_refused: Callable[[Refusal], None] | None = None,
     ) -> None:
         self._inner = inner
         self._keyring = keyring
