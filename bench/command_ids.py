@@ -29,6 +29,7 @@ from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
 from dealer_service.repository import TableRepository
 from dealer_service.tables import TableService
+from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import DevWallet
 from engine.betting import Stakes, Structure
 from engine.table import make_config
@@ -99,7 +100,11 @@ async def _command_path(archived: int) -> float:
     """CPU µs per sit-out / sit-in on one table with ``archived`` ids in its archive."""
     metrics = DealerMetrics(CollectorRegistry())
     repository = TableRepository(
-        InMemoryEventStore(), InMemorySnapshotStore(), metrics, snapshot_every=10**12
+        InMemoryEventStore(),
+        InMemorySnapshotStore(),
+        metrics,
+        seals=harness_seals(),
+        snapshot_every=10**12,
     )
     service = TableService(repository, DevWallet(), metrics, gate=SoleOwner())
     config = make_config("holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False)

@@ -77,7 +77,7 @@ from bench.shell import METHOD as SHELL_METHOD
 from dealer_service.command_ids import CommandIndex, Outcome
 from dealer_service.metrics import DealerMetrics
 from dealer_service.repository import LoadedTable, TableRepository, decode_batch
-from dealer_service.testing import Client, new_secret
+from dealer_service.testing import Client, harness_seals, new_secret
 from dealer_service.testing import choose_action as choose_wire_action
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
@@ -102,7 +102,7 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
 from tests.support.nats_server import NatsServer
-from tests.support.service_process import ServiceProcess
+from tests.support.service_process import ServiceProcess, harness_log_keys_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +175,7 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
         *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
         *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
+        *("--log-keys", str(harness_log_keys_file(log.parent))),
     ]
     return ServiceProcess(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=20)
 
@@ -652,12 +653,27 @@ def play_hands(table: EngineTable, hands: int, rng: random.Random) -> None:
 async def publish_all(
     js: JetStreamContext, store: JetStreamEventStore, key: str, records: list[tuple[str, bytes]]
 ) -> int:
-    """Append ``records`` to ``key``'s log pipelined (setup, not timed); the last position."""
+    """Append ``records`` to ``key``'s log pipelined (setup, not timed), sealed as the dealer
+    seals them; the last position. Nothing else may write the stream meanwhile: each record's
+    position is predicted (its seal binds the one before), and checked by the server."""
     subject = store.subject(key)
+    seals = harness_seals()
+    previous = await store.last_position(key)
+    info = await js.stream_info(store.settings.stream)
+    position = info.state.last_seq
     for command_id, data in records:
-        await js.publish_async(subject, data, headers={"Nats-Msg-Id": f"{key}:{command_id}"})
+        position += 1
+        headers = {
+            **seals.headers(key, previous, command_id, data),
+            "Nats-Msg-Id": f"{key}:{command_id}",
+            "Nats-Expected-Last-Subject-Sequence": str(previous),
+        }
+        await js.publish_async(subject, data, headers=headers)
+        previous = position
     await js.publish_async_completed()
-    return await store.last_position(key)
+    last = await store.last_position(key)
+    assert last == previous, "another writer moved the stream during the setup"
+    return last
 
 
 # --- rebuild and recovery -------------------------------------------------------------------------
@@ -722,7 +738,7 @@ async def rebuild(nats_url: str) -> list[Result]:
         end = await publish_all(js, store, "replayed", records)
         events = table.state.version
         no_snapshot = TableRepository(
-            store, InMemorySnapshotStore(), metrics, snapshot_every=10**12
+            store, InMemorySnapshotStore(), metrics, seals=harness_seals(), snapshot_every=10**12
         )
         loaded: list[LoadedTable] = []
 
@@ -802,9 +818,17 @@ async def recovery_time(
     )
 
     # Real hands through the repository (snapshots every 100 events), until the tail is reached.
-    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=f"SNAP_{uuid.uuid4().hex[:8]}"))
+    bucket = f"SNAP_{uuid.uuid4().hex[:8]}"
+    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
     await snapshots.ensure_bucket()
-    repository = TableRepository(store, snapshots, metrics, snapshot_every=SNAPSHOT_EVERY)
+    repository = TableRepository(
+        store,
+        snapshots,
+        metrics,
+        seals=harness_seals(),
+        snapshot_bucket=bucket,
+        snapshot_every=SNAPSHOT_EVERY,
+    )
     # The bulk records' ids, as a live table would know them (positions: a lower bound of each).
     commands = CommandIndex()
     for n in range(1, command + 1):

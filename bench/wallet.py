@@ -69,6 +69,7 @@ from nats.js import JetStreamContext, api
 
 from bench.harness import Result, rates
 from bench.policy import choose_action
+from dealer_service.testing import harness_seals
 from dealer_service.wallet_client import GrpcWallet
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
@@ -90,13 +91,15 @@ from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
 from tests.support.nats_server import NatsServer
-from tests.support.service_process import ServiceProcess
+from tests.support.service_process import ServiceProcess, harness_log_keys_file
 from wallet_service.ledger import Command as LedgerCommand
 from wallet_service.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
 from wallet_service.mapping import TableView, map_batch
 from wallet_service.testing import WalletClient
 
 ROOT: Final = Path(__file__).resolve().parents[1]
+#: The bench appends the dealer's batches itself: sealed as the dealer seals them.
+DEALER_SEALS: Final = harness_seals()
 SEED: Final = 20_260_302
 TABLES: Final = 100
 PLAYERS: Final = 3
@@ -138,6 +141,7 @@ class WalletProcess(ServiceProcess):
             "hold-ttl": str(HOLD_TTL_S),
             "abandon-after": "3600",  # no dealer holds the tables' leases here
             "log-level": "warning",
+            "log-keys": str(harness_log_keys_file(log.parent)),
         }
         args = [f"--{name}={value}" for name, value in flags.items()]
         profile = os.environ.get("BENCH_WALLET_PROFILE")
@@ -333,11 +337,13 @@ async def do_append(
         await dealer.place_hold(
             who, amount, hold_id=append.command_id, ttl_s=HOLD_TTL_S, table_id=table_id
         )
+    expected = positions.get(table_id, 0)
     position = await store.append(
         table_id,
         append.data,
-        expected_position=positions.get(table_id, 0),
+        expected_position=expected,
         msg_id=append.command_id,
+        headers=DEALER_SEALS.headers(table_id, expected, append.command_id, append.data),
     )
     positions[table_id] = position
     return position

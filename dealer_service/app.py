@@ -26,11 +26,14 @@ from dealer_service.wallet_port import DevWallet, WalletPort
 from engine.evaluation import load_all_rankings
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from eventstore.leases import JetStreamLeaseStore, LeaseSettings
+from eventstore.sealing import Writer
 from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from pokerpb import dealer_pb2_grpc
 from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
 from servicekit.observability import GrpcMetrics
 from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
+from servicekit.settings import require_log_keys
+from servicekit.table_seals import TableSeals
 
 _log = structlog.get_logger(__name__)
 
@@ -86,6 +89,7 @@ async def build_dealer(
     wallet: WalletPort | None = None,
 ) -> Dealer:
     """Connect and wire everything; call :meth:`Dealer.start` next (in the same event loop)."""
+    seals = TableSeals(require_log_keys(settings.log_keys, "dealer", "DEALER_"), Writer.DEALER)
     # Built now, not at the first showdown of each ranking, which would stall every table.
     load_all_rankings()
     nats = await connect_nats(
@@ -108,8 +112,10 @@ async def build_dealer(
         store,
         snapshots,
         metrics,
-        snapshot_every=settings.snapshot_every,
         recent_commands=settings.recent_command_ids,
+        seals=seals,
+        snapshot_bucket=settings.snapshot_bucket,
+        snapshot_every=settings.snapshot_every,
     )
     ownership = LeaseOwnership(leases, settings.owner_id, metrics)
     feed = JetStreamFeed(js, store.settings)

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from eventstore.sealing import Keyring
 from servicekit.auth import TokenKeyring
 from servicekit.settings import (
     COMMON_FLAGS,
@@ -22,10 +23,12 @@ from servicekit.settings import (
     DEFAULT_LOG_LEVEL,
     DEFAULT_NATS_URL,
     add_env_flags,
+    add_log_keys_flag,
     add_token_secret_flags,
     default_owner_id,
     env_name,
     field_defaults,
+    log_keyring,
     token_keys,
     token_secret,
 )
@@ -51,6 +54,8 @@ class DealerSettings:
     # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
     token_secret: bytes = b""
     token_keys: TokenKeyring | None = None
+    # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
+    log_keys: Keyring | None = None
     nats_url: str = DEFAULT_NATS_URL
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50051
@@ -117,6 +122,7 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     add_env_flags(parser, _FLAGS, env, _ENV_PREFIX, _defaults())
     add_token_secret_flags(parser, env, _ENV_PREFIX)
+    add_log_keys_flag(parser, env, _ENV_PREFIX)
     parser.add_argument(
         "--crash-rule",
         choices=[rule.value for rule in CrashRule],
@@ -147,6 +153,7 @@ def load_settings(
     return DealerSettings(
         token_secret=token_secret(args),
         token_keys=token_keys(args),
+        log_keys=log_keyring(args),
         crash_rule=CrashRule(args.crash_rule),
         wallet=args.wallet,
         wallet_address=args.wallet_address,

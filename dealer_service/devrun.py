@@ -5,7 +5,9 @@ All run as child processes; Ctrl-C (or SIGTERM) stops the dealer gracefully firs
 its leases and drains NATS), then the wallet, then nats-server. The dealer holds buy-ins through
 the wallet (``--wallet-address``), and demo accounts (``DEMO_ACCOUNTS``) are funded once, with
 fixed idempotency keys, so a restart does not fund them again. The token secret of the local
-setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there.
+setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
+keyring (the dealer's and the wallet's keys sealing the table log and the snapshots) is created
+once in ``var/log-keys.json`` (mode 0600) and given to both services.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from eventstore.sealing import new_keyring, write_keyring
 
 ROOT = Path(__file__).resolve().parents[1]
 NATS_ADDRESS = ("127.0.0.1", 4222)
@@ -42,6 +46,14 @@ def _secret_file() -> Path:
     if not path.exists():
         path.write_text(secrets.token_hex(32) + "\n", encoding="ascii")
         path.chmod(0o600)
+    return path
+
+
+def _log_keys_file() -> Path:
+    """The local log keyring, made on the first start (one dealer and one wallet key)."""
+    path = ROOT / "var" / "log-keys.json"
+    if not path.exists():
+        write_keyring(new_keyring("local-1"), path)
     return path
 
 
@@ -95,6 +107,7 @@ def main() -> None:
     """Run NATS, the wallet and the dealer until interrupted."""
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
+    log_keys = _log_keys_file()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
     # them in order (the dealer drains into NATS before NATS goes away).
     nats = subprocess.Popen(
@@ -108,7 +121,15 @@ def main() -> None:
         _wait_for_port(NATS_ADDRESS, nats)
         print("nats-server  nats://127.0.0.1:4222  (monitoring http://127.0.0.1:8222)", flush=True)
         wallet = subprocess.Popen(
-            [sys.executable, "-m", "wallet_service", "--token-secret-file", str(secret)],
+            [
+                sys.executable,
+                "-m",
+                "wallet_service",
+                "--token-secret-file",
+                str(secret),
+                "--log-keys",
+                str(log_keys),
+            ],
             cwd=ROOT,
             start_new_session=True,
         )
@@ -124,6 +145,8 @@ def main() -> None:
                 str(secret),
                 "--wallet-address",
                 address,
+                "--log-keys",
+                str(log_keys),
             ],
             cwd=ROOT,
             start_new_session=True,

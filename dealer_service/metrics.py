@@ -68,6 +68,19 @@ class DealerMetrics:
             "Table snapshots saved to the KV bucket.",
             registry=registry,
         )
+        self.records_refused = Counter(
+            "poker_dealer_log_records_refused",
+            "Table-log records whose seal failed on a rebuild (the table is not served), by "
+            "reason (missing, malformed, unknown_key, bad_mac, misplaced, wrong_writer).",
+            ["reason"],
+            registry=registry,
+        )
+        self.snapshots_refused = Counter(
+            "poker_dealer_snapshots_refused",
+            "Table snapshots ignored because their seal failed (replayed from the log), by reason.",
+            ["reason"],
+            registry=registry,
+        )
         self.lease_changes = Counter(
             "poker_dealer_lease_changes",
             "Table leases acquired, lost or released by this process.",

@@ -11,6 +11,14 @@ snapshot bucket (compare-and-set on the position: an older snapshot never replac
 The snapshot is written off the command path, by one background task per table: a command never
 waits for it, and a table crossing several multiples while one is being written saves only the
 latest state next (:meth:`TableRepository.flush_snapshots` waits for them: tests, shutdown).
+
+**Only trusted writers' records.** Every batch is appended with its seal
+(:class:`servicekit.table_seals.TableSeals`: the writer's MAC over the table id, the expected
+previous position, the command id and the exact bytes), and every record a rebuild folds is
+checked first, against the position of the record before it: a forged or replayed record stops
+the rebuild with :class:`UntrustedRecord` (FAILED_PRECONDITION, the table is not served), it is
+never folded. Snapshots are sealed too (:class:`eventstore.sealing.SealedSnapshotStore`, checked
+before they are unpickled); one that fails is ignored and the log replayed.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
+import grpc
 import structlog
 
 from dealer_service.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
@@ -31,10 +40,29 @@ from dealer_service.snapshot_codec import SnapshotLayoutMismatch, decode_table, 
 from engine.table import TableEventBody, TableState, envelopes
 from engine.table.evolve import Fold, fold
 from eventstore.api import EventStore, Record, StoreUnavailable
+from eventstore.sealing import Refusal, SealedSnapshotStore, SealRefused, Writer
 from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
 from pokerpb import events_pb2 as pb
+from servicekit.errors import ServiceError
+from servicekit.table_seals import TableSeals
 
 _log = structlog.get_logger(__name__)
+
+
+class UntrustedRecord(ServiceError):
+    """A record of the table's log that no trusted writer sealed there: the table is not
+    served until an operator looked at it (FAILED_PRECONDITION)."""
+
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+    def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
+        super().__init__(
+            f"Table {table_id} cannot be served: the record at position {position} of its log "
+            f"was not written by a trusted writer ({reason.value}); an operator must look at it."
+        )
+        self.table_id = table_id
+        self.position = position
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,16 +107,37 @@ class TableRepository:
         snapshots: SnapshotStore,
         metrics: DealerMetrics,
         *,
+        seals: TableSeals,
+        snapshot_bucket: str = "POKER_SNAPSHOTS",
         snapshot_every: int = 100,
         recent_commands: int = DEFAULT_RECENT,
+        save_snapshots: bool = True,
     ) -> None:
+        """``seals`` seal what this repository appends (as its writer) and check what it
+        reads; snapshots (in ``snapshot_bucket``, the name their seals bind) are accepted from
+        dealers only, so a repository of another writer (the wallet's reaper) must not save
+        any (``save_snapshots=False``)."""
         self._store = store
         self._recent_commands = recent_commands
-        self._snapshots = snapshots
+        self._seals = seals
+        self._snapshots = SealedSnapshotStore(
+            snapshots,
+            seals.keyring,
+            bucket=snapshot_bucket,
+            writer=seals.writer,
+            accept=(Writer.DEALER,),
+            on_refused=lambda reason: metrics.snapshots_refused.labels(reason=reason.value).inc(),
+        )
         self._metrics = metrics
         self._snapshot_every = snapshot_every
+        self._save_snapshots = save_snapshots
         self._snapshot_tasks: dict[str, asyncio.Task[None]] = {}
         self._snapshot_next: dict[str, LoadedTable] = {}
+
+    @property
+    def metrics(self) -> DealerMetrics:
+        """The metrics this repository counts into (tests and tools)."""
+        return self._metrics
 
     async def load(self, table_id: str) -> LoadedTable:
         """The table rebuilt from its latest snapshot and the events after it."""
@@ -118,6 +167,7 @@ class TableRepository:
         commands: CommandIndex | None = None
         async for records in self._store.read_batches(loaded.table_id, after=loaded.position):
             for record in records:
+                self._check(record, previous_position=position)
                 batch = decode_batch(record)
                 folding.add(batch.events)
                 position = record.position
@@ -140,6 +190,21 @@ class TableRepository:
     def empty(self, table_id: str) -> LoadedTable:
         """A table before its first record, with this repository's command index bound."""
         return LoadedTable(table_id, None, commands=CommandIndex(recent=self._recent_commands))
+
+    def _check(self, record: Record, previous_position: int) -> None:
+        """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""
+        try:
+            self._seals.check_record(record, previous_position)
+        except SealRefused as refused:
+            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
+            _log.warning(
+                "table_record_refused",
+                table_id=record.key,
+                position=record.position,
+                reason=refused.reason.value,
+                error=refused.message,
+            )
+            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
 
     async def _from_snapshot(self, table_id: str) -> LoadedTable:
         try:
@@ -210,13 +275,16 @@ class TableRepository:
         snapshotted if it crossed a multiple of N events.
         """
         wrapped = envelopes(loaded.state, events, table_id=loaded.table_id, now=now)
-        batch = pb.TableEventBatch(command_id=command_id, events=wrapped, command_digest=digest)
+        data = pb.TableEventBatch(
+            command_id=command_id, events=wrapped, command_digest=digest
+        ).SerializeToString()
         started = time.perf_counter()
         position = await self._store.append(
             loaded.table_id,
-            batch.SerializeToString(),
+            data,
             expected_position=loaded.position,
             msg_id=command_id,
+            headers=self._seals.headers(loaded.table_id, loaded.position, command_id, data),
         )
         self._metrics.append_duration.observe(time.perf_counter() - started)
         # In place, not a copy per append: ``loaded`` is superseded by the table returned, and
@@ -232,7 +300,7 @@ class TableRepository:
         """Schedule a snapshot if ``loaded`` crossed a multiple of N events since the last one."""
         assert loaded.state is not None
         every = self._snapshot_every
-        if loaded.version // every <= loaded.snapshot_version // every:
+        if not self._save_snapshots or loaded.version // every <= loaded.snapshot_version // every:
             return loaded
         self._snapshot_next[loaded.table_id] = loaded
         if loaded.table_id not in self._snapshot_tasks:
@@ -273,6 +341,11 @@ class TableRepository:
         """The stored snapshot of ``table_id`` (tests and tools)."""
         return await self._snapshots.load(table_id)
 
-    def read(self, table_id: str, after: int = 0) -> AsyncIterator[Record]:
-        """The records of ``table_id`` after position ``after``, up to the last one now."""
-        return self._store.read(table_id, after)
+    async def read(self, table_id: str) -> AsyncIterator[Record]:
+        """The records of ``table_id``'s log, up to the last one now, each checked
+        (:class:`UntrustedRecord` at the first a trusted writer did not seal there)."""
+        previous = 0
+        async for record in self._store.read(table_id):
+            self._check(record, previous_position=previous)
+            previous = record.position
+            yield record

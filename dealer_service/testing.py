@@ -21,12 +21,22 @@ from prometheus_client import CollectorRegistry
 from dealer_service.app import Dealer, build_dealer
 from dealer_service.config import CrashRule, DealerSettings
 from dealer_service.wallet_port import WalletPort
+from eventstore.sealing import Keyring, Writer, new_keyring
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from servicekit.table_seals import TableSeals
 
 CALL_TIMEOUT_S = 10.0
+#: The log keyring of every test harness (one for all, so dealers and wallets of one namespace,
+#: started separately, trust each other's records).
+TEST_LOG_KEYS: Keyring = new_keyring("test")
+
+
+def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
+    """The table-log seals of ``writer`` under :data:`TEST_LOG_KEYS`."""
+    return TableSeals(TEST_LOG_KEYS, writer)
 
 
 def namespace_settings(
@@ -36,6 +46,7 @@ def namespace_settings(
     name = namespace or uuid.uuid4().hex[:10]
     settings = DealerSettings(
         token_secret=secret,
+        log_keys=TEST_LOG_KEYS,
         nats_url=nats_url,
         grpc_port=0,
         metrics_port=0,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 _KEY = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -19,18 +19,34 @@ def verify_key(key: str) -> None:
         raise ValueError(f"{key!r} is not a valid log key: use 1-128 letters, digits, '-' and '_'.")
 
 
+_HEADER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
+_HEADER_VALUE = re.compile(r"[\x20-\x7e]{0,1024}")
+
+
+def verify_headers(headers: Mapping[str, str]) -> None:
+    """Raise ValueError unless ``headers`` are the writer's own: printable ASCII names and
+    values, none of the store's own ``Nats-`` headers (ids and positions are the store's)."""
+    for name, value in headers.items():
+        if not _HEADER_NAME.fullmatch(name) or name.lower().startswith("nats-"):
+            raise ValueError(f"{name!r} may not be a record header")
+        if not _HEADER_VALUE.fullmatch(value):
+            raise ValueError(f"the value of header {name!r} must be printable ASCII")
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """One record of a log.
 
     ``position`` increases along a log but need not be dense (JetStream positions are stream
-    sequences shared by every log of the stream); ``msg_id`` is the writer's idempotency key.
+    sequences shared by every log of the stream); ``msg_id`` is the writer's idempotency key;
+    ``headers`` are the writer's own headers of the record (say, its seal), as appended.
     """
 
     key: str
     position: int
     msg_id: str
     data: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 class EventStoreError(Exception):
@@ -77,14 +93,23 @@ class StoreUnavailable(EventStoreError):
 class EventStore(Protocol):
     """Append-only logs keyed by name, with optimistic concurrency and idempotent appends."""
 
-    async def append(self, key: str, data: bytes, *, expected_position: int, msg_id: str) -> int:
+    async def append(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        expected_position: int,
+        msg_id: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> int:
         """Append ``data`` as one record if ``key``'s last position is ``expected_position``.
 
         ``expected_position`` is 0 for an empty log. Returns the new record's position. If a
         record with the same ``msg_id`` and the same ``data`` already landed (a retry), returns
         its position and appends nothing; with other ``data`` it raises
         :class:`DuplicateAppend` naming that record's position, and appends nothing. Otherwise a
-        moved log raises :class:`ConcurrencyConflict`.
+        moved log raises :class:`ConcurrencyConflict`. ``headers`` (see :func:`verify_headers`)
+        are stored with the record and read back in :attr:`Record.headers`.
 
         A store recognises a repeated ``msg_id`` for as long as it remembers ids: the in-memory
         store forever, JetStream within the stream's duplicate window (and whenever the repeat

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import nats.errors
@@ -28,6 +28,7 @@ from eventstore.api import (
     DuplicateAppend,
     Record,
     StoreUnavailable,
+    verify_headers,
     verify_key,
 )
 
@@ -94,10 +95,21 @@ class JetStreamEventStore:
         verify_key(key)
         return f"{self.settings.subject_prefix}.{key}"
 
-    async def append(self, key: str, data: bytes, *, expected_position: int, msg_id: str) -> int:
+    async def append(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        expected_position: int,
+        msg_id: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> int:
         """See :meth:`eventstore.api.EventStore.append`."""
         subject = self.subject(key)
+        own = dict(headers or {})
+        verify_headers(own)
         headers = {
+            **own,
             # JetStream deduplicates per stream, not per subject: scope the id to its log.
             "Nats-Msg-Id": f"{key}:{msg_id}",
             "Nats-Expected-Last-Subject-Sequence": str(expected_position),
@@ -169,6 +181,7 @@ class JetStreamEventStore:
             position=int(message.seq or position),
             msg_id=_unscoped(key, str(headers.get("Nats-Msg-Id", ""))),
             data=message.data or b"",
+            headers=writer_headers(headers),
         )
 
     async def _last_message(self, key: str) -> Record | None:
@@ -182,6 +195,7 @@ class JetStreamEventStore:
             position=int(message.seq or 0),
             msg_id=_unscoped(key, str(headers.get("Nats-Msg-Id", ""))),
             data=message.data or b"",
+            headers=writer_headers(headers),
         )
 
     async def last_position(self, key: str) -> int:
@@ -236,15 +250,21 @@ class JetStreamEventStore:
                 while arrived:
                     message = arrived.popleft()
                     position = message.metadata.sequence.stream
-                    headers = message.headers
-                    msg_id = headers.get("Nats-Msg-Id", "") if headers else ""
-                    batch.append(Record(key, position, msg_id.removeprefix(prefix), message.data))
+                    headers = message.headers or {}
+                    msg_id = headers.get("Nats-Msg-Id", "").removeprefix(prefix)
+                    own = writer_headers(headers) if len(headers) > 1 else {}
+                    batch.append(Record(key, position, msg_id, message.data, own))
                     if position >= end:
                         yield batch
                         return
                 yield batch
         finally:
             await subscription.unsubscribe()
+
+
+def writer_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The writer's own headers of a stored message (without JetStream's ``Nats-*`` ones)."""
+    return {name: value for name, value in headers.items() if not name.startswith("Nats-")}
 
 
 def _unscoped(key: str, scoped_id: str) -> str:

@@ -14,9 +14,9 @@ eventstore.api.DuplicateAppend: msg id 'c1' of log 't1' already names the record
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
-from eventstore.api import ConcurrencyConflict, DuplicateAppend, Record, verify_key
+from eventstore.api import ConcurrencyConflict, DuplicateAppend, Record, verify_headers, verify_key
 
 
 class InMemoryEventStore:
@@ -28,9 +28,18 @@ class InMemoryEventStore:
         self._at: dict[int, Record] = {}
         self._next_position = 1
 
-    async def append(self, key: str, data: bytes, *, expected_position: int, msg_id: str) -> int:
+    async def append(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        expected_position: int,
+        msg_id: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> int:
         """See :meth:`eventstore.api.EventStore.append`."""
         verify_key(key)
+        verify_headers(headers or {})
         landed = self._landed.get((key, msg_id))
         if landed is not None:
             if landed.data != data:
@@ -39,7 +48,7 @@ class InMemoryEventStore:
         actual = await self.last_position(key)
         if actual != expected_position:
             raise ConcurrencyConflict(key, expected_position, actual)
-        record = Record(key=key, position=self._next_position, msg_id=msg_id, data=data)
+        record = Record(key, self._next_position, msg_id, bytes(data), dict(headers or {}))
         self._next_position += 1
         self._logs.setdefault(key, []).append(record)
         self._landed[key, msg_id] = record

@@ -21,6 +21,7 @@ import socket
 from collections.abc import Mapping
 from typing import Any, Final
 
+from eventstore.sealing import Keyring, KeyringError, load_keyring
 from servicekit.auth import TokenKeyring
 
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
@@ -141,3 +142,33 @@ def token_keys(args: argparse.Namespace) -> TokenKeyring | None:
     """The keyring of ``--token-keys``, or None when the service runs on ``--token-secret``."""
     path: str = getattr(args, "token_keys", "")
     return load_token_keys(path) if path else None
+
+
+def add_log_keys_flag(parser: argparse.ArgumentParser, env: Mapping[str, str], prefix: str) -> None:
+    """``--log-keys PATH``: the JSON keyring sealing the table log and the snapshots (see
+    :mod:`eventstore.sealing`), defaulting to ``<prefix>LOG_KEYS``."""
+    parser.add_argument(
+        "--log-keys",
+        default=env.get(env_name(prefix, "log-keys"), ""),
+        help="JSON keyring of the writer keys that seal table-log batches and snapshots",
+    )
+
+
+def log_keyring(args: argparse.Namespace) -> Keyring | None:
+    """The keyring of ``--log-keys`` (None when not given); exits with the keyring's error."""
+    if not args.log_keys:
+        return None
+    try:
+        return load_keyring(args.log_keys)
+    except KeyringError as error:
+        raise SystemExit(str(error)) from error
+
+
+def require_log_keys(keyring: Keyring | None, service: str, prefix: str) -> Keyring:
+    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs."""
+    if keyring is None:
+        raise SystemExit(
+            f"the {service} needs its log keyring: --log-keys PATH (or {prefix}LOG_KEYS); "
+            "see docs/security-logs.md"
+        )
+    return keyring

@@ -24,12 +24,15 @@ from dealer_service.repository import TableRepository
 from eventstore.api import EventStore
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from eventstore.leases import JetStreamLeaseStore, LeaseSettings
+from eventstore.sealing import Writer
 from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from pokerpb import wallet_pb2_grpc
 from servicekit.background import BackgroundTask
 from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
 from servicekit.observability import GrpcMetrics
 from servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
+from servicekit.settings import require_log_keys
+from servicekit.table_seals import TableSeals
 from wallet_service.book import LedgerBook
 from wallet_service.config import WalletSettings
 from wallet_service.consumer import BatchApplier, TableConsumer, dealer_stacks
@@ -148,12 +151,13 @@ async def _set_health(server: GrpcServer, status: Any) -> None:
         await server.health.set(service, status)
 
 
-def stacks_reader(table_log: EventStore) -> StacksReader:
-    """The audit's view of the dealer: each open table's stacks at the ledger's cursor."""
+def stacks_reader(table_log: EventStore, seals: TableSeals | None = None) -> StacksReader:
+    """The audit's view of the dealer: each open table's stacks at the ledger's cursor (only
+    from records a trusted writer sealed, given ``seals``)."""
 
     async def stacks(state: LedgerState) -> dict[str, dict[str, int]]:
         return {
-            table_id: await dealer_stacks(table_log, table_id, table.last_position)
+            table_id: await dealer_stacks(table_log, table_id, table.last_position, seals)
             for table_id, table in state.tables.items_iter()
             if not table.closed
         }
@@ -165,6 +169,8 @@ async def build_wallet(
     settings: WalletSettings, *, registry: CollectorRegistry | None = None
 ) -> Wallet:
     """Connect and wire everything; call :meth:`Wallet.start` next (in the same event loop)."""
+    keyring = require_log_keys(settings.log_keys, "wallet", "WALLET_")
+    seals = TableSeals(keyring, Writer.WALLET)
     nats = await connect_nats(
         NatsSettings(servers=(settings.nats_url,), name=f"wallet-{settings.owner_id}")
     )
@@ -193,12 +199,19 @@ async def build_wallet(
 
     metrics = WalletMetrics(registry)
     book = LedgerBook(
-        Journal(journal_store, snapshots, snapshot_every=settings.snapshot_every),
+        Journal(
+            journal_store,
+            snapshots,
+            keyring=keyring,
+            snapshot_bucket=settings.snapshot_bucket,
+            snapshot_every=settings.snapshot_every,
+            on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
+        ),
         metrics,
         max_attempts=settings.max_attempts,
         limits=settings.limits,
     )
-    applier = BatchApplier(book, table_store, metrics)
+    applier = BatchApplier(book, table_store, metrics, seals)
     consumer = TableConsumer(
         js,
         applier,
@@ -207,8 +220,16 @@ async def build_wallet(
         subject_prefix=settings.table_subject_prefix,
         durable=settings.consumer_name,
     )
-    # The dealer's repository, with metrics of its own that nobody scrapes.
-    repository = TableRepository(table_store, table_snapshots, DealerMetrics(CollectorRegistry()))
+    # The dealer's repository, with metrics of its own that nobody scrapes; it seals the close
+    # with the wallet's key and never saves a table snapshot (dealers accept only their own).
+    repository = TableRepository(
+        table_store,
+        table_snapshots,
+        DealerMetrics(CollectorRegistry()),
+        seals=seals,
+        snapshot_bucket=settings.dealer_snapshot_bucket,
+        save_snapshots=False,
+    )
     reaper = Reaper(
         book,
         repository,
@@ -234,11 +255,12 @@ async def build_wallet(
     servicer = WalletServicer(
         book,
         metrics,
-        stacks_reader(table_store),
+        stacks_reader(table_store, seals),
         hold_ttl_ms=int(settings.hold_ttl_s * 1000),
         # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
         # deadline was missed, and the audit says so.
         hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
+        findings=applier.findings,
     )
     server.add_service(
         SERVICE_NAME,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from eventstore.sealing import Keyring
 from servicekit.auth import TokenKeyring
 from servicekit.settings import (
     COMMON_FLAGS,
@@ -21,8 +22,10 @@ from servicekit.settings import (
     DEFAULT_LOG_LEVEL,
     DEFAULT_NATS_URL,
     add_env_flags,
+    add_log_keys_flag,
     add_token_secret_flags,
     default_owner_id,
+    log_keyring,
     token_keys,
     token_secret,
 )
@@ -49,6 +52,8 @@ class WalletSettings:
     # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
     token_secret: bytes = b""
     token_keys: TokenKeyring | None = None
+    # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
+    log_keys: Keyring | None = None
     nats_url: str = DEFAULT_NATS_URL
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50061
@@ -131,6 +136,7 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     add_env_flags(parser, _FLAGS, env, _ENV_PREFIX)
     add_token_secret_flags(parser, env, _ENV_PREFIX)
+    add_log_keys_flag(parser, env, _ENV_PREFIX)
     return parser
 
 
@@ -145,7 +151,12 @@ def load_settings(
         for name, kind in _FLAGS.values()
         if getattr(args, name) not in (None, "")
     }
-    settings = WalletSettings(token_secret=token_secret(args), token_keys=token_keys(args), **given)
+    settings = WalletSettings(
+        token_secret=token_secret(args),
+        token_keys=token_keys(args),
+        log_keys=log_keyring(args),
+        **given,
+    )
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")

@@ -15,6 +15,13 @@ the log when it is not contiguous, says which was the last one); if not - a rede
 an earlier message - it asks for the message again later. A message the ledger refuses (or that
 does not map) *stalls* its table: it is not acked, so JetStream redelivers it with backoff, and
 later messages of that table wait (alert: ``poker_wallet_tables_stalled``). Other tables go on.
+
+**Only trusted writers move money.** Before anything of a message is mapped, its seal is checked
+(:class:`servicekit.table_seals.TableSeals`: a dealer key's MAC, or a wallet key's on the
+wallet's own close, over the table id, the position of the table's previous record, the command
+id and the exact bytes). A message that fails - forged, copied from elsewhere, replayed later -
+stalls its table like a refused one, is counted in ``poker_wallet_batches_refused`` by reason
+and is an Audit finding (:meth:`BatchApplier.findings`), as is every stalled table.
 """
 
 from __future__ import annotations
@@ -24,8 +31,9 @@ import contextlib
 import enum
 import os
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import cast
 
 import nats.errors
@@ -35,9 +43,11 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
 from eventstore.api import EventStore, Record, StoreUnavailable
+from eventstore.sealing import Refusal, SealRefused
 from pokerpb import events_pb2 as pb
 from servicekit.errors import Conflict, Unavailable
 from servicekit.observability import bound_context
+from servicekit.table_seals import TableSeals
 from wallet_service.book import LedgerBook
 from wallet_service.config import FAULT_EXIT_AFTER_APPEND_ENV
 from wallet_service.ledger import LedgerError, last_applied_position
@@ -61,6 +71,28 @@ class Outcome(enum.StrEnum):
 ACKED = frozenset({Outcome.APPLIED, Outcome.DUPLICATE, Outcome.NO_MONEY})
 
 
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something wrong the consumer knows of, for the Audit: ``kind`` is ``refused_batch`` (a
+    batch no trusted writer sealed there) or ``stalled_table`` (consumption of the table is
+    stopped, for whatever reason)."""
+
+    kind: str
+    table_id: str
+    position: int
+    reason: str
+    message: str
+
+
+class _Untrusted(Exception):
+    """A record of the table's log (read to rebuild a view) that fails its seal."""
+
+    def __init__(self, position: int, refused: SealRefused) -> None:
+        super().__init__(refused.message)
+        self.position = position
+        self.refused = refused
+
+
 def _records(store: EventStore, key: str, after: int) -> AsyncGenerator[Record, None]:
     # Every store's read is an async generator; typed as an iterator by the protocol.
     return cast(AsyncGenerator[Record, None], store.read(key, after))
@@ -69,36 +101,89 @@ def _records(store: EventStore, key: str, after: int) -> AsyncGenerator[Record, 
 class BatchApplier:
     """The consumer's logic, without NATS: one message in, an :class:`Outcome` out."""
 
-    def __init__(self, book: LedgerBook, table_log: EventStore, metrics: WalletMetrics) -> None:
+    def __init__(
+        self, book: LedgerBook, table_log: EventStore, metrics: WalletMetrics, seals: TableSeals
+    ) -> None:
         self._book = book
         self._table_log = table_log
         self._metrics = metrics
+        self._seals = seals
         self._views: dict[str, TableView] = {}
         self._outcomes = {o: metrics.messages.labels(outcome=o.value) for o in Outcome}
         #: table -> the stream position of the message it is stalled on
         self.stalled: dict[str, int] = {}
+        #: table -> why it is stalled (the Audit's sentence)
+        self._stall_reasons: dict[str, str] = {}
+        #: table -> the batch refused for its seal
+        self.refused: dict[str, Finding] = {}
 
     def reset(self) -> None:
         """Forget every view (the ledger was reloaded: another process may have written)."""
         self._views.clear()
         self.stalled.clear()
+        self._stall_reasons.clear()
+        self.refused.clear()
         self._metrics.tables_stalled.set(0)
 
-    async def apply(self, table_id: str, position: int, data: bytes) -> Outcome:
-        """Apply the message at stream ``position`` of ``table_id``'s log (see the module)."""
+    def findings(self) -> list[Finding]:
+        """What the Audit must report: each refused batch and each stalled table."""
+        stalled = [
+            Finding(
+                "stalled_table",
+                table_id,
+                position,
+                "stalled",
+                f"the wallet stopped consuming table {table_id} at position {position}: "
+                f"{self._stall_reasons.get(table_id, 'unknown')}",
+            )
+            for table_id, position in sorted(self.stalled.items())
+        ]
+        return [*(self.refused[t] for t in sorted(self.refused)), *stalled]
+
+    async def apply(
+        self,
+        table_id: str,
+        position: int,
+        data: bytes,
+        *,
+        msg_id: str = "",
+        headers: Mapping[str, str] | None = None,
+    ) -> Outcome:
+        """Apply the message at stream ``position`` of ``table_id``'s log (see the module);
+        ``msg_id`` and ``headers`` are the message's own (its seal is among the headers)."""
         with bound_context(table_id=table_id, seq=position):
-            outcome = await self._apply(table_id, position, data)
+            outcome = await self._apply(table_id, position, data, msg_id, headers or {})
         self._outcomes[outcome].inc()
         return outcome
 
-    async def _apply(self, table_id: str, position: int, data: bytes) -> Outcome:
+    async def _apply(
+        self, table_id: str, position: int, data: bytes, msg_id: str, headers: Mapping[str, str]
+    ) -> Outcome:
         stalled_on = self.stalled.get(table_id)
         if stalled_on is not None and position > stalled_on:
             return Outcome.OUT_OF_ORDER
         try:
-            batch = pb.TableEventBatch.FromString(data)
-        except DecodeError as error:
-            return self._stall(table_id, position, f"undecodable message: {error}")
+            batch: pb.TableEventBatch | None = pb.TableEventBatch.FromString(data)
+        except DecodeError:
+            batch = None  # refused below, once its seal says who wrote it
+        first = batch.events[0].version if batch is not None and batch.events else -1
+        try:
+            # The seal binds the table's previous record: the view before this message has it.
+            view = await self._view_before(table_id, position, first)
+            self._seals.check(
+                table_id,
+                position,
+                previous_position=view.position,
+                msg_id=msg_id,
+                data=data,
+                headers=headers,
+            )
+        except _Untrusted as untrusted:
+            return self._refuse(table_id, untrusted.position, untrusted.refused)
+        except SealRefused as refused:
+            return self._refuse(table_id, position, refused)
+        if batch is None:
+            return self._stall(table_id, position, "undecodable message")
         money = money_versions(batch)
         cursor = last_applied_position(self._book.state, table_id)
         if money and money[-1] <= cursor:
@@ -106,7 +191,6 @@ class BatchApplier:
             return Outcome.DUPLICATE
         if money and money[0] <= cursor:  # half applied: records are atomic, so a bad log
             return self._stall(table_id, position, f"partly applied up to {cursor}")
-        view = await self._view_before(table_id, position, batch)
         if view.last_money_version > cursor:
             _log.info("consumer_out_of_order", last_money=view.last_money_version, cursor=cursor)
             return Outcome.OUT_OF_ORDER
@@ -122,6 +206,8 @@ class BatchApplier:
         self._views[table_id] = after
         if self.stalled.pop(table_id, None) is not None:
             _log.info("table_unstalled")
+            self._stall_reasons.pop(table_id, None)
+            self.refused.pop(table_id, None)
             self._metrics.tables_stalled.set(len(self.stalled))
         if after.closed:
             self._views.pop(table_id, None)  # nothing more will come
@@ -131,8 +217,31 @@ class BatchApplier:
         if self.stalled.get(table_id) != position:
             _log.error("table_stalled", reason=why)
         self.stalled[table_id] = position
+        self._stall_reasons[table_id] = why
         self._metrics.tables_stalled.set(len(self.stalled))
         return Outcome.REFUSED
+
+    def mark_stalled(self, table_id: str, position: int, why: str) -> None:
+        """Stop ``table_id`` at ``position`` for a failure outside the applier (a bug)."""
+        self._stall(table_id, position, why)
+
+    def _refuse(self, table_id: str, position: int, refused: SealRefused) -> Outcome:
+        """Stop the table on a batch no trusted writer sealed: nothing of it is applied."""
+        reason: Refusal = refused.reason
+        known = self.refused.get(table_id)
+        if known is None or known.position != position:
+            self._metrics.batches_refused.labels(reason=reason.value).inc()
+            _log.warning(
+                "table_batch_refused",
+                table_id=table_id,
+                position=position,
+                reason=reason.value,
+                error=refused.message,
+            )
+        self.refused[table_id] = Finding(
+            "refused_batch", table_id, position, reason.value, refused.message
+        )
+        return self._stall(table_id, position, f"batch refused ({reason.value}): {refused.message}")
 
     def _fold_if_contiguous(self, table_id: str, batch: pb.TableEventBatch, position: int) -> None:
         view = self._views.get(table_id)
@@ -146,13 +255,12 @@ class BatchApplier:
                 pass
         self._views.pop(table_id, None)  # rebuilt from the log when next needed
 
-    async def _view_before(
-        self, table_id: str, position: int, batch: pb.TableEventBatch
-    ) -> TableView:
-        """The table as of the message just before ``position``: the cached view if this
-        message follows it, else rebuilt from the log (a restart, a redelivery)."""
+    async def _view_before(self, table_id: str, position: int, first: int) -> TableView:
+        """The table as of the message just before ``position`` (whose first event is version
+        ``first``, -1 if unknown): the cached view if this message follows it, else rebuilt
+        from the log (a restart, a redelivery), every record read checked (:class:`_Untrusted`).
+        """
         view = self._views.get(table_id)
-        first = batch.events[0].version if batch.events else -1
         if view is not None and view.position < position and first == view.version + 1:
             return view
         start = view if view is not None and view.position < position else TableView(table_id)
@@ -160,18 +268,31 @@ class BatchApplier:
             async for record in records:
                 if record.position >= position:
                     break
+                try:
+                    self._seals.check_record(record, start.position)
+                except SealRefused as refused:
+                    raise _Untrusted(record.position, refused) from refused
                 start = fold_batch(
                     start, pb.TableEventBatch.FromString(record.data), record.position
                 )
         return start
 
 
-async def dealer_stacks(table_log: EventStore, table_id: str, cursor: int) -> dict[str, int]:
+async def dealer_stacks(
+    table_log: EventStore, table_id: str, cursor: int, seals: TableSeals | None = None
+) -> dict[str, int]:
     """Each player's stack at ``table_id`` as the dealer's log has it once every money event up
-    to version ``cursor`` (the ledger's cursor) happened: what his escrow must hold."""
+    to version ``cursor`` (the ledger's cursor) happened: what his escrow must hold. With
+    ``seals``, the fold stops at the first record no trusted writer sealed (the consumer stalls
+    there, and the Audit reports it)."""
     view = TableView(table_id)
     async with aclosing(_records(table_log, table_id, 0)) as records:
         async for record in records:
+            if seals is not None:
+                try:
+                    seals.check_record(record, view.position)
+                except SealRefused:
+                    break
             batch = pb.TableEventBatch.FromString(record.data)
             if any(version > cursor for version in money_versions(batch)):
                 break
@@ -285,10 +406,17 @@ class TableConsumer:
         if (meta.num_delivered or 1) > 1:
             self._metrics.redeliveries.inc()
         table_id = message.subject.rsplit(".", 1)[-1]
+        headers = message.headers or {}
+        msg_id = headers.get("Nats-Msg-Id", "").removeprefix(f"{table_id}:")
         try:
-            outcome = await self._applier.apply(table_id, position, message.data)
-        except Exception:  # a bug: leave it unacked, it comes back with backoff
+            outcome = await self._applier.apply(
+                table_id, position, message.data, msg_id=msg_id, headers=headers
+            )
+        except Exception as error:  # a bug: leave it unacked, it comes back with backoff
             _log.exception("consumer_bug", table_id=table_id, seq=position)
+            self._applier.mark_stalled(
+                table_id, position, f"consumer failure {type(error).__name__}"
+            )
             return
         if outcome is Outcome.APPLIED:
             self._after_append()

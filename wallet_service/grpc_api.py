@@ -12,7 +12,7 @@ FAILED_PRECONDITION, always with nothing written.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 from pokerpb import ledger_pb2 as lpb
@@ -24,6 +24,7 @@ from servicekit.errors import NotFound as ServiceNotFound
 from wallet_service import ledger
 from wallet_service.book import LedgerBook
 from wallet_service.bounds import MAX_CLIENT_KEY, MAX_PAGE, WALLET_BOUNDS
+from wallet_service.consumer import Finding
 from wallet_service.ledger import (
     BreachKind,
     Deposit,
@@ -85,6 +86,10 @@ _HOLD_STATUS: Final = {
 
 #: ``stacks(state)``: table id -> player -> the dealer's stack, for the open tables (the audit).
 StacksReader = Callable[[ledger.LedgerState], Awaitable[dict[str, dict[str, int]]]]
+#: The consumer's findings for the audit (:meth:`~wallet_service.consumer.BatchApplier.findings`).
+FindingsReader = Callable[[], Sequence[Finding]]
+#: The kinds of finding the consumer reports (metric labels of ``poker_wallet_audit_breaches``).
+CONSUMER_FINDINGS = ("refused_batch", "stalled_table")
 
 
 def _subject_player(principal: Principal, requested: str) -> str:
@@ -206,12 +211,16 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         *,
         hold_ttl_ms: int = 120_000,
         hold_overdue_ms: int = 30_000,
+        findings: FindingsReader | None = None,
     ) -> None:
+        """``findings`` are what the consumer knows is wrong (refused batches, stalled
+        tables): the Audit reports them beside the ledger's own breaches."""
         self._book = book
         self._hold_overdue_ms = hold_overdue_ms
         self._metrics = metrics
         self._stacks = stacks
         self._hold_ttl_ms = hold_ttl_ms
+        self._findings = findings or list
 
     async def _move(self, command: Deposit | Withdraw, key: str) -> wpb.MoneyMoved:
         events = await self._book.execute([command])
@@ -360,18 +369,22 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         _check_bounds(request)
         state = self._book.state  # one frozen value: the audit sees one instant of the ledger
         stacks = await self._stacks(state)
-        breaches = ledger.audit(
-            state, stacks, now=self._book.clock(), overdue_after_ms=self._hold_overdue_ms
-        )
-        for kind in BreachKind:
-            count = sum(1 for breach in breaches if breach.kind is kind)
-            self._metrics.audit_breaches.labels(kind=kind.value).set(count)
+        breaches = [
+            wpb.AuditBreach(kind=b.kind.value, subject=b.subject, message=b.message)
+            for b in ledger.audit(
+                state, stacks, now=self._book.clock(), overdue_after_ms=self._hold_overdue_ms
+            )
+        ]
+        breaches += [
+            wpb.AuditBreach(kind=f.kind, subject=f.table_id, message=f.message)
+            for f in self._findings()
+        ]
+        for kind in (*(k.value for k in BreachKind), *CONSUMER_FINDINGS):
+            count = sum(1 for breach in breaches if breach.kind == kind)
+            self._metrics.audit_breaches.labels(kind=kind).set(count)
         return wpb.AuditReport(
             clean=not breaches,
-            breaches=[
-                wpb.AuditBreach(kind=b.kind.value, subject=b.subject, message=b.message)
-                for b in breaches
-            ],
+            breaches=breaches,
             tables_checked=len(stacks),
             ledger_sequence=state.sequence,
         )

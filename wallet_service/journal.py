@@ -7,6 +7,13 @@ events of one consumed dealer message (or one expiry sweep) land together or not
 carry the expected last position (a second writer fails: only the lease holder writes, and a
 paused ex-holder is fenced here) and a message id derived from the record's bytes, so a retried
 append lands once while a *different* record decided on the same position is a real conflict.
+
+**Snapshots** are the pickled :class:`LedgerState`, but never trusted for being in "our own
+bucket": each is sealed with the wallet's key (:class:`eventstore.sealing.SealedSnapshotStore`:
+a MAC binding the bucket, the key and the position) and checked before a single byte is
+unpickled; then only the ledger's own state classes may load (:class:`_LedgerUnpickler`), so even
+a validly sealed value cannot name ``os.system``. A snapshot that fails either check is logged,
+counted and ignored: the ledger is rebuilt from the journal.
 """
 
 from __future__ import annotations
@@ -14,17 +21,32 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
+import io
 import pickle
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Final
 
 import structlog
 
 from eventstore.api import EventStore, StoreUnavailable
+from eventstore.sealing import Keyring, Refusal, SealedSnapshotStore, SnapshotRefused, Writer
 from eventstore.snapshots import CorruptSnapshot, SnapshotStore
 from pokerpb import ledger_pb2 as lpb
 from wallet_service.ledger import LedgerState, evolve
+from wallet_service.ledger.plog import PLog
+from wallet_service.ledger.pmap import PMap
+from wallet_service.ledger.state import (
+    AccountState,
+    Hold,
+    HoldStatus,
+    Kind,
+    RakeKey,
+    RakeLine,
+    TableLedger,
+    Transaction,
+)
 
 _log = structlog.get_logger(__name__)
 
@@ -39,9 +61,42 @@ def encode_state(state: LedgerState) -> bytes:
     return pickle.dumps((_SNAPSHOT_FORMAT, state), protocol=pickle.HIGHEST_PROTOCOL)
 
 
+#: The only globals a ledger snapshot may name: the state's own classes.
+_ALLOWED: Final = frozenset(
+    (cls.__module__, cls.__qualname__)
+    for cls in (
+        LedgerState,
+        AccountState,
+        Hold,
+        HoldStatus,
+        Kind,
+        RakeKey,
+        RakeLine,
+        TableLedger,
+        Transaction,
+        PLog,
+        PMap,
+    )
+)
+
+
+class _LedgerUnpickler(pickle.Unpickler):
+    """Loads the ledger's state classes and plain data, nothing else (no ``os.system``, no
+    ``builtins.eval``, no reducer of any other module)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} may not appear in a ledger snapshot")
+        return super().find_class(module, name)
+
+
 def decode_state(data: bytes) -> LedgerState | None:
-    """The state of :func:`encode_state`'s bytes; None for another layout."""
-    layout, state = pickle.loads(data)  # our own bucket: trusted bytes
+    """The state of :func:`encode_state`'s bytes (already authenticated: see the module);
+    None for another layout. Raises ``pickle.UnpicklingError`` for a foreign global."""
+    loaded = _LedgerUnpickler(io.BytesIO(data)).load()
+    if not isinstance(loaded, tuple) or len(loaded) != 2:
+        return None
+    layout, state = loaded
     if layout != _SNAPSHOT_FORMAT or not isinstance(state, LedgerState):
         return None
     return state
@@ -70,10 +125,25 @@ class Journal:
     """Reads and appends the ledger's log; see the module docstring."""
 
     def __init__(
-        self, store: EventStore, snapshots: SnapshotStore, *, snapshot_every: int = 1000
+        self,
+        store: EventStore,
+        snapshots: SnapshotStore,
+        *,
+        keyring: Keyring,
+        snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS",
+        snapshot_every: int = 1000,
+        on_snapshot_refused: Callable[[Refusal], None] | None = None,
     ) -> None:
+        """Snapshots go to ``snapshots`` sealed with the keyring's wallet key (``bucket``: the
+        name their seals bind); ``on_snapshot_refused`` hears why a stored one was ignored."""
         self._store = store
-        self._snapshots = snapshots
+        self._snapshots = SealedSnapshotStore(
+            snapshots,
+            keyring,
+            bucket=snapshot_bucket,
+            writer=Writer.WALLET,
+            on_refused=on_snapshot_refused,
+        )
         self._snapshot_every = snapshot_every
 
     async def load(self) -> LoadedLedger:
@@ -107,6 +177,9 @@ class Journal:
     async def _from_snapshot(self) -> LoadedLedger:
         try:
             snapshot = await self._snapshots.load(LEDGER_KEY)
+        except SnapshotRefused as refused:
+            _log.warning("ledger_snapshot_refused", reason=refused.reason.value, error=str(refused))
+            return LoadedLedger(LedgerState(), 0)
         except (CorruptSnapshot, StoreUnavailable) as error:
             _log.warning("ledger_snapshot_unreadable", error=str(error))
             return LoadedLedger(LedgerState(), 0)

@@ -59,6 +59,20 @@ class WalletMetrics:
             "Tables whose consumption is stopped on an event the ledger refused (alert on > 0).",
             registry=registry,
         )
+        self.batches_refused = Counter(
+            "poker_wallet_batches_refused",
+            "Table-stream batches refused before any money moved because no trusted writer "
+            "sealed them there (the table stops), by reason (missing, malformed, unknown_key, "
+            "bad_mac, misplaced, wrong_writer).",
+            ["reason"],
+            registry=registry,
+        )
+        self.snapshots_refused = Counter(
+            "poker_wallet_snapshots_refused",
+            "Ledger snapshots ignored because their seal failed (rebuilt from the journal).",
+            ["reason"],
+            registry=registry,
+        )
         self.audit_breaches = Gauge(
             "poker_wallet_audit_breaches",
             "Breaches found by the last audit, by kind.",

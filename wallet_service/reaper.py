@@ -22,10 +22,11 @@ import structlog
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
-from dealer_service.repository import TableRepository
+from dealer_service.repository import TableRepository, UntrustedRecord
 from engine.table import CloseTable, TableRuleError, execute
 from eventstore.api import ConcurrencyConflict, StoreUnavailable
 from servicekit.background import BackgroundTask
+from servicekit.table_seals import WALLET_CLOSE_PREFIX
 from wallet_service.book import LedgerBook
 from wallet_service.metrics import WalletMetrics
 
@@ -115,7 +116,11 @@ class Reaper:
 
     async def _close(self, table_id: str) -> bool:
         """Append the table's close unless it is closed already or a dealer got there first."""
-        loaded = await self._repository.load(table_id)
+        try:
+            loaded = await self._repository.load(table_id)
+        except UntrustedRecord as error:  # the consumer stalls it too; never close on forgeries
+            _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
+            return False
         table = loaded.state
         if table is None or table.closed:
             return False
@@ -123,7 +128,7 @@ class Reaper:
         try:
             after, events = execute(table, CloseTable(now, REASON))
             await self._repository.append(
-                loaded, f"wallet-close-v{table.version}", events, after, now
+                loaded, f"{WALLET_CLOSE_PREFIX}v{table.version}", events, after, now
             )
         except ConcurrencyConflict:
             _log.info("reaper_fenced", table_id=table_id, note="a dealer wrote first")

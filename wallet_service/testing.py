@@ -36,6 +36,7 @@ def wallet_settings(
     settings = WalletSettings(
         token_secret=dealer.token_secret,
         token_keys=dealer.token_keys,
+        log_keys=dealer.log_keys,
         nats_url=dealer.nats_url,
         grpc_port=0,
         metrics_port=0,

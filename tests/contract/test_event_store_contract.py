@@ -216,3 +216,33 @@ async def test_the_jetstream_stream_refuses_delete_and_purge(nats_server: NatsSe
         assert await store.last_position(key) == position
     finally:
         await client.drain()
+
+
+async def test_headers_of_an_append_read_back_with_their_record(store: EventStore) -> None:
+    key = new_key()
+    first = await store.append(
+        key, b"one", expected_position=0, msg_id="c1", headers={"Poker-Seal": "k:0:abc"}
+    )
+    await store.append(key, b"two", expected_position=first, msg_id="c2")
+    records = await read_all(store, key)
+    assert [dict(r.headers) for r in records] == [{"Poker-Seal": "k:0:abc"}, {}]
+    batches = [record async for batch in store.read_batches(key) for record in batch]
+    assert [dict(r.headers) for r in batches] == [{"Poker-Seal": "k:0:abc"}, {}]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Nats-Msg-Id": "x"},
+        {"Nats-Expected-Last-Subject-Sequence": "9"},
+        {"Bad Name": "v"},
+        {"Poker-Seal": "line\nbreak"},
+    ],
+)
+async def test_headers_that_are_not_the_writers_own_are_refused(
+    store: EventStore, headers: dict[str, str]
+) -> None:
+    key = new_key()
+    with pytest.raises(ValueError):
+        await store.append(key, b"one", expected_position=0, msg_id="c1", headers=headers)
+    assert await store.last_position(key) == 0

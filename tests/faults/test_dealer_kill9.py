@@ -24,6 +24,7 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
 from tests.support.nats_server import NatsServer
+from tests.support.service_process import harness_log_keys_file
 
 SECRET = new_secret()
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,6 +63,8 @@ class DealerProcess:
             "4",
             "--log-level",
             "warning",
+            "--log-keys",
+            str(harness_log_keys_file(log.parent)),
         ]
         self.log = log
         self.process: subprocess.Popen[str] | None = None

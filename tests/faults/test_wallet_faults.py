@@ -33,6 +33,7 @@ from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
 from tests.support.nats_server import NatsServer
+from tests.support.service_process import harness_log_keys_file
 from wallet_service.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
 from wallet_service.testing import WalletClient, WalletHarness, eventually, wallet_settings
 
@@ -94,6 +95,7 @@ def wallet_args(settings: WalletSettings) -> list[str]:
         "consumer-name": settings.consumer_name,
         "standby-poll": "0.2",
         "log-level": "warning",
+        "log-keys": str(harness_log_keys_file()),
     }
     return [sys.executable, "-m", "wallet_service", *[f"--{k}={v}" for k, v in flags.items()]]
 
@@ -112,6 +114,7 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "scan-interval": "0.3",
         "wallet-address": wallet_address,
         "log-level": "warning",
+        "log-keys": str(harness_log_keys_file()),
     }
     return [sys.executable, "-m", "dealer_service", *[f"--{k}={v}" for k, v in flags.items()]]
 

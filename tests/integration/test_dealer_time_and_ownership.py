@@ -15,7 +15,13 @@ from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
 from dealer_service.repository import TableRepository, decode_batch
 from dealer_service.tables import TableService
-from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
+from dealer_service.testing import (
+    Client,
+    DealerHarness,
+    harness_seals,
+    namespace_settings,
+    new_secret,
+)
 from dealer_service.wallet_port import DevWallet
 from engine.betting import Stakes, Structure
 from engine.table import TableRuleError, make_config
@@ -167,7 +173,9 @@ async def test_two_writers_racing_for_one_seat(nats_server: NatsServer) -> None:
         for _ in range(2):
             store = JetStreamEventStore(client.jetstream(), store_settings)
             await store.ensure_stream()
-            repository = TableRepository(store, InMemorySnapshotStore(), metrics)
+            repository = TableRepository(
+                store, InMemorySnapshotStore(), metrics, seals=harness_seals()
+            )
             services.append(TableService(repository, DevWallet(), metrics, gate=SoleOwner()))
         config = make_config(
             "holdem",

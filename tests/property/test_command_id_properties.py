@@ -31,6 +31,7 @@ from dealer_service.command_ids import (
 )
 from dealer_service.metrics import DealerMetrics
 from dealer_service.repository import LoadedTable, TableRepository
+from dealer_service.testing import harness_seals
 from eventstore.memory import InMemoryEventStore
 from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import events_pb2 as pb
@@ -63,7 +64,11 @@ class Table:
         self.index = CommandIndex(recent=self.recent)
         registry = CollectorRegistry()
         self.repository = TableRepository(
-            self.store, InMemorySnapshotStore(), DealerMetrics(registry), recent_commands=1
+            self.store,
+            InMemorySnapshotStore(),
+            DealerMetrics(registry),
+            seals=harness_seals(),
+            recent_commands=1,
         )
 
     async def command(self, command_id: str, digest: bytes, events: int) -> Outcome:

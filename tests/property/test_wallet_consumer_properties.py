@@ -14,12 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
+from dealer_service.testing import TEST_LOG_KEYS, harness_seals
 from eventstore.memory import InMemoryEventStore
+from eventstore.sealing import Writer
 from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import events_pb2 as pb
 from wallet_service import ledger
 from wallet_service.book import LedgerBook
-from wallet_service.consumer import ACKED, BatchApplier, dealer_stacks
+from wallet_service.consumer import ACKED, BatchApplier, Outcome, dealer_stacks
 from wallet_service.journal import Journal
 from wallet_service.ledger import Deposit, PlaceHold
 from wallet_service.mapping import MONEY_BODIES
@@ -148,7 +150,10 @@ async def run_session(seed: int, steps: int) -> None:
 
     metrics = WalletMetrics(CollectorRegistry())
     book = LedgerBook(
-        Journal(InMemoryEventStore(), InMemorySnapshotStore(), snapshot_every=5), metrics
+        Journal(
+            InMemoryEventStore(), InMemorySnapshotStore(), keyring=TEST_LOG_KEYS, snapshot_every=5
+        ),
+        metrics,
     )
     await book.open()
     table_log = InMemoryEventStore()
@@ -159,17 +164,29 @@ async def run_session(seed: int, steps: int) -> None:
         await book.execute([PlaceHold(hold_id, player, TABLE, amount, ttl_ms=10**9, now=0)])
 
     messages: list[tuple[int, bytes]] = []
+    dealer = harness_seals(Writer.DEALER)
     for events in session.batches:
-        data = pb.TableEventBatch(command_id=f"c{len(messages)}", events=events).SerializeToString()
+        msg_id = f"c{len(messages)}"
+        data = pb.TableEventBatch(command_id=msg_id, events=events).SerializeToString()
+        previous = messages[-1][0] if messages else 0
         position = await table_log.append(
             TABLE,
             data,
-            expected_position=messages[-1][0] if messages else 0,
-            msg_id=f"c{len(messages)}",
+            expected_position=previous,
+            msg_id=msg_id,
+            headers=dealer.headers(TABLE, previous, msg_id, data),
         )
         messages.append((position, data))
+    records = {record.position: record async for record in table_log.read(TABLE)}
+    seals = harness_seals(Writer.WALLET)
 
-    applier = BatchApplier(book, table_log, metrics)
+    async def deliver(position: int) -> Outcome:
+        record = records[position]
+        return await applier.apply(
+            TABLE, position, record.data, msg_id=record.msg_id, headers=record.headers
+        )
+
+    applier = BatchApplier(book, table_log, metrics, seals)
     acked: set[int] = set()
     next_index = 0
     for _ in range(len(messages) * 4):  # a hostile delivery schedule
@@ -184,15 +201,15 @@ async def run_session(seed: int, steps: int) -> None:
         else:
             continue
         if rng.random() < 0.1:
-            applier = BatchApplier(book, table_log, metrics)  # a restart: views forgotten
-        position, data = messages[index]
-        if await applier.apply(TABLE, position, data) in ACKED:
+            applier = BatchApplier(book, table_log, metrics, seals)  # a restart: views forgotten
+        position, _ = messages[index]
+        if await deliver(position) in ACKED:
             acked.add(index)
     for _ in range(len(messages) + 1):  # JetStream redelivers whatever is unacked, in order
-        for index, (position, data) in enumerate(messages):
+        for index, (position, _) in enumerate(messages):
             if index not in acked:
                 applier.stalled.clear()  # the redelivery backoff has passed
-                if await applier.apply(TABLE, position, data) in ACKED:
+                if await deliver(position) in ACKED:
                     acked.add(index)
     assert acked == set(range(len(messages)))
 
@@ -201,7 +218,8 @@ async def run_session(seed: int, steps: int) -> None:
     sourced = [tx for tx in state.transactions if tx.source_table_id == TABLE]
     assert [tx.source_position for tx in sourced] == [e.version for e in money]  # once, in order
     assert ledger.last_applied_position(state, TABLE) == (money[-1].version if money else 0)
-    stacks = await dealer_stacks(table_log, TABLE, ledger.last_applied_position(state, TABLE))
+    cursor = ledger.last_applied_position(state, TABLE)
+    stacks = await dealer_stacks(table_log, TABLE, cursor, seals)
     expected = {session.seats[n]: session.stacks[n] for n in session.seats}
     assert stacks == expected
     assert ledger.table_escrow(state, TABLE) == expected

@@ -12,10 +12,23 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
+import uuid
 from pathlib import Path
 from typing import Final
 
 ROOT: Final = Path(__file__).resolve().parents[2]
+
+
+def harness_log_keys_file(directory: Path | None = None) -> Path:
+    """The test harnesses' log keyring (:data:`dealer_service.testing.TEST_LOG_KEYS`) as a new
+    file (mode 0600) in ``directory`` (default: the temporary directory), for ``--log-keys`` of
+    a service started as a process."""
+    from dealer_service.testing import TEST_LOG_KEYS  # the services' code, not this helper's
+    from eventstore.sealing import write_keyring
+
+    folder = directory if directory is not None else Path(tempfile.gettempdir())
+    return write_keyring(TEST_LOG_KEYS, folder / f"log-keys-{uuid.uuid4().hex[:12]}.json")
 
 
 class ServiceProcess:

@@ -14,6 +14,7 @@ from dealer_service.command_ids import DEFAULT_RECENT, CommandIdReused, CommandI
 from dealer_service.repository import TableRepository
 from dealer_service.snapshot_codec import FINGERPRINT, decode_table
 from dealer_service.tables import TableService
+from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import HeldFunds, HoldRefused, HoldState, InMemoryWallet
 from engine.table import CreateTable, execute
 from eventstore.memory import InMemoryEventStore
@@ -83,7 +84,9 @@ async def test_a_log_written_before_digests_still_compares_seats_and_top_ups() -
     await seated(parts)
     # The log as the dealer before digests wrote it: no command_digest anywhere.
     parts.store = await without_digests(parts.store)
-    parts.repository = TableRepository(parts.store, InMemorySnapshotStore(), parts.metrics)
+    parts.repository = TableRepository(
+        parts.store, InMemorySnapshotStore(), parts.metrics, seals=harness_seals()
+    )
     rebuilt = parts.service()
     assert (await rebuilt.sit_down("t1", "sit-ann", "ann", 1, 100)).repeated
     with pytest.raises(CommandIdReused):
@@ -93,7 +96,9 @@ async def test_a_log_written_before_digests_still_compares_seats_and_top_ups() -
     # What the events cannot tell (a sit-out) is answered with its first outcome, as before.
     await rebuilt.sit_out("t1", "legacy-out", "ann", 1)
     parts.store = await without_digests(parts.store)
-    parts.repository = TableRepository(parts.store, InMemorySnapshotStore(), parts.metrics)
+    parts.repository = TableRepository(
+        parts.store, InMemorySnapshotStore(), parts.metrics, seals=harness_seals()
+    )
     again = parts.service()
     assert (await again.sit_out("t1", "legacy-out", "ann", 1)).repeated
     assert (await again.sit_out("t1", "legacy-out", "bob", 2)).repeated
@@ -107,7 +112,11 @@ async def without_digests(store: InMemoryEventStore) -> InMemoryEventStore:
         batch = pb.TableEventBatch.FromString(record.data)
         batch.ClearField("command_digest")
         data = batch.SerializeToString()
-        position = await copy.append("t1", data, expected_position=position, msg_id=record.msg_id)
+        # Sealed again as the dealer of that time would have: only the digest is taken away.
+        headers = harness_seals().headers("t1", position, record.msg_id, data)
+        position = await copy.append(
+            "t1", data, expected_position=position, msg_id=record.msg_id, headers=headers
+        )
     return copy
 
 

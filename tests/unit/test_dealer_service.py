@@ -15,6 +15,7 @@ from dealer_service.redaction import redact_event, table_view
 from dealer_service.repository import TableRepository
 from dealer_service.snapshot_codec import FINGERPRINT, decode_table, encode_table
 from dealer_service.tables import TableService
+from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import InMemoryWallet, InsufficientFunds
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
@@ -47,7 +48,7 @@ class Parts:
         self.wallet = InMemoryWallet({"ann": 1_000, "bob": 1_000, "cat": 50})
         self.now = 1_000
         self.repository = TableRepository(
-            self.store, self.snapshots, self.metrics, snapshot_every=every
+            self.store, self.snapshots, self.metrics, seals=harness_seals(), snapshot_every=every
         )
         self.crash_rule = crash_rule
 
@@ -126,7 +127,9 @@ async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() 
     snapshot = await parts.snapshots.load("t1")
     assert snapshot is not None and snapshot.position < live.version
     assert (await parts.repository.load("t1")).state == live
-    bare = TableRepository(parts.store, InMemorySnapshotStore(), parts.metrics)
+    bare = TableRepository(
+        parts.store, InMemorySnapshotStore(), parts.metrics, seals=harness_seals()
+    )
     assert (await bare.load("t1")).state == live
 
 

@@ -9,7 +9,10 @@ import sys
 import pytest
 from prometheus_client import CollectorRegistry
 
+from dealer_service.testing import TEST_LOG_KEYS, harness_seals
+from eventstore.api import Record
 from eventstore.memory import InMemoryEventStore
+from eventstore.sealing import Writer
 from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import events_pb2 as pb
 from wallet_service import ledger
@@ -96,9 +99,28 @@ def test_a_gap_in_versions_or_an_empty_seat_does_not_map() -> None:
         map_batch(view, batch(ended), position=2, now=0)
 
 
+DEALER_SEALS = harness_seals(Writer.DEALER)
+WALLET_SEALS = harness_seals(Writer.WALLET)
+
+
+async def append_sealed(log: InMemoryEventStore, data: bytes, expected: int, msg_id: str) -> int:
+    """Append to t1's log as the dealer does: sealed with the dealer's key."""
+    headers = DEALER_SEALS.headers("t1", expected, msg_id, data)
+    return await log.append("t1", data, expected_position=expected, msg_id=msg_id, headers=headers)
+
+
+async def deliver(applier: BatchApplier, log: InMemoryEventStore, position: int) -> Outcome:
+    """Deliver the record at ``position`` of t1's log as JetStream would (with its headers)."""
+    record: Record = next(r for r in [r async for r in log.read("t1")] if r.position == position)
+    return await applier.apply(
+        "t1", position, record.data, msg_id=record.msg_id, headers=record.headers
+    )
+
+
 async def make_book() -> LedgerBook:
     book = LedgerBook(
-        Journal(InMemoryEventStore(), InMemorySnapshotStore()), WalletMetrics(CollectorRegistry())
+        Journal(InMemoryEventStore(), InMemorySnapshotStore(), keyring=TEST_LOG_KEYS),
+        WalletMetrics(CollectorRegistry()),
     )
     await book.open()
     await book.execute([Deposit("ann", 500, "d1", now=0), Deposit("bob", 500, "d2", now=0)])
@@ -115,20 +137,22 @@ async def test_a_refused_event_stalls_its_table_and_nothing_after_it_applies() -
         ev(4, player_cashed_out=pb.PlayerCashedOut(seat=1, player_id="ann", amount=100))
     ).SerializeToString()
     for position, data in enumerate([first, second, third], start=1):
-        await log.append("t1", data, expected_position=position - 1, msg_id=str(position))
-    applier = BatchApplier(book, log, WalletMetrics(CollectorRegistry()))
-    assert await applier.apply("t1", 1, first) is Outcome.APPLIED
-    assert await applier.apply("t1", 2, second) is Outcome.REFUSED
-    assert await applier.apply("t1", 3, third) is Outcome.OUT_OF_ORDER
-    restarted = BatchApplier(book, log, WalletMetrics(CollectorRegistry()))
-    assert await restarted.apply("t1", 3, third) is Outcome.OUT_OF_ORDER  # from the log alone
+        await append_sealed(log, data, position - 1, str(position))
+    applier = BatchApplier(book, log, WalletMetrics(CollectorRegistry()), WALLET_SEALS)
+    assert await deliver(applier, log, 1) is Outcome.APPLIED
+    assert await deliver(applier, log, 2) is Outcome.REFUSED
+    assert await deliver(applier, log, 3) is Outcome.OUT_OF_ORDER
+    assert [(f.kind, f.position) for f in applier.findings()] == [("stalled_table", 2)]
+    restarted = BatchApplier(book, log, WalletMetrics(CollectorRegistry()), WALLET_SEALS)
+    assert await deliver(restarted, log, 3) is Outcome.OUT_OF_ORDER  # from the log alone
     assert ledger.last_applied_position(book.state, "t1") == 2
     # The hold shows up (say, a wallet restored from backup): the redelivery goes through.
     await book.execute([PlaceHold("h2", "bob", "t1", 100, ttl_ms=10_000, now=0)])
-    assert await applier.apply("t1", 2, second) is Outcome.APPLIED
-    assert await applier.apply("t1", 3, third) is Outcome.APPLIED
-    assert await applier.apply("t1", 3, third) is Outcome.DUPLICATE
-    assert await applier.apply("t1", 1, first) is Outcome.DUPLICATE
+    assert await deliver(applier, log, 2) is Outcome.APPLIED
+    assert applier.findings() == []
+    assert await deliver(applier, log, 3) is Outcome.APPLIED
+    assert await deliver(applier, log, 3) is Outcome.DUPLICATE
+    assert await deliver(applier, log, 1) is Outcome.DUPLICATE
     assert ledger.table_escrow(book.state, "t1") == {"bob": 100}
     assert ledger.player_balance(book.state, "ann").cash == 500
 
@@ -159,3 +183,34 @@ def test_a_snapshot_written_by_another_process_reads_back_whole() -> None:
     assert ledger.find_hold(state, "h1") is not None
     assert state.keys.get("client:k1") == 1
     assert decode_state(encode_state(state)) == state
+
+
+async def test_a_batch_without_a_trusted_seal_stops_its_table_before_any_money_moves() -> None:
+    book = await make_book()
+    log = InMemoryEventStore()
+    await book.execute([PlaceHold("h1", "ann", "t1", 100, ttl_ms=10_000, now=0)])
+    await book.execute([PlaceHold("h2", "bob", "t1", 100, ttl_ms=10_000, now=0)])
+    metrics = WalletMetrics(CollectorRegistry())
+    applier = BatchApplier(book, log, metrics, WALLET_SEALS)
+    seated = batch(*SEATED[:2]).SerializeToString()
+    await append_sealed(log, seated, 0, "c1")
+    assert await deliver(applier, log, 1) is Outcome.APPLIED
+    # bob's seat, sealed by the wallet's key: the wallet may only ever write its close.
+    bob = batch(SEATED[2]).SerializeToString()
+    headers = WALLET_SEALS.headers("t1", 1, "c2", bob)
+    await log.append("t1", bob, expected_position=1, msg_id="c2", headers=headers)
+    assert await deliver(applier, log, 2) is Outcome.REFUSED
+    assert [(f.kind, f.position, f.reason) for f in applier.findings()] == [
+        ("refused_batch", 2, "wrong_writer"),
+        ("stalled_table", 2, "stalled"),
+    ]
+    sample = metrics.registry.get_sample_value
+    assert sample("poker_wallet_batches_refused_total", {"reason": "wrong_writer"}) == 1
+    assert ledger.find_hold(book.state, "h2") is not None
+    assert ledger.table_escrow(book.state, "t1") == {"ann": 100}  # bob's hold never posted
+    # A restarted consumer reading the log past it refuses it again, at its own position.
+    restarted = BatchApplier(book, log, metrics, WALLET_SEALS)
+    later = batch(ev(4, table_closed=pb.TableClosed())).SerializeToString()
+    await append_sealed(log, later, 2, "c3")
+    assert await deliver(restarted, log, 3) is Outcome.REFUSED
+    assert restarted.findings()[0].position == 2

@@ -1,0 +1,76 @@
+"""Any single flipped bit of what a batch seal binds - the table id, the previous position, the
+msg id, the bytes, or the seal itself - fails verification."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from eventstore.sealing import Keyring, SealRefused, Writer, new_keyring, open_batch, seal_batch
+
+RING: Keyring = new_keyring("prop")
+KEY = RING.signer(Writer.DEALER)
+_ID = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=40)
+_POSITION = st.integers(min_value=0, max_value=2**64 - 1)
+
+
+def _flip_text(text: str, index: int, bit: int) -> str:
+    raw = bytearray(text.encode("ascii"))
+    raw[index % len(raw)] ^= 1 << (bit % 7)  # stays ASCII
+    return raw.decode("ascii")
+
+
+def _refused(table: str, previous: int, msg_id: str, data: bytes, seal: str) -> bool:
+    try:
+        open_batch(
+            RING,
+            seal,
+            log_key=table,
+            position=previous + 1,
+            previous_position=previous,
+            msg_id=msg_id,
+            data=data,
+        )
+    except SealRefused:
+        return True
+    return False
+
+
+@given(
+    table=_ID,
+    previous=_POSITION,
+    msg_id=_ID,
+    data=st.binary(min_size=1, max_size=300),
+    field=st.sampled_from(["table", "previous", "claimed", "msg_id", "data", "seal"]),
+    index=st.integers(min_value=0, max_value=10_000),
+    bit=st.integers(min_value=0, max_value=63),
+)
+def test_any_single_flipped_bit_fails_verification(
+    *, table: str, previous: int, msg_id: str, data: bytes, field: str, index: int, bit: int
+) -> None:
+    seal = seal_batch(KEY, table, previous, msg_id, data)
+    assert not _refused(table, previous, msg_id, data, seal)
+    if field == "table":
+        table = _flip_text(table, index, bit)
+    elif field == "msg_id":
+        msg_id = _flip_text(msg_id, index, bit)
+    elif field == "data":
+        flipped = bytearray(data)
+        flipped[index % len(flipped)] ^= 1 << (bit % 8)
+        data = bytes(flipped)
+    elif field == "previous":
+        previous ^= 1 << bit
+        # the record is still looked at in the place its seal claims; only the binding differs
+        seal_previous = int(seal.split(":")[1])
+        assert seal_previous != previous
+    elif field == "claimed":  # the position the seal claims, as a copier would rewrite it
+        key_id, claimed, mac = seal.split(":")
+        previous = int(claimed) ^ (1 << bit)
+        seal = f"{key_id}:{previous}:{mac}"
+    else:
+        key_id, claimed, mac = seal.split(":")
+        flipped_mac = bytearray(mac.encode())
+        position = index % len(flipped_mac)
+        flipped_mac[position] = ord("B" if flipped_mac[position] != ord("B") else "C")
+        seal = f"{key_id}:{claimed}:{flipped_mac.decode()}"
+    assert _refused(table, previous, msg_id, data, seal)
