@@ -111,6 +111,16 @@ class NatsServer:
             return ("", "", "")
         return (str(files.ca), str(files.client_cert), str(files.client_key))
 
+    def service_flags(self, user: str) -> list[str]:
+        """The command-line flags of a service process connecting as ``user``."""
+        flags = ["--nats-url", self.service_url, "--nats-credentials", str(self.credentials(user))]
+        for flag, path in zip(
+            ("--nats-tls-ca", "--nats-tls-cert", "--nats-tls-key"), self.client_tls, strict=True
+        ):
+            if path:
+                flags += [flag, path]
+        return flags
+
     @property
     def config_path(self) -> Path:
         """The server's config file."""
