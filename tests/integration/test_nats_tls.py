@@ -10,6 +10,7 @@ import json
 import socket
 import ssl
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import nats
@@ -45,13 +46,15 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]
 
 def service_settings(server: NatsServer, **changes: str) -> NatsSettings:
     ca, cert, key = server.client_tls
-    fields = {
-        "credentials": str(server.credentials(DEALER_USER)),
-        "tls_ca": ca,
-        "tls_cert": cert,
-        "tls_key": key,
-    } | changes
-    return NatsSettings(servers=(server.service_url,), connect_budget_s=2.0, **fields)
+    settings = NatsSettings(
+        servers=(server.service_url,),
+        connect_budget_s=2.0,
+        credentials=str(server.credentials(DEALER_USER)),
+        tls_ca=ca,
+        tls_cert=cert,
+        tls_key=key,
+    )
+    return replace(settings, **changes)
 
 
 async def test_a_service_with_the_ca_and_its_certificate_connects(tls_server: NatsServer) -> None:
