@@ -12,6 +12,7 @@ import ssl
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import nats
 import nats.errors
@@ -44,7 +45,7 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]
         server.stop()
 
 
-def service_settings(server: NatsServer, **changes: str) -> NatsSettings:
+def service_settings(server: NatsServer, **changes: Any) -> NatsSettings:
     ca, cert, key = server.client_tls
     settings = NatsSettings(
         servers=(server.service_url,),
