@@ -99,6 +99,36 @@ def load_credentials(path: str) -> NatsCredentials:
     return NatsCredentials(user, password)
 
 
+class CredentialsFile:
+    """The credentials file, read again at every (re)connect: a password is rotated by writing
+    the file and then reloading nats-server, whose reload drops the connections of the old
+    password; they reconnect with the new one, no restart (docs/security-nats.md)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.current = load_credentials(path)  # unusable at start: the service does not start
+
+    def user(self) -> str:
+        """nats-py's user callback (called first for each CONNECT): re-reads the file; keeps
+        the last good credentials if it is unusable now (logged)."""
+        try:
+            fresh = load_credentials(self.path)
+        except NatsConfigError as error:
+            _log.warning("nats_credentials_unreadable", error=str(error))
+            return self.current.user
+        if fresh.user != self.current.user:
+            # The inbox prefix (and so the permissions) belongs to the user the process began
+            # with; another user's file needs a restart.
+            _log.warning("nats_credentials_user_changed", user=fresh.user, kept=self.current.user)
+            return self.current.user
+        self.current = fresh
+        return fresh.user
+
+    def password(self) -> str:
+        """nats-py's password callback: the password read with :meth:`user`."""
+        return self.current.password
+
+
 def tls_context(ca: str, cert: str = "", key: str = "") -> ssl.SSLContext:
     """A client TLS context trusting the CA file ``ca`` (verifying the server's certificate and
     host name), presenting ``cert``/``key`` if given (mutual TLS); :class:`NatsConfigError` on a
@@ -143,11 +173,11 @@ class NatsSettings:
         checked now: :class:`NatsConfigError` if they are unusable)."""
         options: dict[str, Any] = {}
         if self.credentials:
-            credentials = load_credentials(self.credentials)
+            source = CredentialsFile(self.credentials)
             options.update(
-                user=credentials.user,
-                password=credentials.password,
-                inbox_prefix=inbox_prefix(credentials.user),
+                user=source.user,
+                password=source.password,
+                inbox_prefix=inbox_prefix(source.current.user),
             )
         if self.tls_ca or self.tls_cert or self.tls_key:
             options.update(

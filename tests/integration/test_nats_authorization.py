@@ -13,6 +13,7 @@ import json
 import socket
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -372,3 +373,43 @@ async def test_the_dealer_cannot_use_subjects_outside_its_list(
         dealer.client.request("$SYS.REQ.SERVER.PING", b"", timeout=REFUSAL_TIMEOUT_S),
         "$SYS.REQ.SERVER.PING",
     )
+
+
+# --- rotation --------------------------------------------------------------------------------
+
+
+async def test_a_rotated_password_takes_over_without_a_restart(tmp_path: Path) -> None:
+    """Credentials file first, then the server's reload: the service's connection is dropped
+    (the old password no longer counts) and comes back by itself with the new one."""
+    server = NatsServer(tmp_path / "jetstream")
+    server.start()
+    try:
+        client = await connect_nats(
+            replace(
+                NatsSettings(servers=(server.service_url,), reconnect_wait_s=0.1),
+                credentials=str(server.credentials(DEALER_USER)),
+            )
+        )
+        old = load_credentials(str(server.credentials(DEALER_USER))).password
+        server.rotate_password(DEALER_USER, "rotated-password-0123456789")
+        reconnected = await eventually(
+            lambda: _round_trip(client), lambda ok: ok, timeout_s=10, every_s=0.1
+        )
+        assert reconnected and client.stats["reconnects"] >= 1
+        _, answer = _raw_connect(server.port, {"user": DEALER_USER, "pass": old})
+        assert answer.startswith(b"-ERR 'Authorization Violation'")
+        await client.close()
+    finally:
+        server.stop()
+
+
+async def _round_trip(client: Client) -> bool:
+    if not client.is_connected:
+        return False
+    try:
+        await client.jetstream(timeout=1).stream_info("POKER_TABLES")
+    except nats.js.errors.NotFoundError:
+        return True  # an answer from JetStream: the connection works
+    except (nats.errors.Error, TimeoutError):
+        return False
+    return True

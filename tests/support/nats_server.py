@@ -141,6 +141,18 @@ class NatsServer:
         if namespace in self.namespaces:
             return
         self.namespaces.append(namespace)
+        self._reload()
+
+    def rotate_password(self, user: str, password: str) -> None:
+        """Give ``user`` a new password: its credentials file first, then the server's config
+        (reloaded: connections with the old password are dropped and must reconnect)."""
+        self.passwords[user] = password
+        self.credentials(user).unlink()
+        self.credentials(user)
+        self._reload()
+
+    def _reload(self) -> None:
+        """Rewrite the config and reload a running server; returns once it is in force."""
         if self.process is None or self.process.poll() is not None:
             return  # written at the next start
         before = self._config_load_time()

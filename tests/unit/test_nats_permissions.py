@@ -117,8 +117,13 @@ def test_credentials_connect_on_their_own_inbox_and_hide_the_password(tmp_path: 
     path = tmp_path / "wallet.json"
     path.write_text(json.dumps({"user": "wallet", "password": "p" * 20}))
     options = NatsSettings(credentials=str(path)).connect_options()
-    assert (options["user"], options["inbox_prefix"]) == ("wallet", "_INBOX.wallet")
-    assert "p" * 20 not in repr(load_credentials(str(path)))
+    assert (options["user"](), options["password"]()) == ("wallet", "p" * 20)
+    assert options["inbox_prefix"] == "_INBOX.wallet"
+    path.write_text(json.dumps({"user": "wallet", "password": "q" * 20}))  # rotated
+    assert (options["user"](), options["password"]()) == ("wallet", "q" * 20)
+    assert "q" * 20 not in repr(load_credentials(str(path)))
+    path.write_text("broken")  # a half-written file: the last good ones
+    assert (options["user"](), options["password"]()) == ("wallet", "q" * 20)
     assert _redacted(("nats://admin:pw@127.0.0.1:4222",)) == ["nats://admin:***@127.0.0.1:4222"]
 
 
