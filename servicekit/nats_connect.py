@@ -101,8 +101,8 @@ def load_credentials(path: str) -> NatsCredentials:
 
 class CredentialsFile:
     """The credentials file, read again at every (re)connect: a password is rotated by writing
-    the file and then reloading nats-server, whose reload drops the connections of the old
-    password; they reconnect with the new one, no restart (docs/security-nats.md)."""
+    the file, then restarting nats-server with the new password; the service reconnects with
+    it, no restart of the service (docs/security-nats.md)."""
 
     def __init__(self, path: str) -> None:
         self.path = path

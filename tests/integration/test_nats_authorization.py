@@ -379,8 +379,8 @@ async def test_the_dealer_cannot_use_subjects_outside_its_list(
 
 
 async def test_a_rotated_password_takes_over_without_a_restart(tmp_path: Path) -> None:
-    """Credentials file first, then the server's reload: the service's connection is dropped
-    (the old password no longer counts) and comes back by itself with the new one."""
+    """Credentials file first, then the server restarted with the new password: the service's
+    connection comes back by itself with the new one; the old one no longer gets in."""
     server = NatsServer(tmp_path / "jetstream")
     server.start()
     try:

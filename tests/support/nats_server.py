@@ -144,12 +144,15 @@ class NatsServer:
         self._reload()
 
     def rotate_password(self, user: str, password: str) -> None:
-        """Give ``user`` a new password: its credentials file first, then the server's config
-        (reloaded: connections with the old password are dropped and must reconnect)."""
+        """Give ``user`` a new password: its credentials file first, then the server, restarted
+        with it (a reload would drop the connections of the old password with an authorization
+        error, which nats-py does not reconnect from; a restart is a plain disconnect, and the
+        clients reconnect with the file's new password)."""
         self.passwords[user] = password
         self.credentials(user).unlink()
         self.credentials(user)
-        self._reload()
+        self.stop()
+        self.start()
 
     def _reload(self) -> None:
         """Rewrite the config and reload a running server; returns once it is in force."""
