@@ -1,10 +1,10 @@
 """Throw-away X.509 certificates for TLS tests, made with ``cryptography``: a CA, a server
 certificate for the loopback address and client certificates, written as PEM files.
 
->>> import tempfile
+>>> import dataclasses, tempfile
 >>> with tempfile.TemporaryDirectory() as work:
 ...     files = make_certificates(Path(work))
-...     sorted(path.name for path in vars(files).values())
+...     sorted(path.name for path in dataclasses.astuple(files))
 ['ca.pem', 'client-key.pem', 'client.pem', 'server-key.pem', 'server.pem']
 """
 
