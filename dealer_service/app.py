@@ -29,7 +29,7 @@ from eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from eventstore.sealing import Writer
 from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from pokerpb import dealer_pb2_grpc
-from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
+from servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
 from servicekit.observability import GrpcMetrics
 from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
 from servicekit.settings import require_log_keys
@@ -92,9 +92,7 @@ async def build_dealer(
     seals = TableSeals(require_log_keys(settings.log_keys, "dealer", "DEALER_"), Writer.DEALER)
     # Built now, not at the first showdown of each ranking, which would stall every table.
     load_all_rankings()
-    nats = await connect_nats(
-        NatsSettings(servers=(settings.nats_url,), name=f"dealer-{settings.owner_id}")
-    )
+    nats = await connect_nats(service_nats_settings(settings, f"dealer-{settings.owner_id}"))
     js = nats.jetstream()
     store = JetStreamEventStore(
         js, StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix)

@@ -57,6 +57,11 @@ class DealerSettings:
     # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
     log_keys: Keyring | None = None
     nats_url: str = DEFAULT_NATS_URL
+    # This service's NATS user (a JSON credentials file) and NATS TLS files; "" = unset.
+    nats_credentials: str = ""
+    nats_tls_ca: str = ""
+    nats_tls_cert: str = ""
+    nats_tls_key: str = ""
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50051
     metrics_port: int = 9464

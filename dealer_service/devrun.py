@@ -1,5 +1,5 @@
-"""``make run``: nats-server (deploy/nats/nats.conf, data under ./var), the wallet and one dealer,
-until Ctrl-C.
+"""``make run``: an authorizing nats-server (var/nats.conf, data under ./var), the wallet and one
+dealer, until Ctrl-C.
 
 All run as child processes; Ctrl-C (or SIGTERM) stops the dealer gracefully first (it releases
 its leases and drains NATS), then the wallet, then nats-server. The dealer holds buy-ins through
@@ -8,11 +8,20 @@ fixed idempotency keys, so a restart does not fund them again. The token secret 
 setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
 keyring (the dealer's and the wallet's keys sealing the table log and the snapshots) is created
 once in ``var/log-keys.json`` (mode 0600) and given to both services.
+
+NATS authorizes: the first start writes one credentials file per NATS user
+(``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
+writes ``var/nats.conf`` (0600) from them, with the permissions of ``deploy/nats/permissions.conf``
+and the loopback listener of ``deploy/nats/nats.conf``, and passes each service its own file
+(``--nats-credentials``). Loopback only, so no TLS here. ``var/nats-credentials/admin.json``
+is for tooling (e.g. ``nats --user admin --password ...``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import secrets
 import shutil
 import signal
@@ -23,6 +32,8 @@ import time
 from pathlib import Path
 
 from eventstore.sealing import new_keyring, write_keyring
+from servicekit.nats_connect import load_credentials
+from servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
 
 ROOT = Path(__file__).resolve().parents[1]
 NATS_ADDRESS = ("127.0.0.1", 4222)
@@ -54,6 +65,46 @@ def _log_keys_file() -> Path:
     path = ROOT / "var" / "log-keys.json"
     if not path.exists():
         write_keyring(new_keyring("local-1"), path)
+    return path
+
+
+def _private_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by this user only (0600 from the start, no window)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    path.chmod(0o600)
+
+
+def _nats_credentials() -> dict[str, Path]:
+    """``{user: credentials file}``, each made with a random password on the first start."""
+    files = {}
+    for user in (DEALER_USER, WALLET_USER, ADMIN_USER):
+        path = ROOT / "var" / "nats-credentials" / f"{user}.json"
+        if not path.exists():
+            password = secrets.token_urlsafe(24)
+            _private_file(path, json.dumps({"user": user, "password": password}) + "\n")
+        files[user] = path
+    return files
+
+
+def _nats_config(credentials: dict[str, Path]) -> Path:
+    """var/nats.conf: the loopback server with JetStream, the permissions of
+    deploy/nats/permissions.conf and these users (rewritten at every start)."""
+    passwords = {user: load_credentials(str(path)).password for user, path in credentials.items()}
+    # Relative to var/: nats-server resolves every include against the including file's folder.
+    permissions = "../deploy/nats/permissions.conf"
+    text = (
+        "# Written by `make run` (dealer_service/devrun.py) at every start: do not edit.\n"
+        "server_name: poker-local\n"
+        f"listen: {NATS_ADDRESS[0]}:{NATS_ADDRESS[1]}\n"
+        "http: 127.0.0.1:8222\n"
+        'jetstream { store_dir: "./var/nats", max_memory_store: 256MB, max_file_store: 10GB }\n'
+        f'include "{permissions}"\n' + render_users(passwords)
+    )
+    path = ROOT / "var" / "nats.conf"
+    _private_file(path, text)
     return path
 
 
@@ -108,10 +159,11 @@ def main() -> None:
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
     log_keys = _log_keys_file()
+    credentials = _nats_credentials()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
     # them in order (the dealer drains into NATS before NATS goes away).
     nats = subprocess.Popen(
-        [_nats_server_binary(), "-c", str(ROOT / "deploy" / "nats" / "nats.conf")],
+        [_nats_server_binary(), "-c", str(_nats_config(credentials))],
         cwd=ROOT,
         start_new_session=True,
     )
@@ -119,7 +171,11 @@ def main() -> None:
     wallet: subprocess.Popen[bytes] | None = None
     try:
         _wait_for_port(NATS_ADDRESS, nats)
-        print("nats-server  nats://127.0.0.1:4222  (monitoring http://127.0.0.1:8222)", flush=True)
+        print(
+            "nats-server  nats://127.0.0.1:4222  (monitoring http://127.0.0.1:8222; users and "
+            "passwords in var/nats-credentials/)",
+            flush=True,
+        )
         wallet = subprocess.Popen(
             [
                 sys.executable,
@@ -129,6 +185,8 @@ def main() -> None:
                 str(secret),
                 "--log-keys",
                 str(log_keys),
+                "--nats-credentials",
+                str(credentials[WALLET_USER]),
             ],
             cwd=ROOT,
             start_new_session=True,
@@ -143,6 +201,8 @@ def main() -> None:
                 "dealer_service",
                 "--token-secret-file",
                 str(secret),
+                "--nats-credentials",
+                str(credentials[DEALER_USER]),
                 "--wallet-address",
                 address,
                 "--log-keys",

@@ -43,6 +43,7 @@ class JetStreamFeed:
         subject = f"{self._settings.subject_prefix}.{table_id}"
         subscription = await self._js.subscribe(
             subject,
+            stream=self._settings.stream,  # not looked up: no $JS.API.STREAM.NAMES permission
             ordered_consumer=True,
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
             config=api.ConsumerConfig(opt_start_seq=after + 1),

@@ -4,6 +4,10 @@ clients with tokens, and a bot that plays whatever the table offers.
 Each :class:`DealerHarness` names its stream, subjects and buckets after a random suffix, so many
 can share one nats-server without seeing each other's tables (or several dealers can share one
 namespace: pass the same ``namespace``).
+
+An authorizing test server (``tests.support.nats_server.NatsServer``) registers itself here under
+its URL (:func:`register_nats_authority`); settings made for that URL have their names
+authorized on it and connect the service with its own NATS user, not the test code's admin.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import random
 import secrets
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
 
 import grpc
 from prometheus_client import CollectorRegistry
@@ -26,6 +31,7 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from servicekit.table_seals import TableSeals
 
 CALL_TIMEOUT_S = 10.0
@@ -39,10 +45,61 @@ def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
     return TableSeals(TEST_LOG_KEYS, writer)
 
 
+class NatsAuthority(Protocol):
+    """A test nats-server that authorizes names and hands out its users' credentials."""
+
+    @property
+    def service_url(self) -> str:
+        """Its URL without credentials."""
+        ...
+
+    def authorize(self, namespace: Namespace) -> None:
+        """Grant the service users the names of ``namespace``."""
+        ...
+
+    def credentials(self, user: str) -> Path:
+        """The credentials file of ``user``."""
+        ...
+
+    @property
+    def client_tls(self) -> tuple[str, str, str]:
+        """The CA, client certificate and key files of a service ("" each without TLS)."""
+        ...
+
+
+_AUTHORITIES: dict[str, NatsAuthority] = {}
+
+
+def register_nats_authority(url: str, authority: NatsAuthority) -> None:
+    """Settings made for ``url`` are authorized on ``authority`` and use its service users."""
+    _AUTHORITIES[url] = authority
+
+
+def unregister_nats_authority(url: str) -> None:
+    """Undo :func:`register_nats_authority` (the server stopped)."""
+    _AUTHORITIES.pop(url, None)
+
+
+def nats_authority(url: str) -> NatsAuthority | None:
+    """The authorizing test server registered under ``url``, if any."""
+    return _AUTHORITIES.get(url)
+
+
+def table_names(settings: DealerSettings) -> TableNames:
+    """The stream and bucket names of ``settings`` (what its NATS user must be granted)."""
+    return TableNames(
+        stream=settings.stream,
+        subject_prefix=settings.subject_prefix,
+        snapshot_bucket=settings.snapshot_bucket,
+        lease_bucket=settings.lease_bucket,
+    )
+
+
 def namespace_settings(
     nats_url: str, secret: bytes, namespace: str | None = None, **overrides: Any
 ) -> DealerSettings:
-    """Dealer settings on loopback port 0 whose stream and buckets are private to ``namespace``."""
+    """Dealer settings on loopback port 0 whose stream and buckets are private to ``namespace``;
+    on a registered authorizing server, granted to the ``dealer`` user, which they connect as."""
     name = namespace or uuid.uuid4().hex[:10]
     settings = DealerSettings(
         token_secret=secret,
@@ -60,7 +117,37 @@ def namespace_settings(
         grace_s=1.0,
         owner_id=f"dealer-{uuid.uuid4().hex[:8]}",
     )
-    return replace(settings, **overrides)
+    settings = replace(settings, **overrides)
+    authority = nats_authority(nats_url)
+    if authority is None:
+        return settings
+    authority.authorize(Namespace(table_names(settings), wallet=None))
+    access = nats_access(authority, DEALER_USER)
+    return replace(
+        settings,
+        nats_url=access.url,
+        nats_credentials=access.credentials,
+        nats_tls_ca=access.tls_ca,
+        nats_tls_cert=access.tls_cert,
+        nats_tls_key=access.tls_key,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NatsAccess:
+    """The NATS settings of a service connecting to a test server as its own user."""
+
+    url: str
+    credentials: str
+    tls_ca: str
+    tls_cert: str
+    tls_key: str
+
+
+def nats_access(authority: NatsAuthority, user: str) -> NatsAccess:
+    """How a service connects to ``authority`` as ``user``."""
+    ca, cert, key = authority.client_tls
+    return NatsAccess(authority.service_url, str(authority.credentials(user)), ca, cert, key)
 
 
 class Client:

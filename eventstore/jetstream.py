@@ -229,6 +229,9 @@ class JetStreamEventStore:
 
         subscription = await self._js.subscribe(
             self.subject(key),
+            # Named, not looked up by subject: saves a round trip, and $JS.API.STREAM.NAMES
+            # (which lists every stream) is not among the services' NATS permissions.
+            stream=self.settings.stream,
             cb=deliver,
             ordered_consumer=True,
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,

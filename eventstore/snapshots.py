@@ -208,6 +208,16 @@ class JetStreamSnapshotStore:
                     )
                 )
 
+    async def bind_bucket(self) -> bool:
+        """Bind to the bucket if it exists, never creating it (a reader whose NATS user may not
+        create it); returns whether it exists."""
+        with _unavailable_on_transient(f"opening bucket {self.settings.bucket!r}"):
+            try:
+                self._kv = await self._js.key_value(self.settings.bucket)
+            except nats.js.errors.BucketNotFoundError:
+                return False
+        return True
+
     @property
     def _bucket(self) -> KeyValue:
         if self._kv is None:

@@ -27,6 +27,12 @@ from servicekit.auth import TokenKeyring
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
 COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
     "nats-url": ("nats_url", str),
+    # The JSON credentials file of this service's NATS user, and the NATS TLS files (the CA of
+    # the server's certificate; this client's certificate and key for mutual TLS). "": unset.
+    "nats-credentials": ("nats_credentials", str),
+    "nats-tls-ca": ("nats_tls_ca", str),
+    "nats-tls-cert": ("nats_tls_cert", str),
+    "nats-tls-key": ("nats_tls_key", str),
     "grpc-host": ("grpc_host", str),
     "grpc-port": ("grpc_port", int),
     "metrics-port": ("metrics_port", int),

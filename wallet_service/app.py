@@ -1,11 +1,13 @@
 """The composition root: NATS, the streams and buckets, the ledger, the consumer, gRPC.
 
-Start (ARCHITECTURE.md §6): connect to NATS -> ensure the wallet stream, its buckets and the
-table stream -> gRPC listening with health NOT_SERVING -> campaign for the wallet lease (a second
-process waits here as the standby) -> once leading: rebuild the ledger, start the consumer, the
-hold-expiry timer and the reaper -> SERVING. Losing the lease reverses the last step (NOT_SERVING,
-stop writing, back to standby). Stop: NOT_SERVING -> finish in-flight calls -> stop the workers
--> release the lease (the standby takes over at once) -> drain NATS.
+Start (ARCHITECTURE.md §6): connect to NATS (as the wallet's own user) -> ensure the wallet
+stream and its buckets (the table stream and the dealer's buckets are only looked up) -> gRPC
+listening with health NOT_SERVING -> campaign for the wallet lease (a second process waits here
+as the standby) -> once leading: rebuild the ledger, start the consumer (which binds once the
+dealer created the table stream), the hold-expiry timer and the reaper -> SERVING. Losing the
+lease reverses the last step (NOT_SERVING, stop writing, back to standby). Stop: NOT_SERVING ->
+finish in-flight calls -> stop the workers -> release the lease (the standby takes over at once)
+-> drain NATS.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from eventstore.sealing import Writer
 from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from pokerpb import wallet_pb2_grpc
 from servicekit.background import BackgroundTask
-from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
+from servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
 from servicekit.observability import GrpcMetrics
 from servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
 from servicekit.settings import require_log_keys
@@ -46,7 +48,7 @@ from wallet_service.grpc_api import (
 from wallet_service.journal import Journal
 from wallet_service.ledger import ExpireHolds, LedgerState
 from wallet_service.metrics import WalletMetrics
-from wallet_service.reaper import DealerLeases, Reaper
+from wallet_service.reaper import DealerLeases, DealerSnapshots, Reaper
 from wallet_service.standby import Leadership
 
 _log = structlog.get_logger(__name__)
@@ -171,9 +173,7 @@ async def build_wallet(
     """Connect and wire everything; call :meth:`Wallet.start` next (in the same event loop)."""
     keyring = require_log_keys(settings.log_keys, "wallet", "WALLET_")
     seals = TableSeals(keyring, Writer.WALLET)
-    nats = await connect_nats(
-        NatsSettings(servers=(settings.nats_url,), name=f"wallet-{settings.owner_id}")
-    )
+    nats = await connect_nats(service_nats_settings(settings, f"wallet-{settings.owner_id}"))
     js = nats.jetstream()
     journal_store = JetStreamEventStore(
         js, StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix)
@@ -185,17 +185,14 @@ async def build_wallet(
         js, LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s)
     )
     await leases.ensure_bucket()
-    # The dealer's side: the table stream (created here too if the wallet starts first, with the
-    # dealer's settings) and its snapshots, for the reaper's rebuilds.
+    # The dealer's side, never created or reconfigured here (the wallet's NATS user may not):
+    # the table stream, looked up by the consumer once a dealer created it, and the dealer's
+    # snapshots, read only, for the reaper's rebuilds.
     table_store = JetStreamEventStore(
         js,
         StreamSettings(stream=settings.table_stream, subject_prefix=settings.table_subject_prefix),
     )
-    await table_store.ensure_stream()
-    table_snapshots = JetStreamSnapshotStore(
-        js, SnapshotSettings(bucket=settings.dealer_snapshot_bucket)
-    )
-    await table_snapshots.ensure_bucket()
+    table_snapshots = DealerSnapshots(js, settings.dealer_snapshot_bucket)
 
     metrics = WalletMetrics(registry)
     book = LedgerBook(

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import cast
 
 import nats.errors
+import nats.js.errors
 import structlog
 from google.protobuf.message import DecodeError
 from nats.aio.msg import Msg
@@ -339,7 +340,12 @@ class TableConsumer:
         self._appends = 0
 
     async def start(self) -> None:
-        """Create (or bind to) the durable consumer and consume in the background."""
+        """Consume in the background: bind to (or create) the durable consumer once the table
+        stream exists (the dealer creates it; the wallet may only look it up), then fetch."""
+        self._task = asyncio.create_task(self._run(), name="table-consumer")
+
+    async def _subscribe(self) -> None:
+        """Create (or bind to) the durable consumer, waiting for the table stream to exist."""
         config = api.ConsumerConfig(
             ack_policy=api.AckPolicy.EXPLICIT,
             deliver_policy=api.DeliverPolicy.ALL,
@@ -349,10 +355,23 @@ class TableConsumer:
             max_ack_pending=10_000,
             filter_subject=f"{self._subject_prefix}.>",
         )
-        self._sub = await self._js.pull_subscribe(
-            f"{self._subject_prefix}.>", durable=self._durable, stream=self._stream, config=config
-        )
-        self._task = asyncio.create_task(self._run(), name="table-consumer")
+        waiting_logged = False
+        while True:
+            try:
+                self._sub = await self._js.pull_subscribe(
+                    f"{self._subject_prefix}.>",
+                    durable=self._durable,
+                    stream=self._stream,
+                    config=config,
+                )
+                return
+            except nats.js.errors.NotFoundError:  # no table stream yet: no dealer started
+                if not waiting_logged:
+                    _log.info("waiting_for_table_stream", stream=self._stream)
+                    waiting_logged = True
+            except (nats.errors.Error, TimeoutError) as error:
+                _log.warning("consumer_subscribe_failed", error=repr(error))
+            await asyncio.sleep(self._retry_delay_s)
 
     async def stop(self) -> None:
         """Stop consuming (unacked messages are redelivered to whoever consumes next)."""
@@ -367,6 +386,7 @@ class TableConsumer:
             self._sub = None
 
     async def _run(self) -> None:
+        await self._subscribe()
         assert self._sub is not None
         lag_at = 0.0
         while True:

@@ -25,6 +25,7 @@ from nats.js.kv import KeyValue
 from dealer_service.repository import TableRepository, UntrustedRecord
 from engine.table import CloseTable, TableRuleError, execute
 from eventstore.api import ConcurrencyConflict, StoreUnavailable
+from eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
 from servicekit.background import BackgroundTask
 from servicekit.table_seals import WALLET_CLOSE_PREFIX
 from wallet_service.book import LedgerBook
@@ -55,6 +56,31 @@ class DealerLeases:
         except (TimeoutError, nats.js.errors.BucketNotFoundError, nats.errors.Error):
             return None
         return bool(entry.value)
+
+
+class DealerSnapshots:
+    """Read-only view of the dealer's table snapshots, for the reaper's rebuilds.
+
+    The wallet's NATS user may read the dealer's bucket but not write or create it: the bucket
+    is bound on the first load (a wallet may start before any dealer created it; without it
+    a table is rebuilt from its log alone), and :meth:`save` writes nothing (the dealer that
+    next loads the table snapshots it)."""
+
+    def __init__(self, js: JetStreamContext, bucket: str) -> None:
+        self._store = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
+        self._bound = False
+
+    async def load(self, key: str) -> Snapshot | None:
+        """See :meth:`eventstore.snapshots.SnapshotStore.load`; None while there is no bucket."""
+        if not self._bound:
+            if not await self._store.bind_bucket():
+                return None
+            self._bound = True
+        return await self._store.load(key)
+
+    async def save(self, key: str, position: int, data: bytes) -> bool:
+        """Never written by the wallet: returns False (not stored)."""
+        return False
 
 
 class Reaper:

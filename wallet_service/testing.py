@@ -3,7 +3,8 @@ clients with tokens, and waiting for the consumer to catch up.
 
 :func:`wallet_settings` gives a wallet its own stream, buckets and consumer (private to a random
 suffix) and points it at the tables stream and buckets of a dealer's settings, so a wallet and
-a dealer from :mod:`dealer_service.testing` work together on one nats-server.
+a dealer from :mod:`dealer_service.testing` work together on one nats-server; on an
+authorizing test server its names are granted to the ``wallet`` user, which it connects as.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import grpc
 from prometheus_client import CollectorRegistry
 
 from dealer_service.config import DealerSettings
+from dealer_service.testing import nats_access, nats_authority, table_names
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from servicekit.nats_permissions import WALLET_USER, Namespace, WalletNames
 from wallet_service.app import Wallet, build_wallet
 from wallet_service.config import WalletSettings
 
@@ -56,7 +59,31 @@ def wallet_settings(
         grace_s=1.0,
         owner_id=f"wallet-{uuid.uuid4().hex[:8]}",
     )
-    return replace(settings, **overrides)
+    settings = replace(settings, **overrides)
+    authority = nats_authority(dealer.nats_url)
+    if authority is None:
+        return settings
+    authority.authorize(Namespace(table_names(dealer), wallet_names(settings)))
+    access = nats_access(authority, WALLET_USER)
+    return replace(
+        settings,
+        nats_url=access.url,
+        nats_credentials=access.credentials,
+        nats_tls_ca=access.tls_ca,
+        nats_tls_cert=access.tls_cert,
+        nats_tls_key=access.tls_key,
+    )
+
+
+def wallet_names(settings: WalletSettings) -> WalletNames:
+    """The wallet's own names in ``settings`` (what its NATS user must be granted)."""
+    return WalletNames(
+        stream=settings.stream,
+        subject_prefix=settings.subject_prefix,
+        snapshot_bucket=settings.snapshot_bucket,
+        lease_bucket=settings.lease_bucket,
+        consumer=settings.consumer_name,
+    )
 
 
 class WalletClient:

@@ -23,6 +23,7 @@ from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
+from servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from tests.support.nats_server import NatsServer
 from tests.support.service_process import harness_log_keys_file
 
@@ -34,13 +35,19 @@ _SERVING = re.compile(r"dealer serving grpc=(\S+)")
 class DealerProcess:
     """``python -m dealer_service`` as a child process on loopback port 0."""
 
-    def __init__(self, nats_url: str, namespace: str, log: Path) -> None:
+    def __init__(self, nats_server: NatsServer, namespace: str, log: Path) -> None:
+        names = TableNames(
+            stream=f"K_{namespace}",
+            subject_prefix=f"k{namespace}.table",
+            snapshot_bucket=f"KS_{namespace}",
+            lease_bucket=f"KL_{namespace}",
+        )
+        nats_server.authorize(Namespace(names, wallet=None))
         self.args = [
             sys.executable,
             "-m",
             "dealer_service",
-            "--nats-url",
-            nats_url,
+            *nats_server.service_flags(DEALER_USER),  # the dealer's own NATS user
             "--grpc-port",
             "0",
             "--metrics-port",
@@ -48,13 +55,13 @@ class DealerProcess:
             "--token-secret",
             SECRET.hex(),
             "--stream",
-            f"K_{namespace}",
+            names.stream,
             "--subject-prefix",
-            f"k{namespace}.table",
+            names.subject_prefix,
             "--snapshot-bucket",
-            f"KS_{namespace}",
+            names.snapshot_bucket,
             "--lease-bucket",
-            f"KL_{namespace}",
+            names.lease_bucket,
             "--lease-ttl",
             "1.5",
             "--scan-interval",
@@ -136,7 +143,7 @@ async def test_kill_9_mid_hand_then_restart(
     nats_server: NatsServer, processes: list[DealerProcess], tmp_path: Path
 ) -> None:
     namespace = uuid.uuid4().hex[:8]
-    first = DealerProcess(nats_server.url, namespace, tmp_path / "dealer.log")
+    first = DealerProcess(nats_server, namespace, tmp_path / "dealer.log")
     processes.append(first)
     first.start()
     async with grpc.aio.insecure_channel(first.address) as channel:
@@ -169,7 +176,7 @@ async def test_kill_9_mid_hand_then_restart(
         assert pot > 10
     first.kill()  # mid-hand: blinds and a raise in the pot
 
-    second = DealerProcess(nats_server.url, namespace, tmp_path / "dealer.log")
+    second = DealerProcess(nats_server, namespace, tmp_path / "dealer.log")
     processes.append(second)
     second.start()
     async with grpc.aio.insecure_channel(second.address) as channel:
@@ -188,7 +195,7 @@ async def test_kill_9_mid_hand_then_restart(
     assert cash_outs == [("ann", 100), ("bob", 100), ("cat", 100)]
     second.stop()  # a graceful stop this time
 
-    third = DealerProcess(nats_server.url, namespace, tmp_path / "dealer.log")
+    third = DealerProcess(nats_server, namespace, tmp_path / "dealer.log")
     processes.append(third)
     third.start()
     async with grpc.aio.insecure_channel(third.address) as channel:

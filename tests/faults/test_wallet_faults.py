@@ -32,6 +32,7 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
+from servicekit.nats_connect import connect_nats, service_nats_settings
 from tests.support.nats_server import NatsServer
 from tests.support.service_process import harness_log_keys_file
 from wallet_service.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
@@ -79,6 +80,7 @@ class Process:
 def wallet_args(settings: WalletSettings) -> list[str]:
     flags = {
         "nats-url": settings.nats_url,
+        "nats-credentials": settings.nats_credentials,  # the wallet's own NATS user
         "grpc-port": "0",
         "metrics-port": "0",
         "token-secret": settings.token_secret.hex(),
@@ -103,6 +105,7 @@ def wallet_args(settings: WalletSettings) -> list[str]:
 def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
     flags = {
         "nats-url": settings.nats_url,
+        "nats-credentials": settings.nats_credentials,  # the dealer's own NATS user
         "grpc-port": "0",
         "metrics-port": "0",
         "token-secret": settings.token_secret.hex(),
@@ -171,9 +174,7 @@ async def raise_mid_hand(channel: grpc.aio.Channel, secret: bytes, table_id: str
 
 
 async def table_log(settings: DealerSettings, table_id: str) -> list[pb.TableEventBatch]:
-    import nats
-
-    client = await nats.connect(settings.nats_url)
+    client = await connect_nats(service_nats_settings(settings, "test-table-log"))
     try:
         store = JetStreamEventStore(
             client.jetstream(),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import nats
+import nats.js.errors
 from nats.js import JetStreamContext
 
 from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
@@ -85,7 +86,12 @@ class Room:
     async def consumer_idle(self) -> bool:
         """Whether the wallet's consumer has applied every table event so far."""
         settings = self.wallet.settings
-        info = await self.js.consumer_info(settings.table_stream, settings.consumer_name)
+        try:
+            info = await self.js.consumer_info(settings.table_stream, settings.consumer_name)
+        except nats.js.errors.NotFoundError:
+            # The wallet binds its durable consumer in the background, once the dealer has made
+            # the table stream: not there yet is not caught up yet.
+            return False
         return not info.num_pending and not info.num_ack_pending
 
 
