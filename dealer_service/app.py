@@ -31,6 +31,7 @@ from pokerpb import dealer_pb2_grpc
 from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
 from servicekit.observability import GrpcMetrics
 from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
+from servicekit.tls import ClientTls, ServerTls
 
 _log = structlog.get_logger(__name__)
 
@@ -72,7 +73,15 @@ class Dealer:
 def _wallet(settings: DealerSettings) -> WalletPort:
     if settings.wallet_address:
         addresses = [a.strip() for a in settings.wallet_address.split(",") if a.strip()]
-        return GrpcWallet(addresses, settings.token_secret, subject=f"dealer-{settings.owner_id}")
+        tls = ClientTls.from_paths(
+            settings.wallet_tls_ca,
+            settings.wallet_tls_cert,
+            settings.wallet_tls_key,
+            flag="--wallet-tls",
+        )
+        return GrpcWallet(
+            addresses, settings.token_secret, subject=f"dealer-{settings.owner_id}", tls=tls
+        )
     if settings.wallet == "dev":
         _log.warning("dev_wallet", note="every hold is granted: play money, never production")
         return DevWallet()
@@ -124,7 +133,10 @@ async def build_dealer(
     server = GrpcServer(
         "dealer",
         settings=ServerSettings(
-            host=settings.grpc_host, port=settings.grpc_port, grace_s=settings.grace_s
+            host=settings.grpc_host,
+            port=settings.grpc_port,
+            grace_s=settings.grace_s,
+            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
         ),
         interceptors=standard_interceptors(
             metrics=GrpcMetrics("dealer", registry),

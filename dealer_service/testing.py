@@ -25,6 +25,7 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role, bearer_metadata, issue_token
+from servicekit.tls import ClientTls, aio_channel
 
 CALL_TIMEOUT_S = 10.0
 
@@ -105,9 +106,17 @@ class Client:
 class DealerHarness:
     """One in-process dealer with its own registry; use ``async with``."""
 
-    def __init__(self, settings: DealerSettings, wallet: WalletPort | None = None) -> None:
+    def __init__(
+        self,
+        settings: DealerSettings,
+        wallet: WalletPort | None = None,
+        *,
+        channel_tls: ClientTls | None = None,
+    ) -> None:
         self.settings = settings
         self._wallet = wallet
+        # How the harness's own channel talks to a dealer with TLS settings (None: plaintext).
+        self._channel_tls = channel_tls
         self.dealer: Dealer | None = None
         self.channel: grpc.aio.Channel | None = None
         self.port = 0
@@ -117,7 +126,7 @@ class DealerHarness:
             self.settings, registry=CollectorRegistry(), wallet=self._wallet
         )
         self.port = await self.dealer.start()
-        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
+        self.channel = aio_channel(f"127.0.0.1:{self.port}", self._channel_tls)
         return self
 
     async def __aexit__(self, *_: object) -> None:

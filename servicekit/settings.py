@@ -21,6 +21,8 @@ import socket
 from collections.abc import Mapping
 from typing import Any, Final
 
+from servicekit.tls import ClientTls, ServerTls
+
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
 COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
     "nats-url": ("nats_url", str),
@@ -30,6 +32,11 @@ COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
     "grace": ("grace_s", float),
     "log-level": ("log_level", str),
     "owner-id": ("owner_id", str),
+    # gRPC TLS (servicekit.tls): the server's certificate chain and key, and the CA whose
+    # client certificates it requires (set: mutual TLS). All empty: plaintext.
+    "tls-cert": ("tls_cert", str),
+    "tls-key": ("tls_key", str),
+    "tls-client-ca": ("tls_client_ca", str),
 }
 
 DEFAULT_NATS_URL: Final = "nats://127.0.0.1:4222"
@@ -111,3 +118,19 @@ def load_token_secret(text: str, path: str) -> bytes:
 def token_secret(args: argparse.Namespace) -> bytes:
     """:func:`load_token_secret` of the flags added by :func:`add_token_secret_flags`."""
     return load_token_secret(args.token_secret, args.token_secret_file)
+
+
+def server_tls(cert: str, key: str, client_ca: str) -> ServerTls | None:
+    """:meth:`ServerTls.from_paths` of the ``--tls-*`` flags; a usage error exits."""
+    try:
+        return ServerTls.from_paths(cert, key, client_ca)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+
+
+def client_tls(ca: str, cert: str, key: str, *, flag: str) -> ClientTls | None:
+    """:meth:`ClientTls.from_paths` of the ``<flag>-ca/-cert/-key`` flags; a usage error exits."""
+    try:
+        return ClientTls.from_paths(ca, cert, key, flag=flag)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None

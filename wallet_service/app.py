@@ -30,6 +30,7 @@ from servicekit.background import BackgroundTask
 from servicekit.nats_connect import NatsSettings, connect_nats, drain_nats
 from servicekit.observability import GrpcMetrics
 from servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
+from servicekit.tls import ServerTls
 from wallet_service.book import LedgerBook
 from wallet_service.config import WalletSettings
 from wallet_service.consumer import BatchApplier, TableConsumer, dealer_stacks
@@ -221,7 +222,10 @@ async def build_wallet(
     server = GrpcServer(
         "wallet",
         settings=ServerSettings(
-            host=settings.grpc_host, port=settings.grpc_port, grace_s=settings.grace_s
+            host=settings.grpc_host,
+            port=settings.grpc_port,
+            grace_s=settings.grace_s,
+            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
         ),
         interceptors=standard_interceptors(
             metrics=GrpcMetrics("wallet", registry),

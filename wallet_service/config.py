@@ -22,6 +22,7 @@ from servicekit.settings import (
     add_env_flags,
     add_token_secret_flags,
     default_owner_id,
+    server_tls,
     token_secret,
 )
 
@@ -63,6 +64,11 @@ class WalletSettings:
     reaper_interval_s: float = 5.0
     standby_poll_s: float = 1.0
     max_attempts: int = 5
+    # gRPC TLS of this server (servicekit.tls; all empty: plaintext). With a client CA, every
+    # caller (the dealers, pokerctl) must present a certificate it signed: mutual TLS.
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
     grace_s: float = DEFAULT_GRACE_S
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the wallet lease names it (see eventstore.leases).
@@ -118,6 +124,7 @@ def load_settings(
         if getattr(args, name) not in (None, "")
     }
     settings = WalletSettings(token_secret=token_secret(args), **given)
+    server_tls(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
