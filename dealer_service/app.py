@@ -126,6 +126,8 @@ async def build_dealer(
         crash_rule=settings.crash_rule,
         max_attempts=settings.max_attempts,
         hold_ttl_s=settings.hold_ttl_s,
+        watch_backlog=settings.watch_backlog,
+        max_streams_per_caller=settings.max_streams_per_caller,
     )
     ownership.on_lost(tables.forget)
     scanner = TakeoverScanner(feed, ownership, tables.adopt, settings.scan_interval_s)

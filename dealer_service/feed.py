@@ -15,7 +15,7 @@ import nats.errors
 from nats.js import JetStreamContext, api
 
 from eventstore.api import Record
-from eventstore.jetstream import StreamSettings
+from eventstore.jetstream import READ_CONSUMER_INACTIVE_S, StreamSettings
 from eventstore.memory import InMemoryEventStore
 
 
@@ -39,13 +39,16 @@ class JetStreamFeed:
         self._settings = settings
 
     async def follow(self, table_id: str, after: int = 0) -> AsyncIterator[Record]:
-        """See :meth:`TableFeed.follow`; an ordered consumer (no server-side state to clean)."""
+        """See :meth:`TableFeed.follow`; an ordered consumer (no server-side state to clean:
+        the server drops it soon after the subscription goes)."""
         subject = f"{self._settings.subject_prefix}.{table_id}"
         subscription = await self._js.subscribe(
             subject,
             ordered_consumer=True,
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
-            config=api.ConsumerConfig(opt_start_seq=after + 1),
+            config=api.ConsumerConfig(
+                opt_start_seq=after + 1, inactive_threshold=READ_CONSUMER_INACTIVE_S
+            ),
         )
         try:
             while True:
