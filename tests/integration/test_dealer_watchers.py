@@ -277,3 +277,29 @@ async def test_a_reader_that_stops_reading_is_cut_off_and_the_others_go_on(
         assert again.versions() == list(range(resume + 1, version + 1))
         for stream in (*fast, again):
             await stream.close()
+
+
+async def test_streams_joining_while_the_table_moves_miss_nothing_and_repeat_nothing(
+    nats_server: NatsServer,
+) -> None:
+    """Streams open from version 0 (catch-up from the log, then the shared feed) and from
+    recent versions while commands land: each gets exactly the versions after its start."""
+    async with DealerHarness(namespace_settings(nats_server.url, SECRET)) as dealer:
+        operator = dealer.client("op", Role.OPERATOR)
+        table_id = await open_table(operator)
+        ann = dealer.client("ann")
+        await seat(ann, table_id, 1)
+        moving = asyncio.create_task(sit_out_and_in(ann, table_id, 60))
+        streams: list[tuple[int, Stream]] = []
+        for n in range(24):  # bounded: 24 joins spread over the 120 appends
+            start = 0 if n % 2 else (await operator.table(table_id)).version
+            streams.append((start, Stream(dealer.client(f"joiner-{n}"), table_id, start)))
+            await asyncio.sleep(0.005)
+        await moving
+        version = (await operator.table(table_id)).version
+        await until(lambda: all(s.versions()[-1:] == [version] for _, s in streams))
+        for start, stream in streams:
+            assert stream.versions() == list(range(start + 1, version + 1))
+        assert hub(dealer).feeds() == 1
+        for _, stream in streams:
+            await stream.close()
