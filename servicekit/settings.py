@@ -121,16 +121,24 @@ def token_secret(args: argparse.Namespace) -> bytes:
 
 
 def server_tls(cert: str, key: str, client_ca: str) -> ServerTls | None:
-    """:meth:`ServerTls.from_paths` of the ``--tls-*`` flags; a usage error exits."""
+    """:meth:`ServerTls.from_paths` of the ``--tls-*`` flags, its files read once to check
+    them; half a setting or an unreadable file exits with a sentence."""
     try:
-        return ServerTls.from_paths(cert, key, client_ca)
+        tls = ServerTls.from_paths(cert, key, client_ca)
+        if tls is not None:
+            tls.credentials()
     except ValueError as error:
         raise SystemExit(str(error)) from None
+    return tls
 
 
 def client_tls(ca: str, cert: str, key: str, *, flag: str) -> ClientTls | None:
-    """:meth:`ClientTls.from_paths` of the ``<flag>-ca/-cert/-key`` flags; a usage error exits."""
+    """:meth:`ClientTls.from_paths` of the ``<flag>-ca/-cert/-key`` flags, its files read once
+    to check them; half a setting or an unreadable file exits with a sentence."""
     try:
-        return ClientTls.from_paths(ca, cert, key, flag=flag)
+        tls = ClientTls.from_paths(ca, cert, key, flag=flag)
+        if tls is not None:
+            tls.credentials()
     except ValueError as error:
         raise SystemExit(str(error)) from None
+    return tls
