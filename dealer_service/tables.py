@@ -12,9 +12,10 @@ decided on, so two dealers deciding the same step append it once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -281,7 +282,7 @@ class TableService:
 
     async def watch(
         self, table_id: str, from_version: int, viewer: str | None, caller: str = ""
-    ) -> AsyncIterator[pb.TableEvent]:
+    ) -> AsyncGenerator[pb.TableEvent, None]:
         """The table's events after ``from_version``, then each new one, as ``viewer`` (a player
         id; None for spectators) may see them; ends after the table closes. ``caller`` (the
         token's subject) counts against the streams one caller may hold open
@@ -289,9 +290,11 @@ class TableService:
         if self.watchers is None:
             raise Unavailable("Watching tables needs the event feed.")
         await self.table(table_id)  # NotFound before the stream starts
+        events = self.watchers.watch(table_id, from_version, viewer, caller)
         with self._presence(table_id, viewer):
-            async for event in self.watchers.watch(table_id, from_version, viewer, caller):
-                yield event
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    yield event
 
     async def hand_history(
         self, table_id: str, hand_id: str, viewer: str | None

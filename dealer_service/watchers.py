@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -258,7 +258,7 @@ class WatchHub:
 
     async def watch(
         self, table_id: str, from_version: int, viewer: str | None, caller: str
-    ) -> AsyncIterator[pb.TableEvent]:
+    ) -> AsyncGenerator[pb.TableEvent, None]:
         """The table's events after ``from_version``, then each new one, as ``viewer`` may see
         them; ends after the table closes. ``caller`` (the token's subject) is what the stream
         cap counts."""
@@ -271,8 +271,11 @@ class WatchHub:
         self._streams[caller] += 1
         self.metrics.watchers.inc()
         try:
-            async for event in self._watch(table_id, from_version, viewer):
-                yield event
+            # aclosing: a stream closed from outside unwinds its feed place now, not when
+            # the garbage collector gets to it.
+            async with contextlib.aclosing(self._watch(table_id, from_version, viewer)) as events:
+                async for event in events:
+                    yield event
         finally:
             self.metrics.watchers.dec()
             self._streams[caller] -= 1
@@ -303,16 +306,18 @@ class WatchHub:
 
     async def _watch(
         self, table_id: str, from_version: int, viewer: str | None
-    ) -> AsyncIterator[pb.TableEvent]:
+    ) -> AsyncGenerator[pb.TableEvent, None]:
         feed, watcher, join_position, join_version = await self._join(table_id)
         last = from_version  # the last version this stream sent (or skipped)
         try:
             if from_version < join_version:
-                async for event in self._catch_up(table_id, from_version, join_position, viewer):
-                    last = event.version
-                    yield event
-                    if event.WhichOneof("body") == "table_closed":
-                        return
+                catch_up = self._catch_up(table_id, from_version, join_position, viewer)
+                async with contextlib.aclosing(catch_up) as events:
+                    async for event in events:
+                        last = event.version
+                        yield event
+                        if event.WhichOneof("body") == "table_closed":
+                            return
             while True:
                 while watcher.backlog:
                     for item in watcher.backlog.popleft().events:
@@ -339,7 +344,7 @@ class WatchHub:
 
     async def _catch_up(
         self, table_id: str, from_version: int, until_position: int, viewer: str | None
-    ) -> AsyncIterator[pb.TableEvent]:
+    ) -> AsyncGenerator[pb.TableEvent, None]:
         """The log's events after ``from_version`` up to record ``until_position``, redacted
         with this stream's own record of the seats (read from the start)."""
         seats = SeatTracker()
