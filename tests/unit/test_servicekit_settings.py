@@ -52,6 +52,7 @@ def test_eager_flags_convert_the_environment_or_the_default() -> None:
     parser = argparse.ArgumentParser()
     defaults = {"nats_url": "n", "grpc_host": "h", "grpc_port": 1, "metrics_port": 2}
     defaults |= {"grace_s": 5.0, "log_level": "info", "owner_id": ""}
+    defaults |= {"tls_cert": "", "tls_key": "", "tls_client_ca": ""}
     add_env_flags(parser, COMMON_FLAGS, {"X_METRICS_PORT": "9"}, "X_", defaults)
     args = parser.parse_args([])
     assert (args.grpc_port, args.metrics_port, args.grace_s, args.owner_id) == (1, 9, 5.0, "")
