@@ -34,6 +34,7 @@ from servicekit.observability import GrpcMetrics
 from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
 from servicekit.settings import require_log_keys
 from servicekit.table_seals import TableSeals
+from servicekit.tls import ClientTls, ServerTls
 
 _log = structlog.get_logger(__name__)
 
@@ -75,7 +76,15 @@ class Dealer:
 def _wallet(settings: DealerSettings) -> WalletPort:
     if settings.wallet_address:
         addresses = [a.strip() for a in settings.wallet_address.split(",") if a.strip()]
-        return GrpcWallet(addresses, settings.token_keyring, subject=f"dealer-{settings.owner_id}")
+        tls = ClientTls.from_paths(
+            settings.wallet_tls_ca,
+            settings.wallet_tls_cert,
+            settings.wallet_tls_key,
+            flag="--wallet-tls",
+        )
+        return GrpcWallet(
+            addresses, settings.token_keyring, subject=f"dealer-{settings.owner_id}", tls=tls
+        )
     if settings.wallet == "dev":
         _log.warning("dev_wallet", note="every hold is granted: play money, never production")
         return DevWallet()
@@ -127,6 +136,8 @@ async def build_dealer(
         crash_rule=settings.crash_rule,
         max_attempts=settings.max_attempts,
         hold_ttl_s=settings.hold_ttl_s,
+        watch_backlog=settings.watch_backlog,
+        max_streams_per_caller=settings.max_streams_per_caller,
     )
     ownership.on_lost(tables.forget)
     scanner = TakeoverScanner(feed, ownership, tables.adopt, settings.scan_interval_s)
@@ -134,7 +145,10 @@ async def build_dealer(
     server = GrpcServer(
         "dealer",
         settings=ServerSettings(
-            host=settings.grpc_host, port=settings.grpc_port, grace_s=settings.grace_s
+            host=settings.grpc_host,
+            port=settings.grpc_port,
+            grace_s=settings.grace_s,
+            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
         ),
         interceptors=standard_interceptors(
             metrics=GrpcMetrics("dealer", registry),

@@ -16,6 +16,10 @@ written by ``make run``) or ``POKER_TOKEN_SECRET`` in hex: a local-development c
 way a real client would get its token from a login service. Deposits and withdrawals (the bots'
 funding included) go with a cashier token, as the payments service's would; ``pokerctl token
 SUBJECT --role cashier`` prints one.
+
+TLS: ``--tls-ca`` (``POKER_TLS_CA``) trusts the CA that signed the dealer's and the wallet's
+certificates; ``--tls-cert``/``--tls-key`` (``POKER_TLS_CERT``/``POKER_TLS_KEY``) present a client
+certificate to servers that require mutual TLS. None set: plaintext (the loopback ``make run``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
-from servicekit.settings import load_token_keys
+from servicekit.settings import client_tls, load_token_keys
+from servicekit.tls import ClientTls, aio_channel
 
 _STRUCTURES = {
     "no-limit": pb.NO_LIMIT,
@@ -63,6 +68,11 @@ def _secret(args: argparse.Namespace) -> TokenKeys:
             raise SystemExit(f"no token secret: start the dealer with `make run` ({path})")
         text = path.read_text(encoding="ascii").strip()
     return bytes.fromhex(text)
+
+
+def _tls(args: argparse.Namespace) -> ClientTls | None:
+    """TLS settings of ``--tls-ca/--tls-cert/--tls-key``; None (plaintext) when none is set."""
+    return client_tls(args.tls_ca, args.tls_cert, args.tls_key, flag="--tls")
 
 
 def _client(
@@ -227,7 +237,7 @@ async def _wallet_call(
 ) -> Any:
     """One Wallet call as ``role`` (retried while the wallet is not serving yet)."""
     token = issue_token(_secret(args), subject=subject, role=role)
-    async with grpc.aio.insecure_channel(args.wallet) as channel:
+    async with aio_channel(args.wallet, _tls(args)) as channel:
         rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
         for attempt in range(_WALLET_RETRIES):
             try:
@@ -351,11 +361,26 @@ def _add_key_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pokerctl", description=__doc__.split("\n\n")[0])
+def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
+    """Where the dealer and the wallet are, the token keys, and TLS to both (the same files):
+    the CA that signed their certificates, and a client certificate and key for servers that
+    require mutual TLS."""
     parser.add_argument("--address", default=os.environ.get("POKER_DEALER", "127.0.0.1:50051"))
     parser.add_argument("--wallet", default=os.environ.get("POKER_WALLET", "127.0.0.1:50061"))
     _add_key_flags(parser)
+    for flag, what in (
+        ("ca", "CA certificate (PEM) the servers' certificates are checked against"),
+        ("cert", "client certificate (PEM), for servers that require mutual TLS"),
+        ("key", "the client certificate's private key (PEM)"),
+    ):
+        parser.add_argument(
+            f"--tls-{flag}", default=os.environ.get(f"POKER_TLS_{flag.upper()}", ""), help=what
+        )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pokerctl", description=__doc__.split("\n\n")[0])
+    _add_connection_flags(parser)
     commands = parser.add_subparsers(dest="command", required=True)
     create = commands.add_parser("create", help="open a table (prints its id)")
     create.add_argument("--game", default="holdem")
@@ -410,7 +435,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _run(args: argparse.Namespace) -> None:
-    async with grpc.aio.insecure_channel(args.address) as channel:
+    async with aio_channel(args.address, _tls(args)) as channel:
         await _COMMANDS[args.command](channel, args)
 
 

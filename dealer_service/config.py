@@ -25,10 +25,12 @@ from servicekit.settings import (
     add_env_flags,
     add_log_keys_flag,
     add_token_secret_flags,
+    client_tls,
     default_owner_id,
     env_name,
     field_defaults,
     log_keyring,
+    server_tls,
     token_keys,
     token_secret,
 )
@@ -81,6 +83,19 @@ class DealerSettings:
     # replaces the dev wallet.
     wallet_address: str = ""
     hold_ttl_s: float = 120.0
+    # gRPC TLS of this server (servicekit.tls; all empty: plaintext; a client CA: mutual TLS).
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    # TLS towards the wallet: the CA that signed its certificate, and this dealer's client
+    # certificate and key (the wallet's --tls-client-ca signed them: mutual TLS).
+    wallet_tls_ca: str = ""
+    wallet_tls_cert: str = ""
+    wallet_tls_key: str = ""
+    # WatchTable: concurrent streams one token subject may hold open in this process, and the
+    # batches a stream may fall behind its table before it is cut off (RESOURCE_EXHAUSTED).
+    max_streams_per_caller: int = 8
+    watch_backlog: int = 256
     grace_s: float = DEFAULT_GRACE_S
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the lease value names it, and a holder recognises its own lease by it.
@@ -107,6 +122,11 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "lease-ttl": ("lease_ttl_s", float),
     "scan-interval": ("scan_interval_s", float),
     "max-attempts": ("max_attempts", int),
+    "wallet-tls-ca": ("wallet_tls_ca", str),
+    "wallet-tls-cert": ("wallet_tls_cert", str),
+    "wallet-tls-key": ("wallet_tls_key", str),
+    "max-streams-per-caller": ("max_streams_per_caller", int),
+    "watch-backlog": ("watch_backlog", int),
 }
 
 
@@ -152,6 +172,10 @@ def load_settings(
         raise SystemExit("--snapshot-every, --max-attempts and --lease-ttl must be positive")
     if args.recent_command_ids < 1:
         raise SystemExit("--recent-command-ids must be positive")
+    if args.max_streams_per_caller < 1 or args.watch_backlog < 1:
+        raise SystemExit("--max-streams-per-caller and --watch-backlog must be positive")
+    server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
+    client_tls(args.wallet_tls_ca, args.wallet_tls_cert, args.wallet_tls_key, flag="--wallet-tls")
     given = {name: getattr(args, name) for name, _ in _FLAGS.values()}
     if not args.owner_id:
         del given["owner_id"]

@@ -15,7 +15,7 @@ import nats.errors
 from nats.js import JetStreamContext, api
 
 from eventstore.api import Record
-from eventstore.jetstream import StreamSettings
+from eventstore.jetstream import READ_CONSUMER_INACTIVE_S, StreamSettings, writer_headers
 from eventstore.memory import InMemoryEventStore
 
 
@@ -39,14 +39,17 @@ class JetStreamFeed:
         self._settings = settings
 
     async def follow(self, table_id: str, after: int = 0) -> AsyncIterator[Record]:
-        """See :meth:`TableFeed.follow`; an ordered consumer (no server-side state to clean)."""
+        """See :meth:`TableFeed.follow`; an ordered consumer (no server-side state to clean:
+        the server drops it soon after the subscription goes)."""
         subject = f"{self._settings.subject_prefix}.{table_id}"
         subscription = await self._js.subscribe(
             subject,
             stream=self._settings.stream,  # not looked up: no $JS.API.STREAM.NAMES permission
             ordered_consumer=True,
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
-            config=api.ConsumerConfig(opt_start_seq=after + 1),
+            config=api.ConsumerConfig(
+                opt_start_seq=after + 1, inactive_threshold=READ_CONSUMER_INACTIVE_S
+            ),
         )
         try:
             while True:
@@ -56,7 +59,13 @@ class JetStreamFeed:
                     continue  # a quiet table; the caller cancels us when the watcher leaves
                 headers = message.headers or {}
                 msg_id = str(headers.get("Nats-Msg-Id", "")).removeprefix(f"{table_id}:")
-                yield Record(table_id, message.metadata.sequence.stream, msg_id, message.data)
+                yield Record(
+                    table_id,
+                    message.metadata.sequence.stream,
+                    msg_id,
+                    message.data,
+                    headers=writer_headers(headers),  # the seal, checked by the reader
+                )
         finally:
             await subscription.unsubscribe()
 

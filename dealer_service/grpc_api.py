@@ -546,8 +546,11 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         table_id = table_id_of(request.table_id)
         if request.from_seq < 0:
             raise InvalidArgument("from_seq may not be negative.")
-        viewer = _viewer(current_principal())
-        async for event in self._tables.watch(table_id, request.from_seq, viewer):
+        principal = current_principal()
+        viewer = _viewer(principal)
+        async for event in self._tables.watch(
+            table_id, request.from_seq, viewer, caller=principal.subject
+        ):
             yield event
 
     async def GetHandHistory(

@@ -107,6 +107,28 @@ class DealerMetrics:
             buckets=DURATION_BUCKETS,
             registry=registry,
         )
+        self.watchers = Gauge(
+            "poker_dealer_watchers",
+            "WatchTable streams open in this process.",
+            registry=registry,
+        )
+        self.watch_feeds = Gauge(
+            "poker_dealer_watch_feeds",
+            "Tables this process follows for its WatchTable streams (one NATS consumer each).",
+            registry=registry,
+        )
+        self.watchers_dropped = Counter(
+            "poker_dealer_watchers_dropped",
+            "WatchTable streams the dealer ended, by reason (slow: the backlog overflowed; "
+            "feed_failed: the table's feed broke off).",
+            ["reason"],
+            registry=registry,
+        )
+        self.watch_refused = Counter(
+            "poker_dealer_watch_refused",
+            "WatchTable streams refused because the caller already had the most open.",
+            registry=registry,
+        )
         self._command_children: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     def observe_command(self, command: str, code: str, duration_s: float) -> None:

@@ -167,7 +167,7 @@ class TableRepository:
         commands: CommandIndex | None = None
         async for records in self._store.read_batches(loaded.table_id, after=loaded.position):
             for record in records:
-                self._check(record, previous_position=position)
+                self.check_record(record, previous_position=position)
                 batch = decode_batch(record)
                 folding.add(batch.events)
                 position = record.position
@@ -191,7 +191,7 @@ class TableRepository:
         """A table before its first record, with this repository's command index bound."""
         return LoadedTable(table_id, None, commands=CommandIndex(recent=self._recent_commands))
 
-    def _check(self, record: Record, previous_position: int) -> None:
+    def check_record(self, record: Record, previous_position: int) -> None:
         """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""
         try:
             self._seals.check_record(record, previous_position)
@@ -346,6 +346,6 @@ class TableRepository:
         (:class:`UntrustedRecord` at the first a trusted writer did not seal there)."""
         previous = 0
         async for record in self._store.read(table_id):
-            self._check(record, previous_position=previous)
+            self.check_record(record, previous_position=previous)
             previous = record.position
             yield record

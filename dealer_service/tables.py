@@ -17,9 +17,10 @@ table and amount (:func:`~dealer_service.wallet_port.verify_open_hold`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from dealer_service.ownership import OwnershipGate
 from dealer_service.redaction import SeatTracker, redact_event
 from dealer_service.repository import LoadedTable, TableRepository, decode_batch
 from dealer_service.wallet_port import WalletPort, verify_open_hold
+from dealer_service.watchers import DEFAULT_BACKLOG, DEFAULT_MAX_STREAMS_PER_CALLER, WatchHub
 from engine.cards import Card, format_cards
 from engine.games import get_game
 from engine.hand import HandRuleError
@@ -120,12 +122,27 @@ class TableService:
         max_attempts: int = 5,
         hold_ttl_s: float = 120.0,
         clock_ms: Callable[[], int] = now_ms,
+        watch_backlog: int = DEFAULT_BACKLOG,
+        max_streams_per_caller: int = DEFAULT_MAX_STREAMS_PER_CALLER,
     ) -> None:
         self._repository = repository
         self._wallet = wallet
         self._metrics = metrics
         self._gate = gate
         self._feed = feed
+        #: WatchTable's fan-out: one follower per watched table, shared by its streams.
+        self.watchers = (
+            WatchHub(
+                feed,
+                repository.read,
+                metrics,
+                check=repository.check_record,
+                backlog=watch_backlog,
+                max_streams_per_caller=max_streams_per_caller,
+            )
+            if feed is not None
+            else None
+        )
         self._crash_rule = crash_rule
         self._max_attempts = max_attempts
         self._hold_ttl_s = hold_ttl_s
@@ -301,22 +318,20 @@ class TableService:
         return await self._feed.table_ids()
 
     async def watch(
-        self, table_id: str, from_version: int, viewer: str | None
-    ) -> AsyncIterator[pb.TableEvent]:
+        self, table_id: str, from_version: int, viewer: str | None, caller: str = ""
+    ) -> AsyncGenerator[pb.TableEvent, None]:
         """The table's events after ``from_version``, then each new one, as ``viewer`` (a player
-        id; None for spectators) may see them; ends after the table closes."""
-        if self._feed is None:
+        id; None for spectators) may see them; ends after the table closes. ``caller`` (the
+        token's subject) counts against the streams one caller may hold open
+        (:class:`~dealer_service.watchers.WatchHub`)."""
+        if self.watchers is None:
             raise Unavailable("Watching tables needs the event feed.")
         await self.table(table_id)  # NotFound before the stream starts
-        seats = SeatTracker()
+        events = self.watchers.watch(table_id, from_version, viewer, caller)
         with self._presence(table_id, viewer):
-            async for record in self._feed.follow(table_id):
-                for event in decode_batch(record).events:
-                    seats.apply(event)
-                    if event.version > from_version:
-                        yield redact_event(event, seats.seat_of(viewer))
-                    if event.WhichOneof("body") == "table_closed":
-                        return
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    yield event
 
     async def hand_history(
         self, table_id: str, hand_id: str, viewer: str | None
@@ -369,6 +384,8 @@ class TableService:
     async def close(self) -> None:
         """Stop every timer and finish the snapshots being written (shutdown)."""
         await self.timers.close()
+        if self.watchers is not None:
+            await self.watchers.close()
         await self._repository.flush_snapshots()
 
     # --- the command path -----------------------------------------------------------------------

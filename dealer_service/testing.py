@@ -33,6 +33,7 @@ from pokerpb import events_pb2 as pb
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from servicekit.table_seals import TableSeals
+from servicekit.tls import ClientTls, aio_channel
 
 CALL_TIMEOUT_S = 10.0
 #: The log keyring of every test harness (one for all, so dealers and wallets of one namespace,
@@ -203,11 +204,19 @@ class Client:
 class DealerHarness:
     """One in-process dealer with its own registry; use ``async with``."""
 
-    def __init__(self, settings: DealerSettings, wallet: WalletPort | None = None) -> None:
+    def __init__(
+        self,
+        settings: DealerSettings,
+        wallet: WalletPort | None = None,
+        *,
+        channel_tls: ClientTls | None = None,
+    ) -> None:
         self.settings = settings
         self._wallet = wallet
         #: The dealer's own metrics (tests read the statuses it served).
         self.registry = CollectorRegistry()
+        # How the harness's own channel talks to a dealer with TLS settings (None: plaintext).
+        self._channel_tls = channel_tls
         self.dealer: Dealer | None = None
         self.channel: grpc.aio.Channel | None = None
         self.port = 0
@@ -215,7 +224,7 @@ class DealerHarness:
     async def __aenter__(self) -> DealerHarness:
         self.dealer = await build_dealer(self.settings, registry=self.registry, wallet=self._wallet)
         self.port = await self.dealer.start()
-        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
+        self.channel = aio_channel(f"127.0.0.1:{self.port}", self._channel_tls)
         return self
 
     async def __aexit__(self, *_: object) -> None:

@@ -3,7 +3,8 @@ with a dealer-role token.
 
 Several addresses may be given (the leading wallet and its standby): a call that finds a wallet
 UNAVAILABLE (down, or the standby) tries the next one. The hold id is the dealer's command id,
-so retrying a hold on another address, or after a lost reply, places it once.
+so retrying a hold on another address, or after a lost reply, places it once. With ``tls`` the
+channels are TLS (the wallet's CA; and this dealer's client certificate for mutual TLS).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from servicekit.errors import InvalidArgument, NotFound
+from servicekit.tls import ClientTls, aio_channel
 
 _log = structlog.get_logger(__name__)
 
@@ -49,6 +51,7 @@ class GrpcWallet:
         *,
         subject: str = "dealer",
         timeout_s: float = 5.0,
+        tls: ClientTls | None = None,
     ) -> None:
         if not addresses:
             raise ValueError("at least one wallet address is needed")
@@ -56,6 +59,7 @@ class GrpcWallet:
         self._keys = token_keys
         self._subject = subject
         self._timeout_s = timeout_s
+        self._tls = tls
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._token = ""
         self._token_expires = 0.0
@@ -73,7 +77,7 @@ class GrpcWallet:
     def _stub(self, address: str) -> wallet_pb2_grpc.WalletStub:
         channel = self._channels.get(address)
         if channel is None:
-            channel = self._channels[address] = grpc.aio.insecure_channel(address)
+            channel = self._channels[address] = aio_channel(address, self._tls)
         return wallet_pb2_grpc.WalletStub(channel)
 
     async def _call(self, method: str, request: Any) -> Any:

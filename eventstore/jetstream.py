@@ -235,7 +235,11 @@ class JetStreamEventStore:
             cb=deliver,
             ordered_consumer=True,
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
-            config=api.ConsumerConfig(opt_start_seq=after + 1),
+            # Gone from the server soon after the read unsubscribes, not 5 s later: reads are
+            # many (every rebuild, every WatchTable catch-up) and each is a consumer meanwhile.
+            config=api.ConsumerConfig(
+                opt_start_seq=after + 1, inactive_threshold=READ_CONSUMER_INACTIVE_S
+            ),
             pending_msgs_limit=-1,
             pending_bytes_limit=-1,
         )
@@ -268,6 +272,10 @@ class JetStreamEventStore:
 def writer_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The writer's own headers of a stored message (without JetStream's ``Nats-*`` ones)."""
     return {name: value for name, value in headers.items() if not name.startswith("Nats-")}
+
+
+#: How long the server keeps a read's (or a feed's) consumer once nobody subscribes to it.
+READ_CONSUMER_INACTIVE_S = 0.5
 
 
 def _unscoped(key: str, scoped_id: str) -> str:

@@ -13,6 +13,7 @@ family                                     status               details sent to 
 :class:`Unauthenticated`, token errors     UNAUTHENTICATED      the message
 :class:`PermissionDenied` (not yours)      PERMISSION_DENIED    the message
 :class:`Unavailable`, ``StoreUnavailable``  UNAVAILABLE          the message / a generic retry hint
+:class:`ResourceExhausted` (a bound hit)    RESOURCE_EXHAUSTED   the message
 anything else (a bug)                      INTERNAL             "internal error"; traceback logged
 =========================================  ===================  =================================
 
@@ -98,6 +99,13 @@ class RuleViolation(ServiceError):
         violation = cls(str(error))
         violation.__cause__ = error
         return violation
+
+
+class ResourceExhausted(ServiceError):
+    """The caller holds too much of a bounded resource (open streams, a backlog); the message
+    says which bound and what to do."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
 class Unavailable(ServiceError):

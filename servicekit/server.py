@@ -36,6 +36,7 @@ from servicekit.auth import Role, TokenKeys
 from servicekit.errors import ExtraFamilies
 from servicekit.observability import GrpcMetrics, quiet_ok_methods_from_env
 from servicekit.stack import ServiceInterceptor, WrappingRegistrar
+from servicekit.tls import ServerTls, is_loopback
 
 _log = structlog.get_logger(__name__)
 
@@ -50,7 +51,8 @@ class ServerSettings:
     """Where to listen and how long each stopping step may take.
 
     ``drain_delay_s`` keeps answering (with health NOT_SERVING) for a while before refusing
-    calls, for load balancers that poll health; 0 in tests.
+    calls, for load balancers that poll health; 0 in tests. ``tls`` None serves plaintext
+    (health and reflection are served on the same port, so they go over TLS with the rest).
     """
 
     host: str = "127.0.0.1"
@@ -58,6 +60,7 @@ class ServerSettings:
     grace_s: float = 10.0
     drain_delay_s: float = 0.0
     hook_timeout_s: float = 10.0
+    tls: ServerTls | None = None
 
 
 def standard_interceptors(
@@ -89,6 +92,13 @@ def standard_interceptors(
             ),
         )
     ]
+
+
+def _tls_mode(tls: ServerTls | None) -> str:
+    """How a server with ``tls`` talks, for its log line: plaintext, tls or mutual-tls."""
+    if tls is None:
+        return "plaintext"
+    return "mutual-tls" if tls.mutual else "tls"
 
 
 class GrpcServer:
@@ -143,14 +153,33 @@ class GrpcServer:
             self._registrar,
         )
         address = f"{self.settings.host}:{self.settings.port}"
-        port = int(self._server.add_insecure_port(address))
+        port = self._bind(address)
         if port == 0:
             raise OSError(f"could not bind gRPC to {address}")
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self._server.start()
         self.port = port
-        _log.info("grpc_listening", server=self.name, address=f"{self.settings.host}:{port}")
+        _log.info(
+            "grpc_listening",
+            server=self.name,
+            address=f"{self.settings.host}:{port}",
+            transport=_tls_mode(self.settings.tls),
+        )
         return port
+
+    def _bind(self, address: str) -> int:
+        """Bind ``address`` with TLS when configured; plaintext beyond loopback is warned."""
+        tls = self.settings.tls
+        if tls is not None:
+            return int(self._server.add_secure_port(address, tls.credentials()))
+        if not is_loopback(self.settings.host):
+            _log.warning(
+                "grpc_plaintext_beyond_loopback",
+                server=self.name,
+                address=address,
+                note="tokens and cards cross the network in clear: set --tls-cert and --tls-key",
+            )
+        return int(self._server.add_insecure_port(address))
 
     async def set_serving(self) -> None:
         """Tell health checks the server (and each service) is ready."""

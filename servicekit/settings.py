@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from eventstore.sealing import Keyring, KeyringError, load_keyring
 from servicekit.auth import TokenKeyring
+from servicekit.tls import ClientTls, ServerTls
 
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
 COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
@@ -39,6 +40,11 @@ COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
     "grace": ("grace_s", float),
     "log-level": ("log_level", str),
     "owner-id": ("owner_id", str),
+    # gRPC TLS (servicekit.tls): the server's certificate chain and key, and the CA whose
+    # client certificates it requires (set: mutual TLS). All empty: plaintext.
+    "tls-cert": ("tls_cert", str),
+    "tls-key": ("tls_key", str),
+    "tls-client-ca": ("tls_client_ca", str),
 }
 
 DEFAULT_NATS_URL: Final = "nats://127.0.0.1:4222"
@@ -178,3 +184,27 @@ def require_log_keys(keyring: Keyring | None, service: str, prefix: str) -> Keyr
             "see docs/security-logs.md"
         )
     return keyring
+
+
+def server_tls(cert: str, key: str, client_ca: str) -> ServerTls | None:
+    """:meth:`ServerTls.from_paths` of the ``--tls-*`` flags, its files read once to check
+    them; half a setting or an unreadable file exits with a sentence."""
+    try:
+        tls = ServerTls.from_paths(cert, key, client_ca)
+        if tls is not None:
+            tls.credentials()
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    return tls
+
+
+def client_tls(ca: str, cert: str, key: str, *, flag: str) -> ClientTls | None:
+    """:meth:`ClientTls.from_paths` of the ``<flag>-ca/-cert/-key`` flags, its files read once
+    to check them; half a setting or an unreadable file exits with a sentence."""
+    try:
+        tls = ClientTls.from_paths(ca, cert, key, flag=flag)
+        if tls is not None:
+            tls.credentials()
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    return tls

@@ -35,6 +35,7 @@ from servicekit.observability import GrpcMetrics
 from servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
 from servicekit.settings import require_log_keys
 from servicekit.table_seals import TableSeals
+from servicekit.tls import ServerTls
 from wallet_service.book import LedgerBook
 from wallet_service.config import WalletSettings
 from wallet_service.consumer import BatchApplier, TableConsumer, dealer_stacks
@@ -240,7 +241,10 @@ async def build_wallet(
     server = GrpcServer(
         "wallet",
         settings=ServerSettings(
-            host=settings.grpc_host, port=settings.grpc_port, grace_s=settings.grace_s
+            host=settings.grpc_host,
+            port=settings.grpc_port,
+            grace_s=settings.grace_s,
+            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
         ),
         interceptors=standard_interceptors(
             metrics=GrpcMetrics("wallet", registry),

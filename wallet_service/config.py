@@ -26,6 +26,7 @@ from servicekit.settings import (
     add_token_secret_flags,
     default_owner_id,
     log_keyring,
+    server_tls,
     token_keys,
     token_secret,
 )
@@ -88,6 +89,11 @@ class WalletSettings:
     max_transaction: int = DEFAULT_MAX_TRANSACTION
     max_account_balance: int = DEFAULT_MAX_ACCOUNT_BALANCE
     max_ledger_total: int = DEFAULT_MAX_LEDGER_TOTAL
+    # gRPC TLS of this server (servicekit.tls; all empty: plaintext). With a client CA, every
+    # caller (the dealers, pokerctl) must present a certificate it signed: mutual TLS.
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
     grace_s: float = DEFAULT_GRACE_S
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the wallet lease names it (see eventstore.leases).
@@ -162,6 +168,7 @@ def load_settings(
         log_keys=log_keyring(args),
         **given,
     )
+    server_tls(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")

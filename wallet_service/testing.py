@@ -24,6 +24,7 @@ from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from servicekit.nats_permissions import WALLET_USER, Namespace, WalletNames
+from servicekit.tls import ClientTls, aio_channel
 from wallet_service.app import Wallet, build_wallet
 from wallet_service.config import WalletSettings
 
@@ -124,10 +125,12 @@ class WalletClient:
 class WalletHarness:
     """One in-process wallet with its own registry; use ``async with``. Waits until it leads."""
 
-    def __init__(self, settings: WalletSettings) -> None:
+    def __init__(self, settings: WalletSettings, *, channel_tls: ClientTls | None = None) -> None:
         self.settings = settings
         #: The wallet's own metrics (tests read the statuses it served).
         self.registry = CollectorRegistry()
+        # How the harness's own channel talks to a wallet with TLS settings (None: plaintext).
+        self._channel_tls = channel_tls
         self.wallet: Wallet | None = None
         self.channel: grpc.aio.Channel | None = None
         self.port = 0
@@ -141,7 +144,7 @@ class WalletHarness:
         self.wallet = await build_wallet(self.settings, registry=self.registry)
         self.port = await self.wallet.start()
         await self.wallet.wait_leading(timeout_s=20)
-        self.channel = grpc.aio.insecure_channel(self.address)
+        self.channel = aio_channel(self.address, self._channel_tls)
         return self
 
     async def __aexit__(self, *_: object) -> None:

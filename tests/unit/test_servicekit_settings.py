@@ -56,6 +56,7 @@ def test_eager_flags_convert_the_environment_or_the_default() -> None:
     defaults |= dict.fromkeys(
         ("nats_credentials", "nats_tls_ca", "nats_tls_cert", "nats_tls_key"), ""
     )
+    defaults |= {"tls_cert": "", "tls_key": "", "tls_client_ca": ""}
     add_env_flags(parser, COMMON_FLAGS, {"X_METRICS_PORT": "9"}, "X_", defaults)
     args = parser.parse_args([])
     assert (args.grpc_port, args.metrics_port, args.grace_s, args.owner_id) == (1, 9, 5.0, "")

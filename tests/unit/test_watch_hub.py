@@ -1,0 +1,124 @@
+"""The WatchTable hub on in-memory stores: a feed that breaks ends its streams UNAVAILABLE with
+the version to resume from; a stream that leaves while its feed is still starting stops it;
+the per-caller cap."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from dealer_service.feed import InMemoryFeed
+from dealer_service.metrics import DealerMetrics
+from dealer_service.ownership import SoleOwner
+from dealer_service.repository import TableRepository
+from dealer_service.tables import TableService
+from dealer_service.testing import harness_seals
+from dealer_service.wallet_port import InMemoryWallet
+from dealer_service.watchers import WatchHub
+from engine.betting import Stakes, Structure
+from engine.table import make_config
+from eventstore.api import Record
+from eventstore.memory import InMemoryEventStore
+from eventstore.snapshots import InMemorySnapshotStore
+from pokerpb import events_pb2 as pb
+from servicekit.errors import ResourceExhausted, Unavailable
+
+CONFIG = make_config(
+    "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000
+)
+
+
+class BreakableFeed(InMemoryFeed):
+    """An in-memory feed that raises (as a lost NATS would) once told to."""
+
+    def __init__(self, store: InMemoryEventStore) -> None:
+        super().__init__(store, poll_s=0.005)
+        self.store = store
+        self.broken = False
+
+    async def follow(self, table_id: str, after: int = 0) -> AsyncIterator[Record]:
+        while not self.broken:
+            async for record in self.store.read(table_id, after):
+                after = record.position
+                yield record
+            await asyncio.sleep(0.005)
+        raise ConnectionError("nats went away")
+
+
+async def table_with_ann() -> tuple[TableService, BreakableFeed, CollectorRegistry]:
+    store = InMemoryEventStore()
+    registry = CollectorRegistry()
+    metrics = DealerMetrics(registry)
+    repository = TableRepository(store, InMemorySnapshotStore(), metrics, seals=harness_seals())
+    feed = BreakableFeed(store)
+    service = TableService(
+        repository,
+        InMemoryWallet({"ann": 1_000}),
+        metrics,
+        gate=SoleOwner(),
+        feed=feed,
+        max_streams_per_caller=2,
+    )
+    await service.create_table("t1", "create", CONFIG)
+    await service.sit_down("t1", "sit-ann", "ann", 1, 100)
+    service.timers.cancel("t1")
+    return service, feed, registry
+
+
+async def test_a_broken_feed_ends_its_streams_unavailable_with_the_version_to_resume_from() -> None:
+    service, feed, registry = await table_with_ann()
+    got: list[pb.TableEvent] = []
+
+    async def watch() -> None:
+        async for event in service.watch("t1", 0, None, caller="fan"):
+            got.append(event)
+            if len(got) == 2:
+                feed.broken = True
+
+    with pytest.raises(Unavailable, match="watch again from version 2"):
+        await asyncio.wait_for(watch(), timeout=5)
+    assert [event.version for event in got] == [1, 2]
+    labels = {"reason": "feed_failed"}
+    assert registry.get_sample_value("poker_dealer_watchers_dropped_total", labels) == 1
+    assert service.watchers is not None and service.watchers.feeds() == 0
+    assert registry.get_sample_value("poker_dealer_watchers") == 0
+
+
+async def test_a_stream_that_leaves_while_its_feed_starts_stops_the_feed() -> None:
+    service, feed, _ = await table_with_ann()
+    gate = asyncio.Event()
+    assert service.watchers is not None
+    slow_read = service.watchers.read
+
+    async def blocked_read(table_id: str) -> AsyncIterator[Record]:
+        await gate.wait()
+        async for record in slow_read(table_id):
+            yield record
+
+    hub = WatchHub(
+        feed, blocked_read, DealerMetrics(CollectorRegistry()), check=service.watchers.check
+    )
+    stream = hub.watch("t1", 0, None, "fan")
+    task = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.02)
+    assert hub.feeds() == 1  # starting: waiting for its first read
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert hub.feeds() == 0
+
+
+async def test_the_cap_counts_open_streams_per_caller() -> None:
+    service, _, registry = await table_with_ann()
+    streams = [service.watch("t1", 0, None, caller="fan") for _ in range(2)]
+    for stream in streams:
+        assert (await anext(stream)).version == 1
+    with pytest.raises(ResourceExhausted, match="You have 2 WatchTable streams open"):
+        await anext(service.watch("t1", 0, None, caller="fan"))
+    assert (await anext(service.watch("t1", 0, None, caller="other"))).version == 1
+    await streams[0].aclose()
+    assert (await anext(service.watch("t1", 0, None, caller="fan"))).version == 1
+    assert registry.get_sample_value("poker_dealer_watch_refused_total") == 1
