@@ -5,6 +5,7 @@ buckets; nothing of it moves money, runs code or is folded into a table."""
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 import uuid
 from collections.abc import AsyncIterator
@@ -339,3 +340,31 @@ async def test_a_tampered_dealer_snapshot_is_ignored_and_the_table_replayed(
     assert [(s.player_id, s.stack) for s in replayed.seats] == [
         (s.player_id, s.stack) for s in view.seats
     ]
+
+
+async def test_a_forged_batch_never_reaches_a_watcher_and_breaks_the_feed(room: Room) -> None:
+    """The shared WatchTable feed checks each followed record's seal as the rebuild does: the
+    spectator's stream ends UNAVAILABLE (watch again from the last good version) and never shows
+    the forged hand."""
+    table_id = await room.seated_table(("ann", "bob"))
+    position, version = await last_record(room, table_id)
+    fan = room.dealer.client("fan")
+    call = fan.stub.WatchTable(
+        dpb.WatchTableRequest(table_id=table_id, from_seq=0), metadata=fan.metadata
+    )
+    seen: list[pb.TableEvent] = []
+    async for event in call:
+        seen.append(event)
+        if event.version == version:
+            break  # caught up: the next record comes through the live feed
+    await room.table_log.append(
+        table_id, forged_hand(table_id, version), expected_position=position, msg_id="forged-w"
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        async with asyncio.timeout(20):  # a feed that let it through would never end the stream
+            async for event in call:
+                seen.append(event)
+    assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert f"watch again from version {version}" in (ended.value.details() or "")
+    assert not [event for event in seen if event.hand_id == f"{table_id}.99"]
+    assert room.dealer_metric("poker_dealer_log_records_refused_total", reason="missing") >= 1
