@@ -362,8 +362,7 @@ async def test_a_forged_batch_never_reaches_a_watcher_and_breaks_the_feed(room: 
     )
     with pytest.raises(grpc.aio.AioRpcError) as ended:
         async with asyncio.timeout(20):  # a feed that let it through would never end the stream
-            async for event in call:
-                seen.append(event)
+            seen.extend([event async for event in call])
     assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
     assert f"watch again from version {version}" in (ended.value.details() or "")
     assert not [event for event in seen if event.hand_id == f"{table_id}.99"]
