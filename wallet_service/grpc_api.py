@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
+import structlog
+
 from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
@@ -38,6 +40,8 @@ from wallet_service.ledger.accounts import cash_account, escrow_account, held_ac
 from wallet_service.ledger.queries import RakeDimension
 from wallet_service.ledger.state import CLIENT_KEY_PREFIX
 from wallet_service.metrics import WalletMetrics
+
+_log = structlog.get_logger(__name__)
 
 SERVICE_NAME: Final = "pokerpb.Wallet"
 
@@ -229,6 +233,18 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
             tx_id = events[0].transaction_posted.transaction_id
         else:  # a repeat: answer with the first request's transaction
             tx_id = state.keys.get(CLIENT_KEY_PREFIX + key, 0)
+        caller = current_principal()
+        # The money trail: who moved how much in or out of whose account (never a token).
+        _log.info(
+            "money_moved",
+            kind="deposit" if isinstance(command, Deposit) else "withdrawal",
+            player_id=command.player_id,
+            amount=command.amount,
+            transaction_id=tx_id,
+            repeated=not events,
+            caller=caller.subject,
+            caller_role=caller.role.value,
+        )
         return wpb.MoneyMoved(transaction_id=tx_id, balance=balance_of(state, command.player_id))
 
     async def Deposit(self, request: wpb.DepositRequest, context: Any) -> wpb.MoneyMoved:

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import jwt
 import pytest
+from structlog.testing import capture_logs
 
 from dealer_service.testing import namespace_settings, new_secret
 from pokerpb import wallet_pb2 as wpb
@@ -228,3 +229,23 @@ def test_service_roles_may_not_read_hand_histories_or_move_money_at_the_dealer()
     assert set(DEALER_ROLES["/pokerpb.Dealer/GetHandHistory"]) == {Role.PLAYER, Role.OPERATOR}
     for method in ("Deposit", "Withdraw"):
         assert set(WALLET_ROLES[f"/pokerpb.Wallet/{method}"]) == {Role.CASHIER, Role.OPERATOR}
+
+
+async def test_every_deposit_and_withdrawal_is_logged_with_its_caller(
+    wallet: WalletHarness,
+) -> None:
+    cashier = wallet.client("payments", Role.CASHIER)
+    with capture_logs() as logs:
+        await cashier.deposit("lena", 700)
+        await wallet.client("op", Role.OPERATOR).call(
+            "Withdraw", wpb.WithdrawRequest(player_id="lena", amount=200, idempotency_key="w-1")
+        )
+    moved = [entry for entry in logs if entry["event"] == "money_moved"]
+    assert [
+        (m["kind"], m["player_id"], m["amount"], m["caller"], m["caller_role"]) for m in moved
+    ] == [
+        ("deposit", "lena", 700, "payments", "cashier"),
+        ("withdrawal", "lena", 200, "op", "operator"),
+    ]
+    assert all(m["transaction_id"] > 0 and not m["repeated"] for m in moved)
+    assert not any("authorization" in str(entry) or "Bearer" in str(entry) for entry in logs)
