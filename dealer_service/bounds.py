@@ -10,7 +10,7 @@ Unknown enum numbers are refused everywhere (:mod:`servicekit.bounds`).
 The values are a real room's, far inside int64, so that no later arithmetic can overflow a
 field or misbehave: a deadline is now + at most an hour; the room's default buy-ins (at most
 100 big blinds) of the highest stakes still fit the buy-in limit; a rake never exceeds its pot
-(:func:`rake_problem`). ``docs/security-inputs.md`` lists them (``python -m dealer_service.bounds``
+(:func:`rake_problem`). ``docs/security/inputs.md`` lists them (``python -m dealer_service.bounds``
 prints the table).
 
 >>> DEALER_BOUNDS.first_problem(dpb.SitDownRequest(table_id="t1", seat=3, buy_in=-5))
@@ -167,7 +167,7 @@ def rake_problem(rake: pb.RakeSchedule) -> str | None:
 
 
 def markdown_rows() -> str:
-    """The limits as the rows of a Markdown table (field, limit), as docs/security-inputs.md
+    """The limits as the rows of a Markdown table (field, limit), as docs/security/inputs.md
     shows them."""
     rows = DEALER_BOUNDS.rows(request_types())
     return "\n".join(f"| `{name.removeprefix('pokerpb.')}` | {words} |" for name, words in rows)

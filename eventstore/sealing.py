@@ -31,7 +31,7 @@ handed to any decoder (the unpicklers): a snapshot that fails is reported as
 **Rotation.** A keyring holds any number of keys, each with an id and a writer; verification
 looks a record's key up by the id in its seal, so records sealed with an old key still verify
 while ``sign_with`` names the new one. Retire a key only once nothing sealed with it is read any
-more (see docs/security-logs.md).
+more (see docs/security/table-log.md).
 
 >>> ring = new_keyring()
 >>> seal = seal_batch(ring.signer(Writer.DEALER), "t1", 0, "cmd-1", b"batch")
@@ -386,7 +386,7 @@ def _parse_sign_with(value: Any, keys: Mapping[str, WriterKey], source: str) -> 
 
 
 def parse_keyring(text: str, source: str = "<text>") -> Keyring:
-    """The keyring of a JSON document (see docs/security-logs.md); :class:`KeyringError` with
+    """The keyring of a JSON document (see docs/security/table-log.md); :class:`KeyringError` with
     a sentence naming ``source`` and the problem."""
     try:
         document = json.loads(text)

@@ -6,7 +6,7 @@ Its header names the signing key (``kid``); its claims are ``sub`` (the player o
 ``role`` (player, cashier, dealer or operator), ``iat`` (issued at) and ``exp`` (expiry), all
 required, times in unix seconds. Keys live in a :class:`TokenKeyring`: every key of the ring
 verifies, the ``current`` one signs, so a key is rotated with the old and the new valid side by
-side (see ``docs/security-tokens.md``). A bare secret (``--token-secret``) is the one-key ring
+side (see ``docs/security/tokens.md``). A bare secret (``--token-secret``) is the one-key ring
 ``{"current": "default", "keys": {"default": <secret>}}``.
 
 Checked in order, each failure its own error (all UNAUTHENTICATED): present

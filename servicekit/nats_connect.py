@@ -102,7 +102,7 @@ def load_credentials(path: str) -> NatsCredentials:
 class CredentialsFile:
     """The credentials file, read again at every (re)connect: a password is rotated by writing
     the file, then restarting nats-server with the new password; the service reconnects with
-    it, no restart of the service (docs/security-nats.md)."""
+    it, no restart of the service (docs/security/nats.md)."""
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -181,7 +181,7 @@ def require_log_keys(keyring: Keyring | None, service: str, prefix: str) -> Keyr
     if keyring is None:
         raise SystemExit(
             f"the {service} needs its log keyring: --log-keys PATH (or {prefix}LOG_KEYS); "
-            "see docs/security-logs.md"
+            "see docs/security/table-log.md"
         )
     return keyring
 

@@ -7,7 +7,7 @@ and nothing is written to the ledger. Unknown enum numbers are refused (:mod:`se
 
 These are the edge's sanity limits, far inside int64 (a hold's deadline is now + at most a day);
 the ledger's own per-transaction and per-account maxima, business settings, are checked by the
-ledger behind them. ``docs/security-inputs.md`` lists them (``python -m wallet_service.bounds``
+ledger behind them. ``docs/security/inputs.md`` lists them (``python -m wallet_service.bounds``
 prints the table).
 
 >>> WALLET_BOUNDS.first_problem(wpb.PlaceHoldRequest(hold_id="h1", ttl_ms=2**63 - 1))
@@ -82,7 +82,7 @@ def request_types() -> list[Descriptor]:
 
 
 def markdown_rows() -> str:
-    """The limits as the rows of a Markdown table (field, limit), as docs/security-inputs.md
+    """The limits as the rows of a Markdown table (field, limit), as docs/security/inputs.md
     shows them."""
     rows = WALLET_BOUNDS.rows(request_types())
     return "\n".join(f"| `{name.removeprefix('pokerpb.')}` | {words} |" for name, words in rows)

@@ -85,7 +85,7 @@ class WalletSettings:
     standby_poll_s: float = 1.0
     max_attempts: int = 5
     # The money limits, in minor units (see wallet_service.ledger.limits and
-    # docs/security-tokens.md): per deposit/withdrawal/hold, per account, in the whole ledger.
+    # docs/security/tokens.md): per deposit/withdrawal/hold, per account, in the whole ledger.
     max_transaction: int = DEFAULT_MAX_TRANSACTION
     max_account_balance: int = DEFAULT_MAX_ACCOUNT_BALANCE
     max_ledger_total: int = DEFAULT_MAX_LEDGER_TOTAL

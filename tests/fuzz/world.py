@@ -4,7 +4,7 @@ up with funded players, tables with and without a hand in progress, and what the
 
 Every call goes over real gRPC with the bytes the strategy drew (identity serializers, so
 bodies that are not protobuf reach the server as they are). After it, :meth:`World.verify`
-asserts the rule of docs/security-inputs.md: never INTERNAL or UNKNOWN (nor a unary call that
+asserts the rule of docs/security/inputs.md: never INTERNAL or UNKNOWN (nor a unary call that
 hangs), and a refused request appended and changed nothing, read from the two JetStream
 streams themselves:
 

@@ -11,7 +11,7 @@ from engine.table.config import default_buy_ins
 from pokerpb import events_pb2 as pb
 from wallet_service import bounds as wallet_bounds
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "security-inputs.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "security" / "inputs.md"
 INT64_MAX = 2**63 - 1
 
 
