@@ -50,7 +50,6 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-import hashlib
 import hmac
 import json
 import os
@@ -143,19 +142,20 @@ class Keyring:
         return self.keys.get(key_id)
 
 
-def _frame(mac: hmac.HMAC, *parts: bytes) -> None:
-    """Feed ``parts`` to ``mac``, each prefixed with its length (an unambiguous framing)."""
-    for part in parts:
-        mac.update(_U64.pack(len(part)))
-        mac.update(part)
+def _framed_mac(secret: bytes, *parts: bytes) -> bytes:
+    """HMAC-SHA256 of ``parts``, each prefixed with its length (an unambiguous framing).
+
+    One message and :func:`hmac.digest`'s one-shot C path: a replay checks a seal per record,
+    and a dozen ``update`` calls on an HMAC object cost more than the hashing itself."""
+    framed = b"".join(piece for part in parts for piece in (_U64.pack(len(part)), part))
+    return hmac.digest(secret, framed, "sha256")
 
 
 def _batch_mac(
     key: WriterKey, log_key: str, previous_position: int, msg_id: str, data: bytes
 ) -> bytes:
-    mac = hmac.new(key.secret, digestmod=hashlib.sha256)
-    _frame(
-        mac,
+    return _framed_mac(
+        key.secret,
         _DOMAIN_BATCH,
         key.id.encode(),
         log_key.encode(),
@@ -163,7 +163,6 @@ def _batch_mac(
         msg_id.encode(),
         data,
     )
-    return mac.digest()
 
 
 def _b64(raw: bytes) -> str:
@@ -238,9 +237,8 @@ def open_batch(
 
 
 def _snapshot_mac(key: WriterKey, bucket: str, log_key: str, position: int, data: bytes) -> bytes:
-    mac = hmac.new(key.secret, digestmod=hashlib.sha256)
-    _frame(
-        mac,
+    return _framed_mac(
+        key.secret,
         _DOMAIN_SNAPSHOT,
         key.id.encode(),
         bucket.encode(),
@@ -248,7 +246,6 @@ def _snapshot_mac(key: WriterKey, bucket: str, log_key: str, position: int, data
         _U64.pack(position),
         data,
     )
-    return mac.digest()
 
 
 def seal_snapshot(key: WriterKey, bucket: str, log_key: str, position: int, data: bytes) -> bytes:
