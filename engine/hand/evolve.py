@@ -42,6 +42,7 @@ from engine.hand.state import (
     SPLIT_OFFER,
     HandSetup,
     HandState,
+    changed_round,
 )
 from engine.hand.void import hand_voided
 from pokerpb import events_pb2 as pb
@@ -181,11 +182,11 @@ def _blind_posted(state: HandState, event: pb.BlindPosted) -> HandState:
     if event.kind == pb.BIG_BLIND:
         # The full big blind is the round's bet even when posted short (RULES.md §4.2.1).
         full_level = state.setup.config.stakes.big_blind
-        round_ = round_._replace(
-            level=max(round_.level, full_level), full_level=full_level, raises=1
+        round_ = changed_round(
+            round_, level=max(round_.level, full_level), full_level=full_level, raises=1
         )
     else:
-        round_ = round_._replace(level=max(round_.level, amount))
+        round_ = changed_round(round_, level=max(round_.level, amount))
     stacks, bets, contributions = _paid_in(state, index, amount)
     return state.changed(stacks=stacks, bets=bets, contributions=contributions, round=round_)
 
@@ -202,9 +203,10 @@ def _bring_in_posted(state: HandState, event: pb.BringInPosted) -> HandState:
     bring_in = state.setup.config.stakes.bring_in
     round_ = state.round
     if state.setup.config.structure is Structure.FIXED_LIMIT:
-        round_ = round_._replace(level=bring_in)
+        round_ = changed_round(round_, level=bring_in)
     else:
-        round_ = round_._replace(
+        round_ = changed_round(
+            round_,
             level=bring_in,
             full_level=bring_in,
             min_increment=max(round_.min_increment, bring_in),
@@ -325,7 +327,7 @@ def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
         # The round begins with its first turn; the limit cap is lifted heads-up (A11).
         policy = state.setup.config.rules.heads_up_uncap
         uncapped = policy is not HeadsUpUncap.NEVER and state.acting_count() == 2
-        round_ = round_._replace(uncapped=uncapped, started=True)
+        round_ = changed_round(round_, uncapped=uncapped, started=True)
     # A betting turn ends a draw or the split offer.
     return state.changed(round=round_, to_act=index, deadline=event.deadline, phase=BETTING)
 
@@ -347,7 +349,7 @@ def _maybe_uncap(state: HandState) -> HandState:
         and round_.raises < 1 + raise_cap(state.setup.config)
         and state.acting_count() == 2
     ):
-        return state.changed(round=round_._replace(uncapped=True))
+        return state.changed(round=changed_round(round_, uncapped=True))
     return state
 
 
@@ -391,7 +393,8 @@ def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed)
             # Fixed limit wagers a bigger unit only on an open pair on 4th street (RULES.md
             # §4.6): once a big bet is made, every later raise of the round is a big bet.
             unit = total - round_.full_level
-        round_ = round_._replace(
+        round_ = changed_round(
+            round_,
             level=total,
             full_level=total,
             min_increment=max(round_.min_increment, total - round_.level),
@@ -401,7 +404,7 @@ def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed)
         )
     else:
         # A short all-in raises what others must call, nothing else (RULES.md §4.5).
-        round_ = round_._replace(level=max(round_.level, total), aggressor=index)
+        round_ = changed_round(round_, level=max(round_.level, total), aggressor=index)
     stacks, bets, contributions = _paid_in(state, index, total - state.bets[index])
     acted = list(state.acted)
     acted[index] = round_.level

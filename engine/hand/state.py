@@ -16,7 +16,8 @@ from engine.games import GameDefinition
 from engine.hand.commands import HandConfig
 from engine.hand.pots import Pot
 
-# HandState.changed builds through tuple.__new__, skipping NamedTuple's generated __new__.
+# HandState.changed and changed_round build through tuple.__new__, skipping NamedTuple's
+# generated __new__: the engine's one speed trick on its values (see HandState.changed).
 _new_state = tuple.__new__
 
 NOBODY = -1
@@ -209,3 +210,28 @@ class HandChanges(TypedDict, total=False):
     split_pots: tuple[SplitPot, ...]
     offer_pots: tuple[Pot, ...]
     split_base: tuple[int, ...]
+
+
+_ROUND_INDEX: Final = {name: index for index, name in enumerate(Round._fields)}
+
+
+class RoundChanges(TypedDict, total=False):
+    """The fields of :class:`engine.betting.Round` that :func:`changed_round` may replace."""
+
+    level: int
+    full_level: int
+    min_increment: int
+    unit: int
+    raises: int
+    uncapped: bool
+    started: bool
+    aggressor: int
+
+
+def changed_round(round_: Round, **changes: Unpack[RoundChanges]) -> Round:
+    """``round_`` with the named fields replaced: :meth:`HandState.changed` for the betting
+    round (every turn's first action and every wager make one; ``_replace`` costs twice this)."""
+    fields: list[object] = list(round_)
+    for name, value in changes.items():
+        fields[_ROUND_INDEX[name]] = value
+    return _new_state(Round, fields)
