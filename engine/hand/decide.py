@@ -55,7 +55,7 @@ from engine.hand.draws import (
 )
 from engine.hand.errors import HandRuleError
 from engine.hand.events import HandEvent
-from engine.hand.evolve import apply, is_common_card_without_betting
+from engine.hand.evolve import HANDLERS_BY_TYPE, apply, is_common_card_without_betting
 from engine.hand.posts import post_extra_blinds, verify_posts
 from engine.hand.pots import Pot, split_evenly, split_high_low, split_in_order
 from engine.hand.protection import artificial_all_in, return_set_aside
@@ -86,7 +86,8 @@ class _Recorder:
     def emit(self, event: HandEvent) -> HandState:
         """Record ``event`` and apply it: the one handler of its kind in
         :data:`engine.hand.evolve.HANDLERS`, as replay and the table's fold apply it."""
-        state = apply(self.state, event)
+        # HANDLERS_BY_TYPE directly rather than through apply(): one call less per event.
+        state = HANDLERS_BY_TYPE[type(event)](self.state, event)
         self.state = state
         self.events.append(event)
         return state
