@@ -22,12 +22,12 @@ import structlog
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
-from dealer_service.repository import TableRepository, UntrustedRecord
 from engine.table import CloseTable, TableRuleError, execute
 from eventstore.api import ConcurrencyConflict, StoreUnavailable
 from eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
 from servicekit.background import BackgroundTask
-from servicekit.table_seals import WALLET_CLOSE_PREFIX
+from tablelog.repository import TableRepository, UntrustedRecord
+from tablelog.seals import WALLET_CLOSE_PREFIX
 from wallet_service.book import LedgerBook
 from wallet_service.metrics import WalletMetrics
 
