@@ -2,7 +2,8 @@
 
 A table with players (escrow) whose lease in the dealer's bucket stays free for
 ``abandon_after_s`` is closed here the way a dealer would: the table is rebuilt from its log
-(the dealer's own repository code: snapshot + events), the engine's ``CloseTable`` decides the
+(the table log's repository, :mod:`tablelog.repository`, that the dealer uses too: snapshot
++ events), the engine's ``CloseTable`` decides the
 events (void the hand, cash everyone out, close), and they are appended as one
 ``TableEventBatch`` with the expected last position. That check fences a late dealer out: if he
 appended first, this append fails and nothing happens; if this one lands first, the dealer that
