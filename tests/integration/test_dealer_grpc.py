@@ -11,7 +11,6 @@ import grpc
 import pytest
 
 from dealer_service.redaction import table_view
-from dealer_service.repository import decode_batch
 from dealer_service.testing import (
     Client,
     DealerHarness,
@@ -25,6 +24,7 @@ from engine.table import replay
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
+from tablelog.repository import decode_batch
 from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()

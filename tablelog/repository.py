@@ -4,7 +4,7 @@ A table's log is one subject of the tables stream; each record is one
 :class:`pokerpb.events_pb2.TableEventBatch`: every event one command caused, in order, appended
 as one unit with the expected last position (a second writer fails), ``msg_id`` = the command
 id (a retried append lands once) and the digest of the command's payload. The log is the record
-of every command id: the table's :class:`~dealer_service.command_ids.CommandIndex` finds any id
+of every command id: the table's :class:`~tablelog.command_ids.CommandIndex` finds any id
 of it (:meth:`TableRepository.find_command`), recent ones in memory, older ones by one read of
 the batch an archived hash points to. Every ``snapshot_every`` events the state goes to the
 snapshot bucket (compare-and-set on the position: an older snapshot never replaces a newer one).
@@ -13,7 +13,7 @@ waits for it, and a table crossing several multiples while one is being written 
 latest state next (:meth:`TableRepository.flush_snapshots` waits for them: tests, shutdown).
 
 **Only trusted writers' records.** Every batch is appended with its seal
-(:class:`servicekit.table_seals.TableSeals`: the writer's MAC over the table id, the expected
+(:class:`tablelog.seals.TableSeals`: the writer's MAC over the table id, the expected
 previous position, the command id and the exact bytes), and every record a rebuild folds is
 checked first, against the position of the record before it: a forged or replayed record stops
 the rebuild with :class:`UntrustedRecord` (FAILED_PRECONDITION, the table is not served), it is
@@ -33,10 +33,6 @@ from dataclasses import dataclass, field
 import grpc
 import structlog
 
-from dealer_service.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
-from dealer_service.command_ids import derived_digest as _derived_digest
-from dealer_service.metrics import DealerMetrics
-from dealer_service.snapshot_codec import SnapshotLayoutMismatch, decode_table, encode_table
 from engine.table import TableEventBody, TableState, envelopes
 from engine.table.evolve import Fold, fold
 from eventstore.api import EventStore, Record, StoreUnavailable
@@ -44,7 +40,11 @@ from eventstore.sealing import Refusal, SealedSnapshotStore, SealRefused, Writer
 from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
 from pokerpb import events_pb2 as pb
 from servicekit.errors import ServiceError
-from servicekit.table_seals import TableSeals
+from tablelog.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
+from tablelog.command_ids import derived_digest as _derived_digest
+from tablelog.metrics import TableLogMetrics
+from tablelog.seals import TableSeals
+from tablelog.snapshot_codec import SnapshotLayoutMismatch, decode_table, encode_table
 
 _log = structlog.get_logger(__name__)
 
@@ -105,7 +105,7 @@ class TableRepository:
         self,
         store: EventStore,
         snapshots: SnapshotStore,
-        metrics: DealerMetrics,
+        metrics: TableLogMetrics,
         *,
         seals: TableSeals,
         snapshot_bucket: str = "POKER_SNAPSHOTS",
@@ -135,7 +135,7 @@ class TableRepository:
         self._snapshot_next: dict[str, LoadedTable] = {}
 
     @property
-    def metrics(self) -> DealerMetrics:
+    def metrics(self) -> TableLogMetrics:
         """The metrics this repository counts into (tests and tools)."""
         return self._metrics
 
@@ -249,7 +249,7 @@ class TableRepository:
 
     async def proven_digest(self, table_id: str, outcome: Outcome) -> bytes:
         """The payload digest of a command: its batch's, or (a batch written before digests)
-        the one its events prove (:func:`~dealer_service.command_ids.derived_digest`); empty if
+        the one its events prove (:func:`~tablelog.command_ids.derived_digest`); empty if
         nothing can be compared."""
         if outcome.digest:
             return outcome.digest
