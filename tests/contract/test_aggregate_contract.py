@@ -238,7 +238,7 @@ class _AlwaysOvertaken:
 async def test_retries_end_after_max_attempts_with_a_concurrency_conflict(stores: Stores) -> None:
     key = new_key()
     racing = _AlwaysOvertaken(stores.events)
-    writer = tally(stores, attempts=3, events=racing)  # type: ignore[arg-type]
+    writer = tally(stores, attempts=3, events=racing)
     conflicts: list[Loaded[Tally]] = []
     with pytest.raises(RetriesExhausted) as raised:
         await writer.execute(
