@@ -337,12 +337,12 @@ class Aggregate(Generic[S, E]):
         on_conflict: Callable[[int, Loaded[S]], None] | None = None,
     ) -> tuple[Loaded[S], E | None]:
         """Decide on ``loaded`` and append; on a conflict catch up and decide again, at most
-        ``max_attempts`` (default: :attr:`max_attempts`) times in all. Returns the aggregate after the command and its
-        events (None, and ``loaded`` as it was then, when ``decide`` found nothing to append).
-        Errors of ``decide`` and of the store propagate; after the last conflict,
-        :class:`RetriesExhausted`. ``on_conflict(attempt, caught_up)`` hears each conflict with
-        the aggregate caught up after it: the caller keeps that one (the next command starts
-        from the log as it is, whatever this one's fate)."""
+        ``max_attempts`` (default: :attr:`max_attempts`) times in all. Returns the aggregate
+        after the command and its events (None, and ``loaded`` as it was then, when ``decide``
+        found nothing to append). Errors of ``decide`` and of the store propagate; after the
+        last conflict, :class:`RetriesExhausted`. ``on_conflict(attempt, caught_up)`` hears
+        each conflict with the aggregate caught up after it: the caller keeps that one (the
+        next command starts from the log as it is, whatever this one's fate)."""
         attempts = self.max_attempts if max_attempts is None else max_attempts
         last = ConcurrencyConflict(loaded.key, loaded.position, loaded.position)
         for attempt in range(1, attempts + 1):
