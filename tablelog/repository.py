@@ -10,7 +10,8 @@ the batch an archived hash points to. Every ``snapshot_every`` events the state 
 snapshot bucket (compare-and-set on the position: an older snapshot never replaces a newer one).
 The snapshot is written off the command path, by one background task per table: a command never
 waits for it, and a table crossing several multiples while one is being written saves only the
-latest state next (:meth:`TableRepository.flush_snapshots` waits for them: tests, shutdown).
+latest state next (:meth:`TableRepository.flush_snapshots` waits for them: tests, shutdown):
+the one snapshot schedule of :class:`eventstore.aggregate.SnapshotSchedule`.
 
 **Only trusted writers' records.** Every batch is appended with its seal
 (:class:`tablelog.seals.TableSeals`: the writer's MAC over the table id, the expected
@@ -23,8 +24,6 @@ before they are unpickled); one that fails is ignored and the log replayed.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import pickle
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -35,6 +34,7 @@ import structlog
 
 from engine.table import TableEventBody, TableState, envelopes
 from engine.table.evolve import Fold, fold
+from eventstore.aggregate import SnapshotSchedule
 from eventstore.api import EventStore, Record, StoreUnavailable
 from eventstore.sealing import Refusal, SealedSnapshotStore, SealRefused, Writer
 from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
@@ -79,6 +79,12 @@ class LoadedTable:
     def version(self) -> int:
         """The version of the table's last event (0 for no table)."""
         return 0 if self.state is None else self.state.version
+
+
+def _encode_loaded(loaded: LoadedTable) -> bytes:
+    """The snapshot bytes of a loaded table (:func:`~tablelog.snapshot_codec.encode_table`)."""
+    assert loaded.state is not None
+    return encode_table(loaded.state, loaded.commands)
 
 
 def decode_batch(record: Record) -> pb.TableEventBatch:
@@ -129,10 +135,13 @@ class TableRepository:
             on_refused=lambda reason: metrics.snapshots_refused.labels(reason=reason.value).inc(),
         )
         self._metrics = metrics
-        self._snapshot_every = snapshot_every
-        self._save_snapshots = save_snapshots
-        self._snapshot_tasks: dict[str, asyncio.Task[None]] = {}
-        self._snapshot_next: dict[str, LoadedTable] = {}
+        self._schedule: SnapshotSchedule[LoadedTable] = SnapshotSchedule(
+            self._snapshots,
+            _encode_loaded,
+            every=snapshot_every,
+            enabled=save_snapshots,
+            on_written=lambda key, position, size: metrics.snapshots_written.inc(),
+        )
 
     @property
     def metrics(self) -> TableLogMetrics:
@@ -297,45 +306,19 @@ class TableRepository:
         return await self._maybe_snapshot(after)
 
     async def _maybe_snapshot(self, loaded: LoadedTable) -> LoadedTable:
-        """Schedule a snapshot if ``loaded`` crossed a multiple of N events since the last one."""
+        """Schedule a snapshot if ``loaded`` crossed a multiple of N events since the last one
+        (:class:`eventstore.aggregate.SnapshotSchedule`: written off the command path)."""
         assert loaded.state is not None
-        every = self._snapshot_every
-        if not self._save_snapshots or loaded.version // every <= loaded.snapshot_version // every:
+        if not self._schedule.due(loaded.snapshot_version, loaded.version):
             return loaded
-        self._snapshot_next[loaded.table_id] = loaded
-        if loaded.table_id not in self._snapshot_tasks:
-            task = asyncio.get_running_loop().create_task(self._write_snapshots(loaded.table_id))
-            self._snapshot_tasks[loaded.table_id] = task
+        self._schedule.schedule(loaded.table_id, loaded.position, loaded)
         return LoadedTable(
             loaded.table_id, loaded.state, loaded.position, loaded.commands, loaded.version
         )
 
-    async def _write_snapshots(self, table_id: str) -> None:
-        """Save the latest scheduled state of ``table_id`` until none is left (one at a time)."""
-        try:
-            while (loaded := self._snapshot_next.pop(table_id, None)) is not None:
-                assert loaded.state is not None
-                try:
-                    data = encode_table(loaded.state, loaded.commands)
-                    await self._snapshots.save(table_id, loaded.position, data)
-                except Exception as error:  # a snapshot is an optimization: never fail a command
-                    _log.warning("snapshot_failed", table_id=table_id, error=repr(error))
-                    continue
-                self._metrics.snapshots_written.inc()
-        finally:
-            self._snapshot_tasks.pop(table_id, None)
-
     async def flush_snapshots(self, timeout_s: float = 5.0) -> None:
         """Wait (at most ``timeout_s``, then cancel) for the snapshots being written."""
-        tasks = list(self._snapshot_tasks.values())
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._schedule.flush(timeout_s)
 
     async def snapshot(self, table_id: str) -> Snapshot | None:
         """The stored snapshot of ``table_id`` (tests and tools)."""

@@ -131,6 +131,7 @@ class Wallet:
         await self.reaper.stop()
         await self.expiry.stop()
         await self.consumer.stop()
+        await self.book.flush_snapshots()  # written off the command path: finish the last one
         self.book.close()
         self.metrics.leader.set(0)
 
