@@ -21,8 +21,9 @@ from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 from servicekit.auth import Principal, Role, current_principal
-from servicekit.errors import ExtraFamilies, InvalidArgument, PermissionDenied, RuleViolation
+from servicekit.errors import InvalidArgument, PermissionDenied, RuleViolation
 from servicekit.errors import NotFound as ServiceNotFound
+from servicekit.status import ExtraFamilies
 from wallet_service import ledger
 from wallet_service.book import LedgerBook
 from wallet_service.bounds import MAX_CLIENT_KEY, MAX_PAGE, WALLET_BOUNDS
