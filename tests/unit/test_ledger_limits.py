@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pokerpb import wallet_pb2 as wpb
-from wallet_service.grpc_api import balance_of
+from wallet_service.wire import balance_of
 from wallet_service.ledger import (
     DEFAULT_LIMITS,
     Deposit,
