@@ -29,7 +29,6 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
-import grpc
 import structlog
 
 from engine.table import TableEventBody, TableState, envelopes
@@ -39,7 +38,7 @@ from eventstore.api import EventStore, Record, StoreUnavailable
 from eventstore.sealing import Refusal, SealedSnapshotStore, SealRefused, Writer
 from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
 from pokerpb import events_pb2 as pb
-from servicekit.errors import ServiceError
+from servicekit.errors import RuleViolation
 from tablelog.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
 from tablelog.command_ids import derived_digest as _derived_digest
 from tablelog.metrics import TableLogMetrics
@@ -49,11 +48,9 @@ from tablelog.snapshot_codec import SnapshotLayoutMismatch, decode_table, encode
 _log = structlog.get_logger(__name__)
 
 
-class UntrustedRecord(ServiceError):
+class UntrustedRecord(RuleViolation):
     """A record of the table's log that no trusted writer sealed there: the table is not
-    served until an operator looked at it (FAILED_PRECONDITION)."""
-
-    code = grpc.StatusCode.FAILED_PRECONDITION
+    served until an operator looked at it (a rule broken: FAILED_PRECONDITION at the edge)."""
 
     def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
         super().__init__(

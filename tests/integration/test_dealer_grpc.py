@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.redaction import table_view
 from dealer_service.testing import (
     Client,
     DealerHarness,
@@ -20,6 +19,7 @@ from dealer_service.testing import (
     new_secret,
 )
 from dealer_service.wallet_port import InMemoryWallet
+from dealer_service.wire import table_view
 from engine.table import replay
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb

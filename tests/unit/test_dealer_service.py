@@ -10,10 +10,11 @@ from dealer_service.clock import Wake, next_wake
 from dealer_service.config import CrashRule, load_settings
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
-from dealer_service.redaction import redact_event, table_view
+from dealer_service.redaction import redact_event
 from dealer_service.tables import TableService
 from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import InMemoryWallet, InsufficientFunds
+from dealer_service.wire import table_view
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
 from engine.table import (

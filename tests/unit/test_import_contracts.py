@@ -4,7 +4,11 @@
 - the wallet's ledger (``wallet_service.ledger``) only the standard library, ``pokerpb`` and itself;
 - the dealer and the wallet never import each other: what both need of the table stream is in
   ``tablelog``, which imports neither;
-- nothing outside ``tests`` imports ``tests``.
+- nothing outside ``tests`` imports ``tests``;
+- the application knows nothing of gRPC: only the transport edge (the servicers, the ``wire``
+  modules, the apps that serve them, the gRPC client of the wallet, servicekit's server stack)
+  and the tools import ``grpc``, or ``servicekit.status``, the one table from the application's
+  error families to gRPC status.
 
 Every import counts: at module level, inside functions and under ``TYPE_CHECKING`` alike.
 """
@@ -36,6 +40,39 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("bench/wallet.py", "tests.support.nats_server"): "a real nats-server, as the tests run",
     ("bench/wallet.py", "tests.support.service_process"): "real service processes",
 }
+
+#: The transport edge and the tools: the modules that may speak gRPC. Everything else under
+#: the service packages is the application, and does not.
+GRPC_EDGE: frozenset[str] = frozenset(
+    {
+        # the servicers, their conversions and the apps that serve them
+        "dealer_service/grpc_api.py",
+        "dealer_service/wire.py",
+        "dealer_service/app.py",
+        "wallet_service/grpc_api.py",
+        "wallet_service/wire.py",
+        "wallet_service/app.py",
+        # the dealer's gRPC client of the wallet: the edge on the way out (statuses back to
+        # the application's families)
+        "dealer_service/wallet_client.py",
+        # the tools: pokerctl, the development runner, the client helpers of the tests
+        "dealer_service/cli.py",
+        "dealer_service/devrun.py",
+        "dealer_service/testing.py",
+        "wallet_service/testing.py",
+        # servicekit's gRPC side: the server, its interceptor stack, the status table, the
+        # authenticating interceptor, the request decoding guard, channel/server credentials
+        "servicekit/server.py",
+        "servicekit/stack.py",
+        "servicekit/interceptors.py",
+        "servicekit/status.py",
+        "servicekit/auth.py",
+        "servicekit/decoding.py",
+        "servicekit/tls.py",
+    }
+)
+#: What the application may not import: gRPC itself, and the edge's status table.
+GRPC_MODULES = ("grpc", "grpc_health", "grpc_reflection", "servicekit.status")
 
 
 def _modules(package: str) -> Iterator[tuple[str, Path]]:
@@ -126,11 +163,33 @@ def test_nothing_outside_the_tests_imports_them(package: str) -> None:
     assert _forbidden(package, ("tests",)) == []
 
 
+@pytest.mark.parametrize(
+    "package", ["dealer_service", "wallet_service", "tablelog", "eventstore", "servicekit"]
+)
+def test_the_application_knows_nothing_of_grpc(package: str) -> None:
+    found = [
+        violation
+        for violation in _forbidden(package, GRPC_MODULES)
+        if violation.split(":", 1)[0] not in GRPC_EDGE
+    ]
+    assert found == []
+
+
+def test_the_application_error_families_know_nothing_of_grpc() -> None:
+    """The families the application raises carry no status: only the edge's table does."""
+    assert list(_imports(ROOT / "servicekit" / "errors.py")) == ["__future__"]
+
+
+def test_every_edge_module_exists() -> None:
+    """A module named on the edge list that is gone would let its successor slip by."""
+    assert sorted(name for name in GRPC_EDGE if not (ROOT / name).is_file()) == []
+
+
 def test_every_known_exception_is_still_needed() -> None:
     """An exception that no file needs any more is taken off the list (it would hide a new one)."""
     used = {
         (relative, name)
-        for package in ("dealer_service", "wallet_service", "bench")
+        for package in ("dealer_service", "wallet_service", "bench", "tablelog")
         for relative, path in _modules(package)
         for name in _imports(path)
     }
