@@ -24,10 +24,8 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from bench.harness import Result, gc_paused
-from dealer_service.command_ids import CommandIndex, Outcome
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
-from dealer_service.repository import TableRepository
 from dealer_service.tables import TableService
 from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import DevWallet
@@ -35,6 +33,8 @@ from engine.betting import Stakes, Structure
 from engine.table import make_config
 from eventstore.memory import InMemoryEventStore
 from eventstore.snapshots import InMemorySnapshotStore
+from tablelog.command_ids import CommandIndex, Outcome
+from tablelog.repository import TableRepository
 
 IDS = 1_000_000
 LOOKUPS = 20_000
@@ -102,7 +102,7 @@ async def _command_path(archived: int) -> float:
     repository = TableRepository(
         InMemoryEventStore(),
         InMemorySnapshotStore(),
-        metrics,
+        metrics.table_log,
         seals=harness_seals(),
         snapshot_every=10**12,
     )

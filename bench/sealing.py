@@ -16,7 +16,7 @@ from bench.harness import Result, rates
 from bench.services import engine_table, play_hands
 from eventstore.sealing import Writer, new_keyring
 from pokerpb import events_pb2 as pb
-from servicekit.table_seals import TableSeals
+from tablelog.seals import TableSeals
 
 HANDS = 200
 SEED = 20261201

@@ -31,7 +31,7 @@ a temporary store directory) started here and stopped at the end.
   and the dealer next to the shell.
 * **Rebuild.** A table log of :data:`REPLAY_HANDS` hands played by the pure engine in this process
   (one record per command, as the dealer writes them) is folded by the dealer's
-  :class:`~dealer_service.repository.TableRepository` with no snapshot, against the raw read of
+  :class:`~tablelog.repository.TableRepository` with no snapshot, against the raw read of
   the same subject by an ordered consumer (best of :data:`REPEATS` each).
 * **Recovery.** A table with 10^6 events in its log is rebuilt from its snapshot plus the events
   after it. The history is built in a few seconds: seat two players, then the prefix is the cheap
@@ -74,9 +74,7 @@ from prometheus_client import CollectorRegistry
 from bench.harness import Result, gc_paused
 from bench.policy import choose_action
 from bench.shell import METHOD as SHELL_METHOD
-from dealer_service.command_ids import CommandIndex, Outcome
 from dealer_service.metrics import DealerMetrics
-from dealer_service.repository import LoadedTable, TableRepository, decode_batch
 from dealer_service.testing import Client, harness_seals, new_secret
 from dealer_service.testing import choose_action as choose_wire_action
 from engine.betting import Stakes, Structure
@@ -101,6 +99,8 @@ from eventstore.snapshots import InMemorySnapshotStore, JetStreamSnapshotStore, 
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
+from tablelog.command_ids import CommandIndex, Outcome
+from tablelog.repository import LoadedTable, TableRepository, decode_batch
 from tests.support.nats_server import NatsServer
 from tests.support.service_process import ServiceProcess, harness_log_keys_file
 
@@ -738,7 +738,11 @@ async def rebuild(nats_url: str) -> list[Result]:
         end = await publish_all(js, store, "replayed", records)
         events = table.state.version
         no_snapshot = TableRepository(
-            store, InMemorySnapshotStore(), metrics, seals=harness_seals(), snapshot_every=10**12
+            store,
+            InMemorySnapshotStore(),
+            metrics.table_log,
+            seals=harness_seals(),
+            snapshot_every=10**12,
         )
         loaded: list[LoadedTable] = []
 
@@ -824,7 +828,7 @@ async def recovery_time(
     repository = TableRepository(
         store,
         snapshots,
-        metrics,
+        metrics.table_log,
         seals=harness_seals(),
         snapshot_bucket=bucket,
         snapshot_every=SNAPSHOT_EVERY,

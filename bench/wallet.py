@@ -664,6 +664,8 @@ async def _measure(
         store = JetStreamEventStore(
             js, StreamSettings(stream=TABLE_STREAM, subject_prefix=TABLE_PREFIX)
         )
+        # The dealer creates the table stream; the wallet only looks it up (tablelog).
+        await store.ensure_stream()
         for multiple, tables in histories.items():
             results += await measure_rate(
                 multiple,

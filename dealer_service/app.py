@@ -15,16 +15,14 @@ from nats.aio.client import Client
 from prometheus_client import CollectorRegistry
 
 from dealer_service.config import DealerSettings
-from dealer_service.feed import JetStreamFeed
 from dealer_service.grpc_api import ERROR_FAMILIES, ROLES_BY_METHOD, SERVICE_NAME, DealerServicer
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import LeaseOwnership, TakeoverScanner
-from dealer_service.repository import TableRepository
 from dealer_service.tables import TableService
 from dealer_service.wallet_client import GrpcWallet
 from dealer_service.wallet_port import DevWallet, WalletPort
 from engine.evaluation import load_all_rankings
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from eventstore.jetstream import JetStreamEventStore
 from eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from eventstore.sealing import Writer
 from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
@@ -33,8 +31,10 @@ from servicekit.nats_connect import connect_nats, drain_nats, service_nats_setti
 from servicekit.observability import GrpcMetrics
 from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
 from servicekit.settings import require_log_keys
-from servicekit.table_seals import TableSeals
 from servicekit.tls import ClientTls, ServerTls
+from tablelog.feed import JetStreamFeed
+from tablelog.repository import TableRepository
+from tablelog.seals import TableSeals
 
 _log = structlog.get_logger(__name__)
 
@@ -103,14 +103,14 @@ async def build_dealer(
     load_all_rankings()
     nats = await connect_nats(service_nats_settings(settings, f"dealer-{settings.owner_id}"))
     js = nats.jetstream()
-    store = JetStreamEventStore(
-        js, StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix)
-    )
+    table_log = settings.table_log
+    # The dealer owns the table log: it creates the stream and buckets (the wallet looks them up).
+    store = JetStreamEventStore(js, table_log.stream_settings)
     await store.ensure_stream()
-    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=settings.snapshot_bucket))
+    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=table_log.snapshot_bucket))
     await snapshots.ensure_bucket()
     leases = JetStreamLeaseStore(
-        js, LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s)
+        js, LeaseSettings(bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s)
     )
     await leases.ensure_bucket()
 
@@ -118,10 +118,10 @@ async def build_dealer(
     repository = TableRepository(
         store,
         snapshots,
-        metrics,
+        metrics.table_log,
         recent_commands=settings.recent_command_ids,
         seals=seals,
-        snapshot_bucket=settings.snapshot_bucket,
+        snapshot_bucket=table_log.snapshot_bucket,
         snapshot_every=settings.snapshot_every,
     )
     ownership = LeaseOwnership(leases, settings.owner_id, metrics)

@@ -34,6 +34,7 @@ from servicekit.settings import (
     token_keys,
     token_secret,
 )
+from tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 
 
 class CrashRule(enum.StrEnum):
@@ -67,10 +68,11 @@ class DealerSettings:
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50051
     metrics_port: int = 9464
-    stream: str = "POKER_TABLES"
-    subject_prefix: str = "poker.table"
-    snapshot_bucket: str = "POKER_SNAPSHOTS"
-    lease_bucket: str = "POKER_LEASES"
+    # The table log's names (tablelog.settings owns the defaults; the dealer creates them).
+    stream: str = DEFAULT_TABLE_LOG.stream
+    subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
+    snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
+    lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
     snapshot_every: int = 100
     # Command ids per table kept in a dict (the rest: 16 bytes each in the archive of hashes).
     recent_command_ids: int = 2048
@@ -105,6 +107,13 @@ class DealerSettings:
     def token_keyring(self) -> TokenKeyring:
         """The keys the service verifies tokens with and signs its own with."""
         return self.token_keys or TokenKeyring.single(self.token_secret)
+
+    @property
+    def table_log(self) -> TableLogSettings:
+        """The table log's names (the stream, its subjects, the snapshot and lease buckets)."""
+        return TableLogSettings(
+            self.stream, self.subject_prefix, self.snapshot_bucket, self.lease_bucket
+        )
 
 
 _ENV_PREFIX = "DEALER_"

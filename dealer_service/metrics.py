@@ -8,6 +8,7 @@ import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from servicekit.observability import DURATION_BUCKETS
+from tablelog.metrics import TableLogMetrics
 
 
 class DealerMetrics:
@@ -16,6 +17,8 @@ class DealerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         registry = registry if registry is not None else prometheus_client.REGISTRY
         self.registry = registry
+        #: The table repository's own metrics (``poker_dealer_append_duration_seconds``, ...).
+        self.table_log = TableLogMetrics(registry, prefix="poker_dealer")
         self.hands_started = Counter(
             "poker_dealer_hands_started",
             "Hands dealt, by game and betting structure.",
@@ -34,12 +37,6 @@ class DealerMetrics:
             ["action"],
             registry=registry,
         )
-        self.append_duration = Histogram(
-            "poker_dealer_append_duration_seconds",
-            "Time to append one command's events to the table log.",
-            buckets=DURATION_BUCKETS,
-            registry=registry,
-        )
         self.conflicts = Counter(
             "poker_dealer_concurrency_conflicts",
             "Appends refused because the table log moved (each is reloaded and decided again).",
@@ -50,35 +47,6 @@ class DealerMetrics:
             "Appends the store found to repeat a command id already in the table's log (nothing "
             "appended; answered from the first batch). Should stay 0: the dealer's own index "
             "knows every id of its tables.",
-            registry=registry,
-        )
-        self.replay_duration = Histogram(
-            "poker_dealer_replay_duration_seconds",
-            "Time to rebuild a table from its snapshot and log.",
-            buckets=DURATION_BUCKETS,
-            registry=registry,
-        )
-        self.events_replayed = Counter(
-            "poker_dealer_events_replayed",
-            "Events folded while rebuilding tables.",
-            registry=registry,
-        )
-        self.snapshots_written = Counter(
-            "poker_dealer_snapshots_written",
-            "Table snapshots saved to the KV bucket.",
-            registry=registry,
-        )
-        self.records_refused = Counter(
-            "poker_dealer_log_records_refused",
-            "Table-log records whose seal failed on a rebuild (the table is not served), by "
-            "reason (missing, malformed, unknown_key, bad_mac, misplaced, wrong_writer).",
-            ["reason"],
-            registry=registry,
-        )
-        self.snapshots_refused = Counter(
-            "poker_dealer_snapshots_refused",
-            "Table snapshots ignored because their seal failed (replayed from the log), by reason.",
-            ["reason"],
             registry=registry,
         )
         self.lease_changes = Counter(

@@ -15,11 +15,11 @@ from typing import Protocol
 
 import structlog
 
-from dealer_service.feed import TableFeed
 from dealer_service.metrics import DealerMetrics
 from eventstore.api import StoreUnavailable
 from eventstore.leases import LeaseKeeper, LeaseStore
 from servicekit.background import BackgroundTask
+from tablelog.feed import TableFeed
 
 _log = structlog.get_logger(__name__)
 

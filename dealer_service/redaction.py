@@ -1,4 +1,5 @@
-"""What one viewer may see of a table: per-viewer copies of events and of the table state.
+"""What one viewer may see of a table: per-viewer copies of events, and whose cards the table's
+state shows him (the view itself is built in :mod:`dealer_service.wire`).
 
 The raw log holds every secret of a hand: HandStarted carries the whole shuffled deck (and
 DiscardsReshuffled a new stub), each HoleCardsDealt every seat's cards and each CardsDrawn the
@@ -19,41 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.hand.codec import cards_to_wire
 from engine.hand.state import SHOWN, HandState
-from engine.table import (
-    SeatStatus,
-    TableState,
-    draw_option,
-    legal_actions,
-    seat_views,
-    split_offer,
-)
-from engine.table.config import TableConfig, config_to_wire
-from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 
 HIDDEN_CARD = "??"
-
-_SEAT_STATES = {
-    SeatStatus.IN_HAND: dpb.SEAT_IN_HAND,
-    SeatStatus.PLAYING: dpb.SEAT_PLAYING,
-    SeatStatus.WAITING: dpb.SEAT_WAITING,
-    SeatStatus.SITTING_OUT: dpb.SEAT_SITTING_OUT,
-    SeatStatus.LEAVING: dpb.SEAT_LEAVING,
-    SeatStatus.BUSTED: dpb.SEAT_BUSTED,
-}
-
-#: The engine's action names -> the wire enum (and back, in grpc_api).
-ACTION_KINDS = {
-    "fold": dpb.ACTION_FOLD,
-    "check": dpb.ACTION_CHECK,
-    "call": dpb.ACTION_CALL,
-    "bet": dpb.ACTION_BET,
-    "raise": dpb.ACTION_RAISE,
-    "bring_in": dpb.ACTION_BRING_IN,
-    "complete": dpb.ACTION_COMPLETE,
-}
 
 
 def hidden(cards: str) -> str:
@@ -118,97 +88,12 @@ class SeatTracker:
         return None
 
 
-# --- the table as one viewer sees it ------------------------------------------------------------
+# --- the table state: whose cards a viewer sees ------------------------------------------------
 
 
-_CONFIG_WIRES: dict[int, tuple[TableConfig, pb.TableConfig]] = {}
-_CONFIG_WIRES_MAX = 4096
-
-
-def _config_wire(config: TableConfig) -> pb.TableConfig:
-    """``config_to_wire(config)``, converted once per config object (a table keeps its config
-    object from one state to the next; the entry holds the object, so its id stays its own)."""
-    entry = _CONFIG_WIRES.get(id(config))
-    if entry is not None and entry[0] is config:
-        return entry[1]
-    if len(_CONFIG_WIRES) >= _CONFIG_WIRES_MAX:
-        _CONFIG_WIRES.clear()
-    wire = config_to_wire(config)
-    _CONFIG_WIRES[id(config)] = (config, wire)
-    return wire
-
-
-def table_view(table_id: str, state: TableState, viewer: str | None) -> dpb.TableView:
-    """The state of the table for ``viewer`` (a player id; None for spectators and operators)."""
-    your_seat = state.seat_of(viewer) if viewer is not None else None
-    view = dpb.TableView(
-        table_id=table_id,
-        version=state.version,
-        config=_config_wire(state.config),
-        closed=state.closed,
-        next_hand_at=state.next_hand_at,
-        your_seat=your_seat or 0,
-        hands_started=state.hands_started,
-    )
-    hand = state.hand
-    for seat in seat_views(state):
-        entry = view.seats.add(
-            seat=seat.seat,
-            player_id=seat.player_id,
-            stack=seat.stack,
-            state=_SEAT_STATES[seat.status],
-            owes_small_blind=seat.owes_small_blind,
-            owes_big_blind=seat.owes_big_blind,
-        )
-        if hand is not None and seat.seat in hand.setup.seats:
-            _fill_hand_seat(entry, hand, seat.seat, mine=seat.seat == your_seat)
-    if hand is not None:
-        _fill_hand(view.hand, state, hand)
-    return view
-
-
-def _fill_hand_seat(entry: dpb.SeatView, hand: HandState, seat: int, *, mine: bool) -> None:
-    index = hand.setup.index_of(seat)
-    entry.up_cards = cards_to_wire(hand.up[index])
-    if not hand.ended:
-        entry.bet = hand.bets[index]
-        entry.folded = hand.folded[index]
-    # Own cards only while the hand runs: once it is over the seat may pass to someone else.
-    if (mine and not hand.ended) or hand.showdown[index] == SHOWN:
-        entry.cards = cards_to_wire(hand.hole[index])
-
-
-def _fill_hand(view: dpb.HandView, state: TableState, hand: HandState) -> None:
-    view.hand_id = hand.setup.hand_id
-    view.button = hand.setup.button_seat  # a dead button sits on a seat not dealt in
-    view.street = hand.street
-    view.board = cards_to_wire(hand.board)
-    view.pot = 0 if hand.ended else hand.pot
-    to_act = hand.seat_to_act
-    if hand.ended or to_act is None:
-        return
-    view.seat_to_act = to_act
-    view.deadline = hand.deadline
-    for option in legal_actions(state, to_act):
-        view.legal_actions.add(
-            action=ACTION_KINDS[option.action.value],
-            min_amount=option.min_amount,
-            max_amount=option.max_amount,
-        )
-    _fill_draw_turn(view, state, to_act)
-
-
-def _fill_draw_turn(view: dpb.HandView, state: TableState, to_act: int) -> None:
-    """What a draw game asks of the seat to act besides betting: a draw, or the split offer
-    (both queries answer None at once in the other games)."""
-    draw = draw_option(state, to_act)
-    if draw is not None:
-        view.turn = pb.TURN_DRAW
-        view.draw.max_discard = draw.max_discard
-        return
-    offer = split_offer(state, to_act)
-    if offer is not None:
-        view.turn = pb.TURN_SPLIT_OFFER
-        view.split_offer.pots.extend(offer.pots)
-        view.split_offer.amounts.extend(offer.amounts)
-        view.split_offer.may_bet = offer.may_bet
+def sees_hole_cards(hand: HandState, index: int, *, mine: bool) -> bool:
+    """Whether a viewer sees the hole cards of the dealt-in seat at ``index`` of ``hand`` in the
+    table's state (:func:`dealer_service.wire.table_view` writes them only then): his own
+    (``mine``) only while the hand runs - once it is over the seat may pass to someone else -,
+    anyone's once shown."""
+    return (mine and not hand.ended) or hand.showdown[index] == SHOWN

@@ -3,7 +3,7 @@
 Every command follows one path (:meth:`TableService._execute`): under the table's lock, make
 sure this process owns the table, answer a command id seen before with its first outcome (the
 table's log is the record: any id it holds, however old; the same id with another payload is
-refused, :class:`~dealer_service.command_ids.CommandIdReused`), read the clock, build the
+refused, :class:`~tablelog.command_ids.CommandIdReused`), read the clock, build the
 engine command, ``execute`` it (rule errors propagate with the engine's sentence), append the
 events as one batch with the expected position and the digest of the command's payload, and on
 a conflict reload and decide again, a bounded number of times. Timed steps (time-outs, the next
@@ -26,15 +26,11 @@ from dataclasses import dataclass
 
 import structlog
 
-from dealer_service import command_ids
 from dealer_service.clock import TableTimers, Wake, now_ms
-from dealer_service.command_ids import CommandIdReused, Outcome
 from dealer_service.config import CrashRule
-from dealer_service.feed import TableFeed
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import OwnershipGate
 from dealer_service.redaction import SeatTracker, redact_event
-from dealer_service.repository import LoadedTable, TableRepository, decode_batch
 from dealer_service.wallet_port import WalletPort, verify_open_hold
 from dealer_service.watchers import DEFAULT_BACKLOG, DEFAULT_MAX_STREAMS_PER_CALLER, WatchHub
 from engine.cards import Card, format_cards
@@ -69,6 +65,10 @@ from eventstore.api import ConcurrencyConflict, DuplicateAppend, StoreUnavailabl
 from pokerpb import events_pb2 as pb
 from servicekit.errors import Conflict, NotFound, PermissionDenied, RuleViolation, Unavailable
 from servicekit.observability import CachedLogger, bound_context, request_line_fields
+from tablelog import command_ids
+from tablelog.command_ids import CommandIdReused, Outcome
+from tablelog.feed import TableFeed
+from tablelog.repository import LoadedTable, TableRepository, decode_batch
 
 _log = structlog.get_logger(__name__)
 _applied_log = CachedLogger(__name__)  # one line per command: resolved once, not per call

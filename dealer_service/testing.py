@@ -32,8 +32,8 @@ from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
-from servicekit.table_seals import TableSeals
 from servicekit.tls import ClientTls, aio_channel
+from tablelog.seals import TableSeals
 
 CALL_TIMEOUT_S = 10.0
 #: The log keyring of every test harness (one for all, so dealers and wallets of one namespace,

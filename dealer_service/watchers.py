@@ -30,13 +30,13 @@ from typing import Final
 
 import structlog
 
-from dealer_service.feed import TableFeed
 from dealer_service.metrics import DealerMetrics
 from dealer_service.redaction import SeatTracker, redact_event
-from dealer_service.repository import decode_batch
 from eventstore.api import Record
 from pokerpb import events_pb2 as pb
 from servicekit.errors import ResourceExhausted, Unavailable
+from tablelog.feed import TableFeed
+from tablelog.repository import decode_batch
 
 _log = structlog.get_logger(__name__)
 

@@ -33,9 +33,9 @@ from grpc_health.v1 import (
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from servicekit.auth import Role, TokenKeys
-from servicekit.errors import ExtraFamilies
 from servicekit.observability import GrpcMetrics, quiet_ok_methods_from_env
 from servicekit.stack import ServiceInterceptor, WrappingRegistrar
+from servicekit.status import ExtraFamilies
 from servicekit.tls import ServerTls, is_loopback
 
 _log = structlog.get_logger(__name__)

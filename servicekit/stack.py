@@ -20,9 +20,9 @@ import grpc
 
 from servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
 from servicekit.decoding import guard_decoding
-from servicekit.errors import ExtraFamilies, abort_with, error_scope
 from servicekit.interceptors import wrap_handler
 from servicekit.observability import GrpcMetrics, ObservabilityInterceptor
+from servicekit.status import ExtraFamilies, abort_with, error_scope
 
 _AbortError = grpc.aio.AbortError
 

@@ -35,6 +35,7 @@ from engine.hand import (
 )
 from engine.hand.rake import RakeSchedule
 from pokerpb import events_pb2 as pb
+from tests.drawn import Chooser, RandomChooser
 
 EventT = TypeVar("EventT", bound=Message)
 
@@ -194,26 +195,28 @@ class Table:
 
 
 def random_game_switches(
-    rng: random.Random, rules: BettingRules, game: str, structure: Structure
+    rng: random.Random | Chooser, rules: BettingRules, game: str, structure: Structure
 ) -> BettingRules:
     """``rules`` with the switches that belong to the structure or the game drawn at random:
     spread limit's own raise cap (decision A10), burning cards in the flop games (A31), and the
-    draw switches (RULES.md §11, A12-A15, A17)."""
+    draw switches (RULES.md §11, A12-A15, A17). ``rng`` is a seeded ``Random`` or a
+    :class:`~tests.drawn.Chooser` (Hypothesis draws, which shrink)."""
+    choose = RandomChooser(rng) if isinstance(rng, random.Random) else rng
     definition = get_game(game)
     if structure is Structure.SPREAD_LIMIT:
-        rules = replace(rules, spread_max_raises=rng.choice((None, 1, 5)))
+        rules = replace(rules, spread_max_raises=choose.choice((None, 1, 5)))
     flop_game = definition.forced_bets is ForcedBets.BLINDS and any(
         street.board for street in definition.streets
     )
     if flop_game:
-        rules = replace(rules, burn_cards=rng.random() < 0.3)
+        rules = replace(rules, burn_cards=choose.chance(0.3))
     if definition.is_draw_game:
         rules = replace(
             rules,
-            max_discard=rng.choice((0, 3, 5)),
-            pat_restriction_lift=rng.choice(list(PatRestrictionLift)),
-            reshuffle_include_folded=rng.random() < 0.5,
-            post_draw_first_actor=rng.choice((None, *PostDrawFirstActor)),
-            split_pot_function=rng.choice((None, True, False)),
+            max_discard=choose.choice((0, 3, 5)),
+            pat_restriction_lift=choose.choice(list(PatRestrictionLift)),
+            reshuffle_include_folded=choose.chance(0.5),
+            post_draw_first_actor=choose.choice((None, *PostDrawFirstActor)),
+            split_pot_function=choose.choice((None, True, False)),
         )
     return rules

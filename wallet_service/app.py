@@ -21,8 +21,6 @@ from grpc_health.v1 import health_pb2
 from nats.aio.client import Client
 from prometheus_client import CollectorRegistry
 
-from dealer_service.metrics import DealerMetrics
-from dealer_service.repository import TableRepository
 from eventstore.api import EventStore
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from eventstore.leases import JetStreamLeaseStore, LeaseSettings
@@ -34,8 +32,9 @@ from servicekit.nats_connect import connect_nats, drain_nats, service_nats_setti
 from servicekit.observability import GrpcMetrics
 from servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
 from servicekit.settings import require_log_keys
-from servicekit.table_seals import TableSeals
 from servicekit.tls import ServerTls
+from tablelog.repository import TableRepository
+from tablelog.seals import TableSeals
 from wallet_service.book import LedgerBook
 from wallet_service.config import WalletSettings
 from wallet_service.consumer import BatchApplier, TableConsumer, dealer_stacks
@@ -132,6 +131,7 @@ class Wallet:
         await self.reaper.stop()
         await self.expiry.stop()
         await self.consumer.stop()
+        await self.book.flush_snapshots()  # written off the command path: finish the last one
         self.book.close()
         self.metrics.leader.set(0)
 
@@ -189,11 +189,9 @@ async def build_wallet(
     # The dealer's side, never created or reconfigured here (the wallet's NATS user may not):
     # the table stream, looked up by the consumer once a dealer created it, and the dealer's
     # snapshots, read only, for the reaper's rebuilds.
-    table_store = JetStreamEventStore(
-        js,
-        StreamSettings(stream=settings.table_stream, subject_prefix=settings.table_subject_prefix),
-    )
-    table_snapshots = DealerSnapshots(js, settings.dealer_snapshot_bucket)
+    table_log = settings.table_log
+    table_store = JetStreamEventStore(js, table_log.stream_settings)
+    table_snapshots = DealerSnapshots(js, table_log.snapshot_bucket)
 
     metrics = WalletMetrics(registry)
     book = LedgerBook(
@@ -214,24 +212,25 @@ async def build_wallet(
         js,
         applier,
         metrics,
-        stream=settings.table_stream,
-        subject_prefix=settings.table_subject_prefix,
+        stream=table_log.stream,
+        subject_prefix=table_log.subject_prefix,
         durable=settings.consumer_name,
     )
-    # The dealer's repository, with metrics of its own that nobody scrapes; it seals the close
-    # with the wallet's key and never saves a table snapshot (dealers accept only their own).
+    # The table log's repository (the one the dealer uses), counting under the wallet's own
+    # names; it seals the close with the wallet's key and never saves a table snapshot (dealers
+    # accept only their own).
     repository = TableRepository(
         table_store,
         table_snapshots,
-        DealerMetrics(CollectorRegistry()),
+        metrics.table_log,
         seals=seals,
-        snapshot_bucket=settings.dealer_snapshot_bucket,
+        snapshot_bucket=table_log.snapshot_bucket,
         save_snapshots=False,
     )
     reaper = Reaper(
         book,
         repository,
-        DealerLeases(js, settings.dealer_lease_bucket),
+        DealerLeases(js, table_log.lease_bucket),
         metrics,
         abandon_after_s=settings.abandon_after_s,
         interval_s=settings.reaper_interval_s,

@@ -5,7 +5,7 @@ command on the current state (folding each one's events before the next is decid
 the events as one journal record with the expected position, and only then publish the new state.
 A command the ledger refuses raises its :class:`~wallet_service.ledger.LedgerError` and nothing
 is written; a lost optimistic-concurrency race reloads the journal and decides again, a bounded
-number of times.
+number of times (:meth:`eventstore.aggregate.Aggregate.execute`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from eventstore.api import ConcurrencyConflict
+from eventstore.aggregate import RetriesExhausted
 from pokerpb import ledger_pb2 as lpb
 from servicekit.errors import Conflict, Unavailable
-from wallet_service.journal import Journal, LoadedLedger, encode_record
+from wallet_service.journal import Journal, LoadedLedger, record_id
 from wallet_service.ledger import DEFAULT_LIMITS, Command, LedgerState, Limits, decide, evolve
 from wallet_service.metrics import WalletMetrics
 
@@ -51,6 +51,7 @@ class LedgerBook:
         self.limits = limits
         self._metrics = metrics
         self._max_attempts = max_attempts
+        journal.aggregate.on_append = metrics.append_duration.observe
         self.clock = clock
         self._lock = asyncio.Lock()
         self._loaded: LoadedLedger | None = None
@@ -92,36 +93,43 @@ class LedgerBook:
         when other writers kept winning, or the store's errors.
         """
         async with self._lock:
-            for attempt in range(1, self._max_attempts + 1):
-                loaded = self._loaded
-                if loaded is None:
-                    raise NotLeader("this wallet is on standby; retry in a moment")
-                state, events = _decide_all(loaded.state, commands, self.limits)
-                if not events:
-                    return []
-                data = encode_record(events)
-                started = time.perf_counter()
-                try:
-                    position = await self._journal.append(data, expected_position=loaded.position)
-                except ConcurrencyConflict:
-                    _log.warning("ledger_conflict", attempt=attempt, position=loaded.position)
-                    self._loaded = await self._journal.catch_up(loaded)
-                    continue
-                self._metrics.append_duration.observe(time.perf_counter() - started)
-                after = LoadedLedger(state, position, loaded.snapshot_position)
-                self._loaded = await self._journal.maybe_snapshot(after)
-                self._metrics.record(events, len(state.pending_holds))
-                return events
-        raise Conflict("the ledger kept changing under this request; retry")
+            loaded = self._loaded
+            if loaded is None:
+                raise NotLeader("this wallet is on standby; retry in a moment")
+            try:
+                after, events = await self._journal.aggregate.execute(
+                    loaded,
+                    lambda state: _decide_all(state, commands, self.limits),
+                    msg_id=record_id,
+                    max_attempts=self._max_attempts,
+                    on_conflict=self._reloaded,
+                )
+            except RetriesExhausted as exhausted:
+                raise Conflict("the ledger kept changing under this request; retry") from exhausted
+            if events is None:
+                return []
+            self._loaded = after
+            self._metrics.record(events, len(after.state.pending_holds))
+            return list(events)
+
+    def _reloaded(self, attempt: int, caught_up: LoadedLedger) -> None:
+        """A lost race: keep the journal as it is now (the next attempt decides on it)."""
+        _log.warning("ledger_conflict", attempt=attempt, position=caught_up.position)
+        self._loaded = caught_up
+
+    async def flush_snapshots(self, timeout_s: float = 5.0) -> None:
+        """Wait for the snapshot being written, if any (tests, shutdown)."""
+        await self._journal.flush_snapshots(timeout_s)
 
 
 def _decide_all(
     state: LedgerState, commands: Sequence[Command], limits: Limits
-) -> tuple[LedgerState, list[lpb.LedgerEvent]]:
-    """Every command decided on the state its predecessors left; nothing on any refusal."""
+) -> tuple[LedgerState, Sequence[lpb.LedgerEvent]] | None:
+    """Every command decided on the state its predecessors left; nothing on any refusal; None
+    when no command has an event (every one a repeat)."""
     events: list[lpb.LedgerEvent] = []
     for command in commands:
         for event in decide(state, command, limits):
             state = evolve(state, event)
             events.append(event)
-    return state, events
+    return (state, events) if events else None

@@ -30,6 +30,7 @@ from servicekit.settings import (
     token_keys,
     token_secret,
 )
+from tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from wallet_service.ledger.limits import (
     DEFAULT_MAX_ACCOUNT_BALANCE,
     DEFAULT_MAX_LEDGER_TOTAL,
@@ -71,11 +72,12 @@ class WalletSettings:
     lease_bucket: str = "POKER_WALLET_LEASES"
     lease_ttl_s: float = 10.0
     snapshot_every: int = 1000
-    # The dealer's side.
-    table_stream: str = "POKER_TABLES"
-    table_subject_prefix: str = "poker.table"
-    dealer_snapshot_bucket: str = "POKER_SNAPSHOTS"
-    dealer_lease_bucket: str = "POKER_LEASES"
+    # The dealer's side: the table log's names (tablelog.settings owns the defaults), only
+    # looked up here, never created or reconfigured.
+    table_stream: str = DEFAULT_TABLE_LOG.stream
+    table_subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
+    dealer_snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
+    dealer_lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
     consumer_name: str = "wallet-ledger"
     # Timers.
     hold_ttl_s: float = 120.0
@@ -108,6 +110,16 @@ class WalletSettings:
     def token_keyring(self) -> TokenKeyring:
         """The keys the service verifies tokens with and signs its own with."""
         return self.token_keys or TokenKeyring.single(self.token_secret)
+
+    @property
+    def table_log(self) -> TableLogSettings:
+        """The table log's names as the dealer's settings give them."""
+        return TableLogSettings(
+            self.table_stream,
+            self.table_subject_prefix,
+            self.dealer_snapshot_bucket,
+            self.dealer_lease_bucket,
+        )
 
 
 _ENV_PREFIX = "WALLET_"

@@ -17,7 +17,7 @@ does not map) *stalls* its table: it is not acked, so JetStream redelivers it wi
 later messages of that table wait (alert: ``poker_wallet_tables_stalled``). Other tables go on.
 
 **Only trusted writers move money.** Before anything of a message is mapped, its seal is checked
-(:class:`servicekit.table_seals.TableSeals`: a dealer key's MAC, or a wallet key's on the
+(:class:`tablelog.seals.TableSeals`: a dealer key's MAC, or a wallet key's on the
 wallet's own close, over the table id, the position of the table's previous record, the command
 id and the exact bytes). A message that fails - forged, copied from elsewhere, replayed later -
 stalls its table like a refused one, is counted in ``poker_wallet_batches_refused`` by reason
@@ -48,7 +48,7 @@ from eventstore.sealing import Refusal, SealRefused
 from pokerpb import events_pb2 as pb
 from servicekit.errors import Conflict, Unavailable
 from servicekit.observability import bound_context
-from servicekit.table_seals import TableSeals
+from tablelog.seals import TableSeals
 from wallet_service.book import LedgerBook
 from wallet_service.config import FAULT_EXIT_AFTER_APPEND_ENV
 from wallet_service.ledger import LedgerError, last_applied_position

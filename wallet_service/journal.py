@@ -14,25 +14,28 @@ a MAC binding the bucket, the key and the position) and checked before a single 
 unpickled; then only the ledger's own state classes may load (:class:`_LedgerUnpickler`), so even
 a validly sealed value cannot name ``os.system``. A snapshot that fails either check is logged,
 counted and ignored: the ledger is rebuilt from the journal.
+
+The load, the append, the conflict-retry loop and the snapshot schedule are the generic
+:class:`eventstore.aggregate.Aggregate`'s (one key, :data:`LEDGER_KEY`); this module is the
+journal's codec (:class:`LedgerCodec`) and its wiring.
 """
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import hashlib
 import io
 import pickle
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import structlog
 
-from eventstore.api import EventStore, StoreUnavailable
-from eventstore.sealing import Keyring, Refusal, SealedSnapshotStore, SnapshotRefused, Writer
-from eventstore.snapshots import CorruptSnapshot, SnapshotStore
+from eventstore.aggregate import Aggregate, Loaded
+from eventstore.api import EventStore, Record
+from eventstore.sealing import Keyring, Refusal, SealedSnapshotStore, Writer
+from eventstore.snapshots import SnapshotStore
 from pokerpb import ledger_pb2 as lpb
 from wallet_service.ledger import LedgerState, evolve
 from wallet_service.ledger.plog import PLog
@@ -102,13 +105,10 @@ def decode_state(data: bytes) -> LedgerState | None:
     return state
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedLedger:
-    """The ledger folded up to journal ``position`` (0: an empty journal)."""
-
-    state: LedgerState
-    position: int
-    snapshot_position: int = 0
+#: The ledger folded up to a journal position (0: an empty journal); its ``snapshot_mark`` is
+#: the position of the last snapshot (the wallet stream holds the journal only: positions count
+#: records).
+LoadedLedger = Loaded[LedgerState]
 
 
 def encode_record(events: Sequence[lpb.LedgerEvent]) -> bytes:
@@ -121,8 +121,54 @@ def record_id(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:40]
 
 
+class LedgerCodec:
+    """The journal's :class:`~eventstore.aggregate.LogCodec`: one ``LedgerEventBatch`` per
+    record (unsealed: only the wallet's NATS user may write the wallet stream), the pickled
+    state as the snapshot, snapshots counted in records."""
+
+    def empty(self, key: str) -> LedgerState:
+        """The ledger before its first record."""
+        return LedgerState()
+
+    def check(self, record: Record, previous_position: int) -> None:
+        """Every journal record may be folded (the stream is the wallet's alone)."""
+
+    def fold(self, state: LedgerState, records: Sequence[Record]) -> LedgerState:
+        """``state`` after the events of ``records``."""
+        for record in records:
+            for event in lpb.LedgerEventBatch.FromString(record.data).events:
+                state = evolve(state, event)
+        return state
+
+    def encode(self, state: LedgerState, events: Sequence[lpb.LedgerEvent]) -> bytes:
+        """One journal record (:func:`encode_record`)."""
+        return encode_record(events)
+
+    def headers(
+        self, key: str, expected_position: int, msg_id: str, data: bytes
+    ) -> Mapping[str, str] | None:
+        """No headers: journal records carry no seal."""
+        return None
+
+    def mark(self, state: LedgerState, position: int) -> int:
+        """Snapshots count records: the wallet stream holds the journal only."""
+        return position
+
+    def encode_snapshot(self, state: LedgerState) -> bytes:
+        """:func:`encode_state`."""
+        return encode_state(state)
+
+    def decode_snapshot(self, key: str, data: bytes) -> LedgerState:
+        """:func:`decode_state`; ValueError for another layout."""
+        state = decode_state(data)
+        if state is None:
+            raise ValueError("another layout")
+        return state
+
+
 class Journal:
-    """Reads and appends the ledger's log; see the module docstring."""
+    """The ledger's log as one :class:`~eventstore.aggregate.Aggregate`; see the module
+    docstring."""
 
     def __init__(
         self,
@@ -135,25 +181,34 @@ class Journal:
         on_snapshot_refused: Callable[[Refusal], None] | None = None,
     ) -> None:
         """Snapshots go to ``snapshots`` sealed with the keyring's wallet key (``bucket``: the
-        name their seals bind); ``on_snapshot_refused`` hears why a stored one was ignored."""
-        self._store = store
-        self._snapshots = SealedSnapshotStore(
+        name their seals bind), every ``snapshot_every`` records, off the command path (pickled
+        off the event loop: a ledger of some thousand transactions takes tens of milliseconds);
+        ``on_snapshot_refused`` hears why a stored one was ignored."""
+        sealed = SealedSnapshotStore(
             snapshots,
             keyring,
             bucket=snapshot_bucket,
             writer=Writer.WALLET,
             on_refused=on_snapshot_refused,
         )
-        self._snapshot_every = snapshot_every
+        self.aggregate: Aggregate[LedgerState, Sequence[lpb.LedgerEvent]] = Aggregate(
+            store,
+            sealed,
+            LedgerCodec(),
+            snapshot_every=snapshot_every,
+            encode_snapshot_in_thread=True,
+            on_snapshot_written=_snapshot_saved,
+            log_prefix="ledger_",
+        )
 
     async def load(self) -> LoadedLedger:
         """The ledger rebuilt from its snapshot and the records after it, then ``gc.freeze()``:
         the rebuilt state lives as long as the process, and a collector that walks it on every
         full collection costs more than the rest of the wallet."""
         started = time.perf_counter()
-        loaded = await self._from_snapshot()
+        loaded = await self.aggregate.from_snapshot(LEDGER_KEY)
         snapshot_at = loaded.position
-        loaded = await self.catch_up(loaded)
+        loaded = await self.aggregate.catch_up(loaded)
         gc.collect()
         gc.freeze()
         _log.info(
@@ -167,57 +222,12 @@ class Journal:
 
     async def catch_up(self, loaded: LoadedLedger) -> LoadedLedger:
         """``loaded`` with every record appended after it folded in."""
-        state, position = loaded.state, loaded.position
-        async for record in self._store.read(LEDGER_KEY, after=position):
-            for event in lpb.LedgerEventBatch.FromString(record.data).events:
-                state = evolve(state, event)
-            position = record.position
-        return LoadedLedger(state, position, loaded.snapshot_position)
+        return await self.aggregate.catch_up(loaded)
 
-    async def _from_snapshot(self) -> LoadedLedger:
-        try:
-            snapshot = await self._snapshots.load(LEDGER_KEY)
-        except SnapshotRefused as refused:
-            _log.warning("ledger_snapshot_refused", reason=refused.reason.value, error=str(refused))
-            return LoadedLedger(LedgerState(), 0)
-        except (CorruptSnapshot, StoreUnavailable) as error:
-            _log.warning("ledger_snapshot_unreadable", error=str(error))
-            return LoadedLedger(LedgerState(), 0)
-        if snapshot is None:
-            return LoadedLedger(LedgerState(), 0)
-        try:
-            state = decode_state(snapshot.data)
-        except (pickle.UnpicklingError, ValueError, TypeError, AttributeError) as error:
-            _log.warning("ledger_snapshot_ignored", error=repr(error))
-            return LoadedLedger(LedgerState(), 0)
-        if state is None:
-            _log.warning("ledger_snapshot_ignored", error="another layout")
-            return LoadedLedger(LedgerState(), 0)
-        return LoadedLedger(state, snapshot.position, snapshot.position)
+    async def flush_snapshots(self, timeout_s: float = 5.0) -> None:
+        """Wait for the snapshot being written, if any (tests, shutdown)."""
+        await self.aggregate.flush_snapshots(timeout_s)
 
-    async def append(self, data: bytes, *, expected_position: int) -> int:
-        """Append one record (from :func:`encode_record`); returns its position. Raises
-        :class:`~eventstore.api.ConcurrencyConflict` if another writer moved the journal."""
-        return await self._store.append(
-            LEDGER_KEY, data, expected_position=expected_position, msg_id=record_id(data)
-        )
 
-    async def maybe_snapshot(self, loaded: LoadedLedger) -> LoadedLedger:
-        """Save a snapshot once the journal moved ``snapshot_every`` positions past the last one
-        (the wallet stream holds the journal only, so positions count records).
-
-        A snapshot is an optimization: a failed save (say, a state beyond the bucket's value
-        size) is logged and costs only a longer replay at the next start."""
-        if loaded.position - loaded.snapshot_position < self._snapshot_every:
-            return loaded
-        try:
-            # Pickled off the event loop: a ledger of some thousand transactions takes tens of
-            # milliseconds, which would hold every request and the consumer. The state is
-            # immutable (persistent maps), so the writer may go on while it is encoded.
-            data = await asyncio.to_thread(encode_state, loaded.state)
-            await self._snapshots.save(LEDGER_KEY, loaded.position, data)
-        except Exception as error:
-            _log.warning("ledger_snapshot_failed", error=repr(error))
-            return loaded
-        _log.info("ledger_snapshot_saved", position=loaded.position, bytes=len(data))
-        return LoadedLedger(loaded.state, loaded.position, loaded.position)
+def _snapshot_saved(key: str, position: int, size: int) -> None:
+    _log.info("ledger_snapshot_saved", position=position, bytes=size)

@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from pokerpb import ledger_pb2 as lpb
 from servicekit.observability import DURATION_BUCKETS
+from tablelog.metrics import TableLogMetrics
 from wallet_service.ledger import Kind
 
 
@@ -19,6 +20,9 @@ class WalletMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         registry = registry if registry is not None else prometheus_client.REGISTRY
         self.registry = registry
+        #: The table repository's metrics as the reaper's rebuilds and closes count them
+        #: (``poker_wallet_reaper_replay_duration_seconds``, ...).
+        self.table_log = TableLogMetrics(registry, prefix="poker_wallet_reaper")
         self.transactions = Counter(
             "poker_wallet_transactions",
             "Ledger transactions written, by kind.",

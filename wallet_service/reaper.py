@@ -2,7 +2,8 @@
 
 A table with players (escrow) whose lease in the dealer's bucket stays free for
 ``abandon_after_s`` is closed here the way a dealer would: the table is rebuilt from its log
-(the dealer's own repository code: snapshot + events), the engine's ``CloseTable`` decides the
+(the table log's repository, :mod:`tablelog.repository`, that the dealer uses too: snapshot
++ events), the engine's ``CloseTable`` decides the
 events (void the hand, cash everyone out, close), and they are appended as one
 ``TableEventBatch`` with the expected last position. That check fences a late dealer out: if he
 appended first, this append fails and nothing happens; if this one lands first, the dealer that
@@ -22,12 +23,12 @@ import structlog
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
-from dealer_service.repository import TableRepository, UntrustedRecord
 from engine.table import CloseTable, TableRuleError, execute
 from eventstore.api import ConcurrencyConflict, StoreUnavailable
 from eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
 from servicekit.background import BackgroundTask
-from servicekit.table_seals import WALLET_CLOSE_PREFIX
+from tablelog.repository import TableRepository, UntrustedRecord
+from tablelog.seals import WALLET_CLOSE_PREFIX
 from wallet_service.book import LedgerBook
 from wallet_service.metrics import WalletMetrics
 

@@ -17,13 +17,13 @@ import grpc
 import nats
 import pytest
 
-from dealer_service.repository import decode_batch
 from dealer_service.testing import Client, new_secret
 from eventstore.jetstream import JetStreamEventStore, StreamSettings
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
 from servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
+from tablelog.repository import decode_batch
 from tests.support.nats_server import NatsServer
 from tests.support.service_process import harness_log_keys_file
 

@@ -25,7 +25,6 @@ from eventstore.api import ConcurrencyConflict, StoreUnavailable
 from servicekit.auth import Role, current_principal
 from servicekit.errors import (
     Conflict,
-    ExtraFamilies,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -35,6 +34,7 @@ from servicekit.errors import (
 )
 from servicekit.observability import GrpcMetrics, configure_logging
 from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
+from servicekit.status import ExtraFamilies
 
 SERVICE = "test.Kit"
 

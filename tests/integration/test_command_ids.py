@@ -18,15 +18,15 @@ from typing import Any
 import grpc
 import pytest
 
-from dealer_service.command_ids import CommandIndex
 from dealer_service.config import DealerSettings
-from dealer_service.repository import LoadedTable
 from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
 from dealer_service.wallet_client import GrpcWallet
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
+from tablelog.command_ids import CommandIndex
+from tablelog.repository import LoadedTable
 from tests.support.nats_server import NatsServer
 from wallet_service.testing import WalletClient, WalletHarness, eventually, wallet_settings
 

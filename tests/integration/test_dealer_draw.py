@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.repository import decode_batch
 from dealer_service.testing import (
     Client,
     DealerHarness,
@@ -23,6 +22,7 @@ from engine.table import replay
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
+from tablelog.repository import decode_batch
 from tests.integration.test_dealer_grpc import cid, collect, seat, until_hand
 from tests.support.nats_server import NatsServer
 

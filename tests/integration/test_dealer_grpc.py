@@ -10,8 +10,6 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.redaction import table_view
-from dealer_service.repository import decode_batch
 from dealer_service.testing import (
     Client,
     DealerHarness,
@@ -21,10 +19,12 @@ from dealer_service.testing import (
     new_secret,
 )
 from dealer_service.wallet_port import InMemoryWallet
+from dealer_service.wire import table_view
 from engine.table import replay
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
+from tablelog.repository import decode_batch
 from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()

@@ -13,7 +13,6 @@ from prometheus_client import CollectorRegistry
 
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
-from dealer_service.repository import TableRepository, decode_batch
 from dealer_service.tables import TableService
 from dealer_service.testing import (
     Client,
@@ -30,6 +29,7 @@ from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
+from tablelog.repository import TableRepository, decode_batch
 from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()
@@ -174,7 +174,7 @@ async def test_two_writers_racing_for_one_seat(nats_server: NatsServer) -> None:
             store = JetStreamEventStore(client.jetstream(), store_settings)
             await store.ensure_stream()
             repository = TableRepository(
-                store, InMemorySnapshotStore(), metrics, seals=harness_seals()
+                store, InMemorySnapshotStore(), metrics.table_log, seals=harness_seals()
             )
             services.append(TableService(repository, DevWallet(), metrics, gate=SoleOwner()))
         config = make_config(

@@ -15,7 +15,6 @@ import nats
 import pytest
 
 from dealer_service.redaction import SeatTracker, redact_event
-from dealer_service.repository import decode_batch
 from dealer_service.testing import (
     Client,
     DealerHarness,
@@ -27,6 +26,7 @@ from dealer_service.watchers import WatchHub
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from servicekit.auth import Role
+from tablelog.repository import decode_batch
 from tests.integration.test_dealer_grpc import open_table, seat, until_hand
 from tests.support.nats_server import NatsServer
 from wallet_service.testing import eventually

@@ -31,7 +31,7 @@ from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
 from servicekit.auth import Role
-from servicekit.table_seals import TableSeals
+from tablelog.seals import TableSeals
 from tests.support.nats_server import NatsServer
 from wallet_service.journal import LEDGER_KEY
 from wallet_service.testing import WalletHarness, eventually, wallet_settings

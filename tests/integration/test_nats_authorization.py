@@ -175,7 +175,8 @@ def test_each_user_with_its_password_gets_in(nats_server: NatsServer) -> None:
 async def test_a_service_without_credentials_fails_to_start_with_the_reason(
     nats_server: NatsServer,
 ) -> None:
-    settings = NatsSettings(servers=(nats_server.service_url,), connect_budget_s=1.5)
+    # A loaded machine may need a try or two before the server's reason arrives.
+    settings = NatsSettings(servers=(nats_server.service_url,), connect_budget_s=5.0)
     with pytest.raises(NatsUnavailable, match="Authorization"):
         await connect_nats(settings)
 

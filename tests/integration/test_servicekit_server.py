@@ -29,7 +29,7 @@ from grpc_reflection.v1alpha import (
 from prometheus_client import CollectorRegistry
 
 from servicekit.auth import Role, bearer_metadata, issue_token
-from servicekit.errors import INTERNAL_DETAILS, NotFound, maps_errors
+from servicekit.errors import NotFound
 from servicekit.observability import (
     QUIET_OK_ENV,
     GrpcMetrics,
@@ -37,6 +37,7 @@ from servicekit.observability import (
     start_metrics_server,
 )
 from servicekit.server import GrpcServer, ServerSettings
+from servicekit.status import INTERNAL_DETAILS, maps_errors
 from tests.integration.servicekit_app import SERVICE, build_server, method
 
 SECRET = secrets.token_bytes(32)

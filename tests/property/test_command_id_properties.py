@@ -1,4 +1,4 @@
-"""The command-id index (:mod:`dealer_service.command_ids`) under random command sequences.
+"""The command-id index (:mod:`tablelog.command_ids`) under random command sequences.
 
 Any sequence of new ids, repeated ids and repeated ids with another payload, with a tiny recent
 dict (so ids move to the archive and its runs merge all the time) and snapshot round trips with
@@ -20,8 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from dealer_service import command_ids
-from dealer_service.command_ids import (
+from dealer_service.metrics import DealerMetrics
+from dealer_service.testing import harness_seals
+from eventstore.memory import InMemoryEventStore
+from eventstore.snapshots import InMemorySnapshotStore
+from pokerpb import events_pb2 as pb
+from tablelog import command_ids
+from tablelog.command_ids import (
     CommandIdReused,
     CommandIndex,
     Outcome,
@@ -29,12 +34,7 @@ from dealer_service.command_ids import (
     payload_digest,
     verify_same_command,
 )
-from dealer_service.metrics import DealerMetrics
-from dealer_service.repository import LoadedTable, TableRepository
-from dealer_service.testing import harness_seals
-from eventstore.memory import InMemoryEventStore
-from eventstore.snapshots import InMemorySnapshotStore
-from pokerpb import events_pb2 as pb
+from tablelog.repository import LoadedTable, TableRepository
 
 TABLE = "t1"
 
@@ -66,7 +66,7 @@ class Table:
         self.repository = TableRepository(
             self.store,
             InMemorySnapshotStore(),
-            DealerMetrics(registry),
+            DealerMetrics(registry).table_log,
             seals=harness_seals(),
             recent_commands=1,
         )

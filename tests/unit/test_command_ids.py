@@ -10,9 +10,6 @@ from dataclasses import replace
 
 import pytest
 
-from dealer_service.command_ids import DEFAULT_RECENT, CommandIdReused, CommandIndex, Outcome
-from dealer_service.repository import TableRepository
-from dealer_service.snapshot_codec import FINGERPRINT, decode_table
 from dealer_service.tables import TableService
 from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import HeldFunds, HoldRefused, HoldState, InMemoryWallet
@@ -20,6 +17,9 @@ from engine.table import CreateTable, execute
 from eventstore.memory import InMemoryEventStore
 from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import events_pb2 as pb
+from tablelog.command_ids import DEFAULT_RECENT, CommandIdReused, CommandIndex, Outcome
+from tablelog.repository import TableRepository
+from tablelog.snapshot_codec import FINGERPRINT, decode_table
 from tests.unit.test_dealer_service import CONFIG, Parts, seated
 
 
@@ -85,7 +85,7 @@ async def test_a_log_written_before_digests_still_compares_seats_and_top_ups() -
     # The log as the dealer before digests wrote it: no command_digest anywhere.
     parts.store = await without_digests(parts.store)
     parts.repository = TableRepository(
-        parts.store, InMemorySnapshotStore(), parts.metrics, seals=harness_seals()
+        parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
     )
     rebuilt = parts.service()
     assert (await rebuilt.sit_down("t1", "sit-ann", "ann", 1, 100)).repeated
@@ -97,7 +97,7 @@ async def test_a_log_written_before_digests_still_compares_seats_and_top_ups() -
     await rebuilt.sit_out("t1", "legacy-out", "ann", 1)
     parts.store = await without_digests(parts.store)
     parts.repository = TableRepository(
-        parts.store, InMemorySnapshotStore(), parts.metrics, seals=harness_seals()
+        parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
     )
     again = parts.service()
     assert (await again.sit_out("t1", "legacy-out", "ann", 1)).repeated

@@ -7,16 +7,14 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from dealer_service.clock import Wake, next_wake
-from dealer_service.command_ids import CommandIndex
 from dealer_service.config import CrashRule, load_settings
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
-from dealer_service.redaction import redact_event, table_view
-from dealer_service.repository import TableRepository
-from dealer_service.snapshot_codec import FINGERPRINT, decode_table, encode_table
+from dealer_service.redaction import redact_event
 from dealer_service.tables import TableService
 from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import InMemoryWallet, InsufficientFunds
+from dealer_service.wire import table_view
 from engine.betting import Stakes, Structure
 from engine.cards import DECK_52
 from engine.table import (
@@ -33,6 +31,9 @@ from eventstore.memory import InMemoryEventStore
 from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import events_pb2 as pb
 from servicekit.errors import NotFound, RuleViolation
+from tablelog.command_ids import CommandIndex
+from tablelog.repository import TableRepository
+from tablelog.snapshot_codec import FINGERPRINT, decode_table, encode_table
 
 CONFIG = make_config(
     "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000
@@ -48,7 +49,11 @@ class Parts:
         self.wallet = InMemoryWallet({"ann": 1_000, "bob": 1_000, "cat": 50})
         self.now = 1_000
         self.repository = TableRepository(
-            self.store, self.snapshots, self.metrics, seals=harness_seals(), snapshot_every=every
+            self.store,
+            self.snapshots,
+            self.metrics.table_log,
+            seals=harness_seals(),
+            snapshot_every=every,
         )
         self.crash_rule = crash_rule
 
@@ -128,7 +133,7 @@ async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() 
     assert snapshot is not None and snapshot.position < live.version
     assert (await parts.repository.load("t1")).state == live
     bare = TableRepository(
-        parts.store, InMemorySnapshotStore(), parts.metrics, seals=harness_seals()
+        parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
     )
     assert (await bare.load("t1")).state == live
 

@@ -38,9 +38,12 @@ _TARGET_LABELS = frozenset({"job", "instance", "service"})
 def _registered() -> dict[str, frozenset[str]]:
     """Every exposition name the services register -> the labels it may carry."""
     registry = CollectorRegistry()
+    dealer, wallet = DealerMetrics(registry), WalletMetrics(registry)
     holders: list[object] = [
-        DealerMetrics(registry),
-        WalletMetrics(registry),
+        dealer,
+        dealer.table_log,  # the table repository's metrics, under each service's own names
+        wallet,
+        wallet.table_log,
         GrpcMetrics("dealer", registry),
         GrpcMetrics("wallet", registry),
         LoopLagMonitor("dealer", registry),

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from pokerpb import wallet_pb2 as wpb
-from wallet_service.grpc_api import balance_of
 from wallet_service.ledger import (
     DEFAULT_LIMITS,
     Deposit,
@@ -21,6 +20,7 @@ from wallet_service.ledger import (
     money_inside,
 )
 from wallet_service.ledger.limits import TOTAL_CEILING
+from wallet_service.wire import balance_of
 
 T0 = 1_700_000_000_000
 SMALL = Limits(max_transaction=1_000, max_account_balance=2_500, max_ledger_total=4_000)

@@ -1,5 +1,5 @@
 """The writer keyring and the seals of log records and snapshots (eventstore/sealing.py and the
-table log's policy in servicekit/table_seals.py)."""
+table log's policy in tablelog/seals.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from eventstore.sealing import (
 )
 from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import events_pb2 as pb
-from servicekit.table_seals import TableSeals, is_wallet_close
+from tablelog.seals import TableSeals, is_wallet_close
 
 SECRET = base64.b64encode(b"k" * 32).decode()
 

@@ -17,8 +17,8 @@ from servicekit.errors import (
     ServiceError,
     Unauthenticated,
     Unavailable,
-    status_for,
 )
+from servicekit.status import status_for
 
 
 @pytest.mark.parametrize(

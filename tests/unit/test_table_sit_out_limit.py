@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dealer_service.grpc_api import with_settings
+from dealer_service.wire import with_settings
 from engine.table import CreateTable, TableConfig, TableRuleError, execute, replay
 from engine.table.config import DEFAULT_SIT_OUT_MAX_HANDS, config_from_wire, config_to_wire
 from engine.table.evolve import fold

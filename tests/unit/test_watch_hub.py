@@ -10,10 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from dealer_service.feed import InMemoryFeed
 from dealer_service.metrics import DealerMetrics
 from dealer_service.ownership import SoleOwner
-from dealer_service.repository import TableRepository
 from dealer_service.tables import TableService
 from dealer_service.testing import harness_seals
 from dealer_service.wallet_port import InMemoryWallet
@@ -25,6 +23,8 @@ from eventstore.memory import InMemoryEventStore
 from eventstore.snapshots import InMemorySnapshotStore
 from pokerpb import events_pb2 as pb
 from servicekit.errors import ResourceExhausted, Unavailable
+from tablelog.feed import InMemoryFeed
+from tablelog.repository import TableRepository
 
 CONFIG = make_config(
     "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000
@@ -52,7 +52,9 @@ async def table_with_ann() -> tuple[TableService, BreakableFeed, CollectorRegist
     store = InMemoryEventStore()
     registry = CollectorRegistry()
     metrics = DealerMetrics(registry)
-    repository = TableRepository(store, InMemorySnapshotStore(), metrics, seals=harness_seals())
+    repository = TableRepository(
+        store, InMemorySnapshotStore(), metrics.table_log, seals=harness_seals()
+    )
     feed = BreakableFeed(store)
     service = TableService(
         repository,

@@ -4,16 +4,17 @@ A table's log is one subject of the tables stream; each record is one
 :class:`pokerpb.events_pb2.TableEventBatch`: every event one command caused, in order, appended
 as one unit with the expected last position (a second writer fails), ``msg_id`` = the command
 id (a retried append lands once) and the digest of the command's payload. The log is the record
-of every command id: the table's :class:`~dealer_service.command_ids.CommandIndex` finds any id
+of every command id: the table's :class:`~tablelog.command_ids.CommandIndex` finds any id
 of it (:meth:`TableRepository.find_command`), recent ones in memory, older ones by one read of
 the batch an archived hash points to. Every ``snapshot_every`` events the state goes to the
 snapshot bucket (compare-and-set on the position: an older snapshot never replaces a newer one).
 The snapshot is written off the command path, by one background task per table: a command never
 waits for it, and a table crossing several multiples while one is being written saves only the
-latest state next (:meth:`TableRepository.flush_snapshots` waits for them: tests, shutdown).
+latest state next (:meth:`TableRepository.flush_snapshots` waits for them: tests, shutdown):
+the one snapshot schedule of :class:`eventstore.aggregate.SnapshotSchedule`.
 
 **Only trusted writers' records.** Every batch is appended with its seal
-(:class:`servicekit.table_seals.TableSeals`: the writer's MAC over the table id, the expected
+(:class:`tablelog.seals.TableSeals`: the writer's MAC over the table id, the expected
 previous position, the command id and the exact bytes), and every record a rebuild folds is
 checked first, against the position of the record before it: a forged or replayed record stops
 the rebuild with :class:`UntrustedRecord` (FAILED_PRECONDITION, the table is not served), it is
@@ -23,37 +24,33 @@ before they are unpickled); one that fails is ignored and the log replayed.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import pickle
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
-import grpc
 import structlog
 
-from dealer_service.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
-from dealer_service.command_ids import derived_digest as _derived_digest
-from dealer_service.metrics import DealerMetrics
-from dealer_service.snapshot_codec import SnapshotLayoutMismatch, decode_table, encode_table
 from engine.table import TableEventBody, TableState, envelopes
 from engine.table.evolve import Fold, fold
+from eventstore.aggregate import SnapshotSchedule
 from eventstore.api import EventStore, Record, StoreUnavailable
 from eventstore.sealing import Refusal, SealedSnapshotStore, SealRefused, Writer
 from eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
 from pokerpb import events_pb2 as pb
-from servicekit.errors import ServiceError
-from servicekit.table_seals import TableSeals
+from servicekit.errors import RuleViolation
+from tablelog.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
+from tablelog.command_ids import derived_digest as _derived_digest
+from tablelog.metrics import TableLogMetrics
+from tablelog.seals import TableSeals
+from tablelog.snapshot_codec import SnapshotLayoutMismatch, decode_table, encode_table
 
 _log = structlog.get_logger(__name__)
 
 
-class UntrustedRecord(ServiceError):
+class UntrustedRecord(RuleViolation):
     """A record of the table's log that no trusted writer sealed there: the table is not
-    served until an operator looked at it (FAILED_PRECONDITION)."""
-
-    code = grpc.StatusCode.FAILED_PRECONDITION
+    served until an operator looked at it (a rule broken: FAILED_PRECONDITION at the edge)."""
 
     def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
         super().__init__(
@@ -81,6 +78,12 @@ class LoadedTable:
         return 0 if self.state is None else self.state.version
 
 
+def _encode_loaded(loaded: LoadedTable) -> bytes:
+    """The snapshot bytes of a loaded table (:func:`~tablelog.snapshot_codec.encode_table`)."""
+    assert loaded.state is not None
+    return encode_table(loaded.state, loaded.commands)
+
+
 def decode_batch(record: Record) -> pb.TableEventBatch:
     """The batch one record holds."""
     return pb.TableEventBatch.FromString(record.data)
@@ -105,7 +108,7 @@ class TableRepository:
         self,
         store: EventStore,
         snapshots: SnapshotStore,
-        metrics: DealerMetrics,
+        metrics: TableLogMetrics,
         *,
         seals: TableSeals,
         snapshot_bucket: str = "POKER_SNAPSHOTS",
@@ -129,13 +132,16 @@ class TableRepository:
             on_refused=lambda reason: metrics.snapshots_refused.labels(reason=reason.value).inc(),
         )
         self._metrics = metrics
-        self._snapshot_every = snapshot_every
-        self._save_snapshots = save_snapshots
-        self._snapshot_tasks: dict[str, asyncio.Task[None]] = {}
-        self._snapshot_next: dict[str, LoadedTable] = {}
+        self._schedule: SnapshotSchedule[LoadedTable] = SnapshotSchedule(
+            self._snapshots,
+            _encode_loaded,
+            every=snapshot_every,
+            enabled=save_snapshots,
+            on_written=lambda key, position, size: metrics.snapshots_written.inc(),
+        )
 
     @property
-    def metrics(self) -> DealerMetrics:
+    def metrics(self) -> TableLogMetrics:
         """The metrics this repository counts into (tests and tools)."""
         return self._metrics
 
@@ -249,7 +255,7 @@ class TableRepository:
 
     async def proven_digest(self, table_id: str, outcome: Outcome) -> bytes:
         """The payload digest of a command: its batch's, or (a batch written before digests)
-        the one its events prove (:func:`~dealer_service.command_ids.derived_digest`); empty if
+        the one its events prove (:func:`~tablelog.command_ids.derived_digest`); empty if
         nothing can be compared."""
         if outcome.digest:
             return outcome.digest
@@ -297,45 +303,19 @@ class TableRepository:
         return await self._maybe_snapshot(after)
 
     async def _maybe_snapshot(self, loaded: LoadedTable) -> LoadedTable:
-        """Schedule a snapshot if ``loaded`` crossed a multiple of N events since the last one."""
+        """Schedule a snapshot if ``loaded`` crossed a multiple of N events since the last one
+        (:class:`eventstore.aggregate.SnapshotSchedule`: written off the command path)."""
         assert loaded.state is not None
-        every = self._snapshot_every
-        if not self._save_snapshots or loaded.version // every <= loaded.snapshot_version // every:
+        if not self._schedule.due(loaded.snapshot_version, loaded.version):
             return loaded
-        self._snapshot_next[loaded.table_id] = loaded
-        if loaded.table_id not in self._snapshot_tasks:
-            task = asyncio.get_running_loop().create_task(self._write_snapshots(loaded.table_id))
-            self._snapshot_tasks[loaded.table_id] = task
+        self._schedule.schedule(loaded.table_id, loaded.position, loaded)
         return LoadedTable(
             loaded.table_id, loaded.state, loaded.position, loaded.commands, loaded.version
         )
 
-    async def _write_snapshots(self, table_id: str) -> None:
-        """Save the latest scheduled state of ``table_id`` until none is left (one at a time)."""
-        try:
-            while (loaded := self._snapshot_next.pop(table_id, None)) is not None:
-                assert loaded.state is not None
-                try:
-                    data = encode_table(loaded.state, loaded.commands)
-                    await self._snapshots.save(table_id, loaded.position, data)
-                except Exception as error:  # a snapshot is an optimization: never fail a command
-                    _log.warning("snapshot_failed", table_id=table_id, error=repr(error))
-                    continue
-                self._metrics.snapshots_written.inc()
-        finally:
-            self._snapshot_tasks.pop(table_id, None)
-
     async def flush_snapshots(self, timeout_s: float = 5.0) -> None:
         """Wait (at most ``timeout_s``, then cancel) for the snapshots being written."""
-        tasks = list(self._snapshot_tasks.values())
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._schedule.flush(timeout_s)
 
     async def snapshot(self, table_id: str) -> Snapshot | None:
         """The stored snapshot of ``table_id`` (tests and tools)."""

@@ -9,7 +9,7 @@ that record without reading the log on the command path:
   (:func:`id_hash`) and the log positions of their batches, 16 bytes per id.
 
 An archive hit is only a candidate: the caller reads the batch at that position and compares its
-``command_id`` exactly (see :meth:`~dealer_service.repository.TableRepository.find_command`), so
+``command_id`` exactly (see :meth:`~tablelog.repository.TableRepository.find_command`), so
 a hash collision costs one read and never answers a command with another one's outcome. The
 index travels in the table's snapshot (:meth:`CommandIndex.to_bytes`), so a table rebuilt from
 snapshot + tail knows every id of its log.
@@ -76,7 +76,7 @@ def verify_same_command(command_id: str, first: bytes, digest: bytes) -> None:
     >>> verify_same_command("c1", b"a", b"b")
     Traceback (most recent call last):
     ...
-    dealer_service.command_ids.CommandIdReused: command id c1 was already used for another command.
+    tablelog.command_ids.CommandIdReused: command id c1 was already used for another command.
     """
     if first and digest and first != digest:
         raise CommandIdReused(f"command id {command_id} was already used for another command.")

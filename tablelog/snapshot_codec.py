@@ -12,14 +12,14 @@ cards). Pickle writes such a tree faithfully and fast; three things make it safe
   state classes' field names; a snapshot of another layout is ignored (the caller replays the
   whole log instead: a snapshot is an optimization, never the truth).
 
-The table's command index (:class:`~dealer_service.command_ids.CommandIndex`: every command id
+The table's command index (:class:`~tablelog.command_ids.CommandIndex`: every command id
 of its log) travels beside the state as the index's own bytes. A snapshot written before the
 index kept every id (a dict of the recent ones only) is refused like another layout: the whole
 log is replayed once, so the rebuilt table knows every id.
 
 >>> from engine.betting import Stakes, Structure
 >>> from engine.table import CreateTable, execute, make_config
->>> from dealer_service.command_ids import Outcome
+>>> from tablelog.command_ids import Outcome
 >>> table, _ = execute(None, CreateTable(make_config("holdem", Structure.NO_LIMIT, Stakes(1, 2)),
 ...                                     now=0))
 >>> index = CommandIndex()
@@ -36,7 +36,6 @@ import io
 import pickle
 from typing import Any, Final
 
-from dealer_service.command_ids import DEFAULT_RECENT, CommandIndex
 from engine import betting, games
 from engine.betting import BettingStructure, Round, Stakes
 from engine.games import GameDefinition, Street
@@ -44,6 +43,7 @@ from engine.hand.commands import HandConfig
 from engine.hand.state import HandSetup, HandState
 from engine.table.config import TableConfig
 from engine.table.state import Seat, TableState
+from tablelog.command_ids import DEFAULT_RECENT, CommandIndex
 
 _LAYOUT_CLASSES: Final = (
     TableState,
