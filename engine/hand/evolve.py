@@ -241,38 +241,39 @@ def _paid_in(
 # --- dealing --------------------------------------------------------------------------------------
 
 
-def _entered_street(state: HandState, street: int) -> HandState:
-    """``state`` at the beginning of ``street``: bets collected, nobody has acted, a fresh
-    betting round (the dealing event's own changes follow)."""
-    count = len(state.stacks)
-    return state.changed(
-        street=street,
-        bets=(0,) * count,
-        acted=(NOBODY,) * count,
-        round=state.setup.fresh_rounds[street],
-        to_act=NOBODY,
-        phase=BETTING,
-    )
-
-
 def _hole_cards_dealt(state: HandState, event: pb.HoleCardsDealt) -> HandState:
-    """HoleCardsDealt: down and up cards per player dealt to."""
-    street = event.street
-    entered = _entered_street(state, street) if street != state.street else state
+    """HoleCardsDealt: down and up cards per player dealt to; a new street also begins its
+    betting round (bets collected, nobody has acted, the street's fresh round)."""
     seats = state.setup.seats
     hole = list(state.hole)
     up = list(state.up)
     count = 0
     for hand in event.hands:
         index = seats.index(hand.seat)
-        down_cards = cards_from_wire(hand.down)
-        up_cards = cards_from_wire(hand.up)
-        hole[index] += down_cards + up_cards if up_cards else down_cards
-        if up_cards:
+        cards = cards_from_wire(hand.down)
+        if hand.up:  # stud: the upcards follow the downcards in ``hole``
+            up_cards = cards_from_wire(hand.up)
+            cards += up_cards
             up[index] += up_cards
-        count += len(down_cards) + len(up_cards)
-    return entered.changed(
-        hole=tuple(hole), up=tuple(up), deck_position=state.deck_position + count
+        hole[index] += cards
+        count += len(cards)
+    street = event.street
+    if street == state.street:  # the first street's deal: its round is already fresh
+        return state.changed(
+            hole=tuple(hole), up=tuple(up), deck_position=state.deck_position + count
+        )
+    players = len(seats)
+    # One changed() for the street and the cards: every stud street deals (``bench hand``).
+    return state.changed(
+        street=street,
+        bets=(0,) * players,
+        acted=(NOBODY,) * players,
+        round=state.setup.fresh_rounds[street],
+        to_act=NOBODY,
+        phase=BETTING,
+        hole=tuple(hole),
+        up=tuple(up),
+        deck_position=state.deck_position + count,
     )
 
 
@@ -286,19 +287,31 @@ def _board_dealt(state: HandState, event: pb.BoardDealt) -> HandState:
     """
     street = event.street
     cards = cards_from_wire(event.cards)
-    entered = state
-    if street != state.street:
-        entered = _entered_street(state, street)
-        if is_common_card_without_betting(state.setup, street, cards):
-            entered = entered.changed(round=state.round)
-    burned = (
-        cards and state.setup.game.streets[street].board and state.setup.config.rules.burn_cards
-    )
+    setup = state.setup
+    burned = cards and setup.game.streets[street].board and setup.config.rules.burn_cards
     # A burn card went before a street's community cards (decision A31); the stud common card
     # (a street without a board) is never burned.
-    return entered.changed(
-        board=state.board + cards,
-        deck_position=state.deck_position + len(cards) + (1 if burned else 0),
+    board = state.board + cards
+    deck_position = state.deck_position + len(cards) + (1 if burned else 0)
+    if street == state.street:
+        return state.changed(board=board, deck_position=deck_position)
+    # A new street (bets collected, nobody has acted, a fresh round) and its cards in one
+    # changed(): the flop, turn and river of every Hold'em hand come here.
+    players = len(setup.seats)
+    fresh = (
+        state.round  # no betting after the common card: the last round stays current
+        if is_common_card_without_betting(setup, street, cards)
+        else setup.fresh_rounds[street]
+    )
+    return state.changed(
+        street=street,
+        bets=(0,) * players,
+        acted=(NOBODY,) * players,
+        round=fresh,
+        to_act=NOBODY,
+        phase=BETTING,
+        board=board,
+        deck_position=deck_position,
     )
 
 
@@ -328,6 +341,9 @@ def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
         policy = state.setup.config.rules.heads_up_uncap
         uncapped = policy is not HeadsUpUncap.NEVER and state.acting_count() == 2
         round_ = changed_round(round_, uncapped=uncapped, started=True)
+    elif not state.phase:
+        # The usual turn (a third of ``bench hand``'s events): only who and by when change.
+        return state.changed(to_act=index, deadline=event.deadline)
     # A betting turn ends a draw or the split offer.
     return state.changed(round=round_, to_act=index, deadline=event.deadline, phase=BETTING)
 
@@ -337,20 +353,37 @@ def _folded(state: HandState, event: pb.Folded) -> HandState:
     index = state.setup.seats.index(event.seat)
     folded = list(state.folded)
     folded[index] = True
-    return _maybe_uncap(state.changed(folded=tuple(folded), to_act=NOBODY))
+    after = tuple(folded)
+    # One changed() for the fold and a cap it lifts (folds are a sixth of ``bench hand``'s events).
+    return state.changed(
+        folded=after,
+        to_act=NOBODY,
+        round=_round_after_exit(state.setup.config, state.round, state.stacks, after),
+    )
+
+
+def _round_after_exit(
+    config: HandConfig, round_: Round, stacks: tuple[int, ...], folded: tuple[bool, ...]
+) -> Round:
+    """``round_`` once a player folded or went all-in (``stacks`` and ``folded`` are the new
+    ones): Robert's variant of A11, heads-up before the cap is reached lifts the cap."""
+    if (
+        round_.uncapped
+        or config.rules.heads_up_uncap is not HeadsUpUncap.BEFORE_CAP
+        or round_.raises >= 1 + raise_cap(config)
+    ):
+        return round_
+    acting = 0
+    for index, stack in enumerate(stacks):
+        if stack and not folded[index]:
+            acting += 1
+    return changed_round(round_, uncapped=True) if acting == 2 else round_
 
 
 def _maybe_uncap(state: HandState) -> HandState:
-    """Robert's variant of A11: heads-up before the cap is reached lifts the cap."""
-    round_ = state.round
-    if (
-        not round_.uncapped
-        and state.setup.config.rules.heads_up_uncap is HeadsUpUncap.BEFORE_CAP
-        and round_.raises < 1 + raise_cap(state.setup.config)
-        and state.acting_count() == 2
-    ):
-        return state.changed(round=changed_round(round_, uncapped=True))
-    return state
+    """``state`` with :func:`_round_after_exit` applied (an all-in left the action)."""
+    round_ = _round_after_exit(state.setup.config, state.round, state.stacks, state.folded)
+    return state if round_ is state.round else state.changed(round=round_)
 
 
 def _artificial_all_in(state: HandState, event: pb.ArtificialAllIn) -> HandState:
@@ -369,13 +402,30 @@ def _checked(state: HandState, event: pb.Checked) -> HandState:
 def _called(state: HandState, event: pb.Called) -> HandState:
     """Called: ``amount`` more chips into the player's bet."""
     index = state.setup.seats.index(event.seat)
-    stacks, bets, contributions = _paid_in(state, index, event.amount)
+    amount = event.amount
+    # _paid_in inlined: calls are a third of ``bench hand``'s events.
+    stacks = list(state.stacks)
+    stacks[index] -= amount
+    bets = list(state.bets)
+    bets[index] += amount
+    contributions = list(state.contributions)
+    contributions[index] += amount
     acted = list(state.acted)
-    acted[index] = state.round.level
-    state = state.changed(
-        stacks=stacks, bets=bets, contributions=contributions, acted=tuple(acted), to_act=NOBODY
+    round_ = state.round
+    acted[index] = round_.level
+    after = tuple(stacks)
+    return state.changed(
+        stacks=after,
+        bets=tuple(bets),
+        contributions=tuple(contributions),
+        acted=tuple(acted),
+        to_act=NOBODY,
+        round=(
+            _round_after_exit(state.setup.config, round_, after, state.folded)
+            if event.all_in
+            else round_
+        ),
     )
-    return _maybe_uncap(state) if event.all_in else state
 
 
 def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed) -> HandState:
@@ -408,7 +458,9 @@ def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed)
     stacks, bets, contributions = _paid_in(state, index, total - state.bets[index])
     acted = list(state.acted)
     acted[index] = round_.level
-    state = state.changed(
+    if event.all_in:  # the uncap check counts this wager's raise
+        round_ = _round_after_exit(state.setup.config, round_, stacks, state.folded)
+    return state.changed(
         stacks=stacks,
         bets=bets,
         contributions=contributions,
@@ -416,7 +468,6 @@ def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed)
         round=round_,
         to_act=NOBODY,
     )
-    return _maybe_uncap(state) if event.all_in else state
 
 
 def _uncalled_bet_returned(state: HandState, event: pb.UncalledBetReturned) -> HandState:
