@@ -92,6 +92,9 @@ def may_wager(state: HandState, index: int) -> bool:
     return round_.level - acted >= strategy.reopen_threshold(round_, half_bet)
 
 
+# Limits are built positionally (player, owed, call, wager, min_to, max_to, bring_in): once per
+# turn, and a keyword call to a NamedTuple costs twice a positional one (``bench hand``).
+
 _last_limits: tuple[HandState | None, Limits | None] = (None, None)
 
 
@@ -151,9 +154,7 @@ def _compute_limits(state: HandState) -> Limits:
         or not may_wager(state, index)
         or (restricted and restricted[index])  # timed out in the draw (RULES.md §7.2)
     ):
-        return Limits(
-            player=index, owed=owed, call=call, wager=None, min_to=0, max_to=0, bring_in=0
-        )
+        return Limits(index, owed, call, None, 0, 0, 0)
     setup = state.setup
     strategy = setup.strategy
     rules = setup.config.rules
@@ -173,9 +174,7 @@ def _compute_limits(state: HandState) -> Limits:
     if rules.spread_round_ceiling and strategy.structure is Structure.SPREAD_LIMIT:
         highest = min(highest, 3 * round_.unit)  # decision A10: the optional round ceiling
     if highest < lowest or highest <= level:
-        return Limits(
-            player=index, owed=owed, call=call, wager=None, min_to=0, max_to=0, bring_in=0
-        )
+        return Limits(index, owed, call, None, 0, 0, 0)
     wager = Action.BET if level == 0 else Action.RAISE
     if (
         level
@@ -185,9 +184,7 @@ def _compute_limits(state: HandState) -> Limits:
         and setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
     ):
         wager = Action.COMPLETE  # the first full wager over the bring-in (RULES.md §4.2.3)
-    return Limits(
-        player=index, owed=owed, call=call, wager=wager, min_to=lowest, max_to=highest, bring_in=0
-    )
+    return Limits(index, owed, call, wager, lowest, highest, 0)
 
 
 def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
@@ -199,7 +196,7 @@ def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
     bring_in = config.stakes.bring_in
     post = stack if stack < bring_in else bring_in
     if stack <= bring_in or not may_wager(state, index):
-        return Limits(player=index, owed=0, call=0, wager=None, min_to=0, max_to=0, bring_in=post)
+        return Limits(index, 0, 0, None, 0, 0, post)
     chip_unit = config.rules.chip_unit
     if config.structure is Structure.FIXED_LIMIT:
         wager = Action.COMPLETE
@@ -216,10 +213,8 @@ def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
     elif stack < highest:
         highest = stack
     if highest < lowest:
-        return Limits(player=index, owed=0, call=0, wager=None, min_to=0, max_to=0, bring_in=post)
-    return Limits(
-        player=index, owed=0, call=0, wager=wager, min_to=lowest, max_to=highest, bring_in=post
-    )
+        return Limits(index, 0, 0, None, 0, 0, post)
+    return Limits(index, 0, 0, wager, lowest, highest, post)
 
 
 # --- commands on a running hand ---------------------------------------------------------------
