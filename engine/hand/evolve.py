@@ -125,47 +125,49 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
             event.big_blind if event.HasField("big_blind") else None,
         )
     fresh_rounds = _fresh_rounds(config)
+    # Positional, in field order, like the state below (a keyword build costs twice as much).
     setup = HandSetup(
-        hand_id=event.hand_id,
-        config=config,
-        game=game,
-        strategy=STRUCTURES[config.structure],
-        seats=seats,
-        starting_stacks=stacks,
-        button=button_index,
-        small_blind=small_index,
-        big_blind=big_index,
-        deck=event.deck,
-        started_at=event.started_at,
-        fresh_rounds=fresh_rounds,
-        posts=(
+        event.hand_id,
+        config,
+        game,
+        STRUCTURES[config.structure],  # strategy
+        seats,
+        stacks,  # starting_stacks
+        button_index,  # button
+        small_index,  # small_blind
+        big_index,  # big_blind
+        event.deck,
+        event.started_at,
+        fresh_rounds,
+        (
             tuple([(seats.index(post.seat), post.live, post.dead) for post in event.posts])
             if event.posts
             else ()
         ),
-        button_seat=button,
+        button,  # button_seat
     )
     zeros = (0,) * count
     nothing = ((),) * count
+    # Positional, in field order (once a hand; a keyword build of 18 fields costs twice as much).
     return HandState(
-        setup=setup,
-        street=0,
-        stacks=stacks,
-        bets=zeros,
-        contributions=zeros,
-        folded=(False,) * count,
-        acted=(NOBODY,) * count,
-        round=fresh_rounds[0],
-        to_act=NOBODY,
-        deadline=0,
-        hole=nothing,
-        up=nothing,
-        board=(),
-        deck_position=0,
-        showdown=zeros,
-        rake=0,
-        awarded=0,
-        ended=False,
+        setup,
+        0,  # street
+        stacks,
+        zeros,  # bets
+        zeros,  # contributions
+        (False,) * count,  # folded
+        (NOBODY,) * count,  # acted
+        fresh_rounds[0],  # round
+        NOBODY,  # to_act
+        0,  # deadline
+        nothing,  # hole
+        nothing,  # up
+        (),  # board
+        0,  # deck_position
+        zeros,  # showdown
+        0,  # rake
+        0,  # awarded
+        False,  # ended
     )
 
 
