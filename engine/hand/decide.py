@@ -1,10 +1,11 @@
 """Decide what happens: ``decide(state, command) -> [events]``.
 
 A command is verified first (``verify_*``, which raise with a sentence and change nothing); then
-its events are produced one by one and each is applied with the same :func:`evolve` a replay
-uses. The walk that follows an action is generic over the game's streets: ask the next player to
-act, or close the round (return an uncalled bet, deal the next street) or end the hand (award the
-pots without a showdown, or show down, rake and award).
+its events are produced one by one and each is applied, as it is emitted, by the one handler of
+its kind that replay also uses (:data:`engine.hand.evolve.HANDLERS`).
+The walk that follows an action is generic over the game's streets: ask the next player to act,
+or close the round (return an uncalled bet, deal the next street) or end the hand (award the pots
+without a showdown, or show down, rake and award).
 
 :func:`execute` returns the new state together with the events, so the live path does not apply
 them twice.
@@ -28,7 +29,7 @@ from engine.evaluation.telesina import (
     telesina_pot_winners,
 )
 from engine.games import FirstActor, ForcedBets
-from engine.hand.codec import cards_from_wire, cards_to_wire, started_config_bytes
+from engine.hand.codec import cards_to_wire, started_config_bytes
 from engine.hand.commands import (
     Act,
     Action,
@@ -42,16 +43,10 @@ from engine.hand.commands import (
 from engine.hand.draws import (
     agreed_pots,
     barred_cards,
-    cards_drawn_applied,
     hand_pots,
     next_to_ask,
     next_to_draw,
-    pot_split_applied,
-    reshuffle_applied,
     reshuffled_stub,
-    special_turn_applied,
-    split_agreed_applied,
-    split_refused_applied,
     stands_pat_unasked,
     stub_text,
     take_cards,
@@ -60,26 +55,7 @@ from engine.hand.draws import (
 )
 from engine.hand.errors import HandRuleError
 from engine.hand.events import HandEvent
-from engine.hand.evolve import (
-    EVENT_HANDLERS,
-    ante_applied,
-    award_applied,
-    blind_applied,
-    board_applied,
-    bring_in_applied,
-    call_applied,
-    check_applied,
-    end_applied,
-    fold_applied,
-    hole_cards_applied,
-    is_common_card_without_betting,
-    rake_applied,
-    showdown_applied,
-    started_state,
-    turn_applied,
-    uncalled_bet_applied,
-    wager_applied,
-)
+from engine.hand.evolve import HANDLERS_BY_TYPE, apply, is_common_card_without_betting
 from engine.hand.posts import post_extra_blinds, verify_posts
 from engine.hand.pots import Pot, split_evenly, split_high_low, split_in_order
 from engine.hand.protection import artificial_all_in, return_set_aside
@@ -92,23 +68,9 @@ from engine.hand.rules import (
     verify_start,
     verify_time_out,
 )
-from engine.hand.state import DRAWING, MUCKED, NOBODY, SHOWN, SPLIT_OFFER, HandState
+from engine.hand.state import DRAWING, NOBODY, SPLIT_OFFER, HandState
 from engine.hand.void import void_hand
 from pokerpb import events_pb2 as pb
-
-# Enum members bound once: ``Action.FOLD`` goes through the enum class's attribute lookup (about
-# 90 ns on CPython 3.11, ten times a local name), and every action makes a dozen such lookups.
-_FOLD: Final = Action.FOLD
-_CHECK: Final = Action.CHECK
-_CALL: Final = Action.CALL
-_BET: Final = Action.BET
-_RAISE: Final = Action.RAISE
-_BRING_IN: Final = Action.BRING_IN
-_HALF_BET: Final = IncompleteRaiseRule.HALF_BET
-_LEFT_OF_BIG_BLIND: Final = FirstActor.LEFT_OF_BIG_BLIND
-_LEFT_OF_BUTTON: Final = FirstActor.LEFT_OF_BUTTON
-_BRING_IN_PLAYER: Final = FirstActor.BRING_IN
-_ANTE_BRING_IN: Final = ForcedBets.ANTE_BRING_IN
 
 
 class _Recorder:
@@ -122,16 +84,10 @@ class _Recorder:
         self.events = events
 
     def emit(self, event: HandEvent) -> HandState:
-        """Record ``event`` and apply it exactly as ``evolve`` does (its dispatch table)."""
-        state = EVENT_HANDLERS[type(event)](self.state, event)
-        self.state = state
-        self.events.append(event)
-        return state
-
-    def record(self, event: HandEvent, state: HandState) -> HandState:
-        """Record ``event`` with the state after it, computed by the event's applier in
-        :mod:`engine.hand.evolve` from the values just written into ``event`` (what its
-        evolve handler would read back out of it)."""
+        """Record ``event`` and apply it: the one handler of its kind in
+        :data:`engine.hand.evolve.HANDLERS`, as replay and the table's fold apply it."""
+        # HANDLERS_BY_TYPE directly rather than through apply(): one call less per event.
+        state = HANDLERS_BY_TYPE[type(event)](self.state, event)
         self.state = state
         self.events.append(event)
         return state
@@ -189,20 +145,7 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
         if command.small_blind is not None:
             event.small_blind = command.small_blind
         event.big_blind = command.big_blind
-    # The config travels as its wire form, which reads back as an equal HandConfig: the
-    # command's own object stands for it (and keeps the per-config memos hitting).
-    started = started_state(
-        hand_id=command.hand_id,
-        config=config,
-        seats=seats,
-        stacks=stacks,
-        button=command.button,
-        deck=deck,
-        started_at=command.now,
-        posts=tuple([(seats.index(post.seat), post.live, post.dead) for post in command.posts]),
-        small_blind=command.small_blind if command.big_blind is not None else None,
-        big_blind=command.big_blind,
-    )
+    started = apply(None, event)
     recorder = _Recorder(started, [event])
     _post_forced_bets(recorder)
     if command.posts:
@@ -218,15 +161,10 @@ _seat_number: Final = attrgetter("seat")
 
 def _act(state: HandState | None, command: Act) -> tuple[HandState, list[HandEvent]]:
     running, limits = verify_act(state, command)
+    recorder = _Recorder(running, [])
     if running.phase:  # 32-Card Draw: a betting action refuses the split offer (decision A17)
-        refused = pb.SplitRefused(seat=command.seat)
-        running = split_refused_applied(running, limits.player)
-        event, after = _action_applied(running, limits, command.action, command.amount)
-        recorder = _Recorder(after, [refused, event])
-        _advance(recorder, command.now, (limits.player + 1) % len(running.stacks))
-        return recorder.state, recorder.events
-    event, after = _action_applied(running, limits, command.action, command.amount)
-    recorder = _Recorder(after, [event])
+        recorder.emit(pb.SplitRefused(seat=command.seat))
+    recorder.emit(_action_event(recorder.state, limits, command.action, command.amount))
     _advance(recorder, command.now, (limits.player + 1) % len(running.stacks))
     return recorder.state, recorder.events
 
@@ -273,7 +211,7 @@ def _time_out_bring_in(recorder: _Recorder, command: TimeOut) -> None:
     event = pb.BringInPosted(
         seat=command.seat, amount=amount, all_in=amount == stack, timed_out=True
     )
-    recorder.record(event, bring_in_applied(state, index, amount))
+    recorder.emit(event)
     if not command.protected:
         recorder.emit(pb.Folded(seat=command.seat, timed_out=True))
 
@@ -306,9 +244,7 @@ def _draw_cards(
         drawn = take_cards(stub, count, barred)
         if drawn is None:  # impossible at the games' table sizes (§7.3 card budget)
             raise HandRuleError("There are not enough cards left to replace yours.")
-        state = recorder.record(
-            pb.DiscardsReshuffled(seat=seat, stub=stub), reshuffle_applied(state, stub)
-        )
+        state = recorder.emit(pb.DiscardsReshuffled(seat=seat, stub=stub))
     event = pb.CardsDrawn(
         seat=seat,
         count=count,
@@ -316,7 +252,7 @@ def _draw_cards(
         drawn=drawn,
         timed_out=timed_out,
     )
-    recorder.record(event, cards_drawn_applied(state, index, discard, drawn, timed_out))
+    recorder.emit(event)
 
 
 def _agree_split(state: HandState | None, command: AgreeSplit) -> tuple[HandState, list[HandEvent]]:
@@ -325,7 +261,7 @@ def _agree_split(state: HandState | None, command: AgreeSplit) -> tuple[HandStat
     if not command.agree:
         _refuse_split(recorder, index, command.now, timed_out=False)
         return recorder.state, recorder.events
-    recorder.record(pb.SplitAgreed(seat=command.seat), split_agreed_applied(running, index))
+    recorder.emit(pb.SplitAgreed(seat=command.seat))
     _advance(recorder, command.now, (index + 1) % len(running.stacks))
     return recorder.state, recorder.events
 
@@ -336,41 +272,38 @@ def _refuse_split(recorder: _Recorder, index: int, now: int, *, timed_out: bool)
     cancels only the pots he is eligible for, and the offer goes on (decision A17)."""
     state = recorder.state
     seat = state.setup.seats[index]
-    state = recorder.record(
-        pb.SplitRefused(seat=seat, timed_out=timed_out), split_refused_applied(state, index)
-    )
+    state = recorder.emit(pb.SplitRefused(seat=seat, timed_out=timed_out))
     start = index if state.stacks[index] else (index + 1) % len(state.stacks)
     _advance(recorder, now, start)
 
 
-def _action_applied(
-    state: HandState, limits: Limits, action: Action, amount: int
-) -> tuple[HandEvent, HandState]:
-    """The event of a verified action and the state after it."""
+def _action_event(state: HandState, limits: Limits, action: Action, amount: int) -> HandEvent:
+    """The event of a verified action."""
     index = limits.player
     seat = state.setup.seats[index]
-    if action is _FOLD:
-        return pb.Folded(seat=seat), fold_applied(state, index)
-    if action is _CHECK:
-        return pb.Checked(seat=seat), check_applied(state, index)
+    if action is Action.FOLD:
+        return pb.Folded(seat=seat)
+    if action is Action.CHECK:
+        return pb.Checked(seat=seat)
     stack = state.stacks[index]
-    if action is _CALL:
+    if action is Action.CALL:
         call = limits.call
-        all_in = call == stack
-        return pb.Called(seat=seat, amount=call, all_in=all_in), call_applied(
-            state, index, call, all_in
-        )
-    if action is _BRING_IN:
+        return pb.Called(seat=seat, amount=call, all_in=call == stack)
+    if action is Action.BRING_IN:
         posted = limits.bring_in
-        bring_in = pb.BringInPosted(seat=seat, amount=posted, all_in=posted == stack)
-        return bring_in, bring_in_applied(state, index, posted)
+        return pb.BringInPosted(seat=seat, amount=posted, all_in=posted == stack)
     setup = state.setup
     all_in = amount - state.bets[index] == stack
-    half_bet = setup.config.rules.incomplete_raise_rule is _HALF_BET
+    half_bet = setup.config.rules.incomplete_raise_rule is IncompleteRaiseRule.HALF_BET
     full = setup.strategy.is_full(state.round, amount, half_bet)
-    kind = pb.BetPlaced if action is _BET else pb.RaisedTo if action is _RAISE else pb.Completed
-    event = kind(seat=seat, amount=amount, all_in=all_in, full=full)
-    return event, wager_applied(state, index, amount, full, all_in)
+    kind = (
+        pb.BetPlaced
+        if action is Action.BET
+        else pb.RaisedTo
+        if action is Action.RAISE
+        else pb.Completed
+    )
+    return kind(seat=seat, amount=amount, all_in=all_in, full=full)
 
 
 # --- forced bets and dealing ------------------------------------------------------------------
@@ -385,9 +318,8 @@ def _post_forced_bets(recorder: _Recorder) -> None:
         for index in setup.clockwise_from(setup.button + 1):
             stack = state.stacks[index]
             amount = min(stakes.ante, stack)
-            state = recorder.record(
-                pb.AntePosted(seat=setup.seats[index], amount=amount, all_in=amount == stack),
-                ante_applied(state, index, amount),
+            state = recorder.emit(
+                pb.AntePosted(seat=setup.seats[index], amount=amount, all_in=amount == stack)
             )
     for index, kind, size in (
         (setup.small_blind, pb.SMALL_BLIND, stakes.small_blind),
@@ -398,9 +330,8 @@ def _post_forced_bets(recorder: _Recorder) -> None:
         stack = state.stacks[index]
         amount = min(size, stack)
         seat = setup.seats[index]
-        state = recorder.record(
-            pb.BlindPosted(seat=seat, kind=kind, amount=amount, all_in=amount == stack),
-            blind_applied(state, index, amount, kind == pb.BIG_BLIND),
+        state = recorder.emit(
+            pb.BlindPosted(seat=seat, kind=kind, amount=amount, all_in=amount == stack)
         )
 
 
@@ -422,10 +353,7 @@ def _deal_street(recorder: _Recorder, street_index: int) -> None:
         ):
             # The stub cannot give everyone his card: one common card for all (RULES.md §8.7).
             common = deck[2 * position : 2 * position + 2]
-            recorder.record(
-                pb.BoardDealt(street=street_index, cards=common),
-                board_applied(state, street_index, cards_from_wire(common)),
-            )
+            recorder.emit(pb.BoardDealt(street=street_index, cards=common))
             return
         # One card per player per pass: the player at position p of the order gets the cards
         # p, p + players, p + 2 * players, ... of the street's part of the deck.
@@ -435,27 +363,21 @@ def _deal_street(recorder: _Recorder, street_index: int) -> None:
         up_texts = _card_texts(deck, down_end, up_end) if street.up else []
         event = pb.HoleCardsDealt(street=street_index)
         add_hand = event.hands.add  # building in place is three times faster than copying
-        dealt = []
         seats = setup.seats
         for offset, index in enumerate(order):
             down = "".join(down_texts[offset::players])
             if up_texts:
                 up = "".join(up_texts[offset::players])
                 add_hand(seat=seats[index], down=down, up=up)
-                dealt.append((index, cards_from_wire(down), cards_from_wire(up)))
             else:  # the usual case; an empty ``up`` is the field's default
                 add_hand(seat=seats[index], down=down)
-                dealt.append((index, cards_from_wire(down), ()))
-        state = recorder.record(event, hole_cards_applied(state, street_index, dealt))
+        state = recorder.emit(event)
         position = up_end
     if street.board or not (street.down or street.up):
         if street.board and setup.config.rules.burn_cards:
             position += 1  # the burn card (decision A31): dealt to nobody, never shown
         board = deck[2 * position : 2 * (position + street.board)]
-        recorder.record(
-            pb.BoardDealt(street=street_index, cards=board),
-            board_applied(state, street_index, cards_from_wire(board)),
-        )
+        recorder.emit(pb.BoardDealt(street=street_index, cards=board))
 
 
 def _card_texts(deck: str, start: int, end: int) -> list[str]:
@@ -469,11 +391,11 @@ def _first_actor(state: HandState, rule: FirstActor) -> int:
     the bring-in player, then the best showing hand (§3.8-3.9). ``state`` has the street's
     cards dealt."""
     setup = state.setup
-    if rule is _LEFT_OF_BIG_BLIND:
+    if rule is FirstActor.LEFT_OF_BIG_BLIND:
         return (setup.big_blind + 1) % len(setup.seats)
-    if rule is _LEFT_OF_BUTTON:
+    if rule is FirstActor.LEFT_OF_BUTTON:
         return (setup.button + 1) % len(setup.seats)
-    if rule is _BRING_IN_PLAYER:
+    if rule is FirstActor.BRING_IN:
         return _bring_in_player(state)
     return best_showing(state)
 
@@ -531,10 +453,7 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
         index = _next_to_act(state, start)
         if index != NOBODY:
             deadline = now + state.setup.config.rules.action_timer_ms
-            recorder.record(
-                pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline),
-                turn_applied(state, index, deadline),
-            )
+            recorder.emit(pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline))
             return
         _return_uncalled_bet(recorder)
         streets = state.setup.game.streets
@@ -593,7 +512,7 @@ def _request(recorder: _Recorder, index: int, deadline: int, phase: int) -> None
     state = recorder.state
     kind = pb.TURN_DRAW if phase == DRAWING else pb.TURN_SPLIT_OFFER
     event = pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline, kind=kind)
-    recorder.record(event, special_turn_applied(state, index, deadline, phase))
+    recorder.emit(event)
 
 
 def _conclude_offer(recorder: _Recorder) -> bool:
@@ -612,7 +531,7 @@ def _conclude_offer(recorder: _Recorder) -> bool:
         event = pb.PotSplitByAgreement(
             pot=number, amount=pot.amount, seats=[seats[index] for index in pot.eligible]
         )
-        state = recorder.record(event, pot_split_applied(state, number, pot.amount, pot.eligible))
+        state = recorder.emit(event)
     if len(agreed) < len(pots):
         return False
     pots = hand_pots(state)
@@ -637,7 +556,7 @@ def _pay_split_pots(recorder: _Recorder, amounts: list[int]) -> None:
             event = pb.PotAwarded(
                 pot=split.pot, seat=setup.seats[index], amount=paid, share=pb.AGREED_SPLIT
             )
-            state = recorder.record(event, award_applied(state, index, paid))
+            state = recorder.emit(event)
 
 
 def _next_to_act(state: HandState, start: int) -> int:
@@ -673,10 +592,7 @@ def _return_uncalled_bet(recorder: _Recorder) -> None:
     leader = bets.index(top)
     matched = sorted(bets)[-2]  # the largest other bet: ``top`` is the only largest one
     amount = top - matched
-    recorder.record(
-        pb.UncalledBetReturned(seat=state.setup.seats[leader], amount=amount),
-        uncalled_bet_applied(state, leader, amount),
-    )
+    recorder.emit(pb.UncalledBetReturned(seat=state.setup.seats[leader], amount=amount))
 
 
 _pots: Final = hand_pots
@@ -698,7 +614,7 @@ def _take_rake(recorder: _Recorder, pots: tuple[Pot, ...]) -> list[int]:
     if not rake:
         return amounts
     per_pot = split_rake(rake, tuple(amounts), chip_unit, schedule.distribution)
-    recorder.record(pb.RakeTaken(amount=rake, per_pot=per_pot), rake_applied(state, rake))
+    recorder.emit(pb.RakeTaken(amount=rake, per_pot=per_pot))
     return [amount - taken for amount, taken in zip(amounts, per_pot, strict=True)]
 
 
@@ -715,9 +631,8 @@ def _finish_without_showdown(recorder: _Recorder, winner: int) -> None:
     for pot_index in reversed(range(len(pots))):
         amount = amounts[pot_index]
         if amount and pot_index not in split:
-            state = recorder.record(
-                pb.PotAwarded(pot=pot_index, seat=seat, amount=amount, share=pb.WHOLE),
-                award_applied(state, winner, amount),
+            state = recorder.emit(
+                pb.PotAwarded(pot=pot_index, seat=seat, amount=amount, share=pb.WHOLE)
             )
     _end(recorder)
 
@@ -731,7 +646,7 @@ def _end(recorder: _Recorder) -> None:
     add_result = event.results.add
     for seat, stack, start in zip(setup.seats, state.stacks, setup.starting_stacks, strict=True):
         add_result(seat=seat, net=stack - start, stack=stack)
-    recorder.record(event, end_applied(state))
+    recorder.emit(event)
 
 
 # --- showdown -------------------------------------------------------------------------------
@@ -907,9 +822,9 @@ def _showdown_order(state: HandState, all_in_showdown: bool) -> list[int]:
     aggressor = state.round.aggressor
     if not (all_in_showdown or aggressor == NOBODY or state.folded[aggressor]):
         start = aggressor
-    elif setup.game.forced_bets is _ANTE_BRING_IN:
+    elif setup.game.forced_bets is ForcedBets.ANTE_BRING_IN:
         start = best_showing(state)  # stud-type games: the highest showing combination
-    elif setup.game.streets[-1].first_actor is _LEFT_OF_BIG_BLIND:
+    elif setup.game.streets[-1].first_actor is FirstActor.LEFT_OF_BIG_BLIND:
         start = (setup.big_blind + 1) % setup.player_count  # 32-Card Draw (decision A15)
     else:
         start = (setup.button + 1) % setup.player_count
@@ -943,9 +858,7 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
                 _at_least(high, best_high[k]) or _at_least(low, best_low[k]) for k in pot_indexes
             )
         ):
-            state = recorder.record(
-                pb.HandMucked(seat=seat), showdown_applied(state, index, MUCKED)
-            )
+            state = recorder.emit(pb.HandMucked(seat=seat))
             continue
         shown.add(index)
         hands.shown_order.append(index)
@@ -960,7 +873,7 @@ def _show_or_muck(recorder: _Recorder, pots: tuple[Pot, ...], hands: _Hands) -> 
             high_hand=_name(hands.high_ranking, high),
             low_hand=_name(hands.low_ranking, low),
         )
-        state = recorder.record(event, showdown_applied(state, index, SHOWN))
+        state = recorder.emit(event)
     return shown
 
 
@@ -1052,7 +965,7 @@ def _pay_best(
     first = (setup.button + 1) % len(setup.seats)
     name = _name(ranking, strongest)
     chip_unit = setup.config.rules.chip_unit
-    if len(winners) > 1 and setup.game.forced_bets is _ANTE_BRING_IN:
+    if len(winners) > 1 and setup.game.forced_bets is ForcedBets.ANTE_BRING_IN:
         order = _stud_odd_chip_order(
             state, winners, share, ranking=ranking, values=values, shown_order=shown_order
         )
@@ -1061,4 +974,4 @@ def _pay_best(
         shares = split_evenly(amount, winners, first, len(setup.seats), chip_unit)
     for index, paid in shares:
         event = pb.PotAwarded(pot=pot, seat=setup.seats[index], amount=paid, share=share, hand=name)
-        state = recorder.record(event, award_applied(state, index, paid))
+        state = recorder.emit(event)

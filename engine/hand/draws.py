@@ -1,7 +1,7 @@
 """Draw games: the draw (RULES.md §7) and 32-Card Draw's "Split the pot" offer (§8.13, A17).
 
 What lives here: the rules a Draw or an AgreeSplit must satisfy (``verify_*``, the same checks
-the queries :func:`draw_option` and :func:`split_offer` are built from), the appliers of the draw
+the queries :func:`draw_option` and :func:`split_offer` are built from), the handlers of the draw
 events (CardsDrawn, DiscardsReshuffled, SplitAgreed, SplitRefused, PotSplitByAgreement) that
 :mod:`engine.hand.evolve` dispatches to, and the pure helpers ``decide`` walks the draw with: who
 draws or is asked next, the stub and its reshuffle, and the pots once some are split.
@@ -19,7 +19,7 @@ they stay in the stub, in order, for the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 from engine.betting import PatRestrictionLift
@@ -31,33 +31,18 @@ from engine.hand.posts import dead_money
 from engine.hand.pots import Pot, build_pots, build_pots_with_dead
 from engine.hand.rules import verify_hand_running, verify_seat_known, verify_turn
 from engine.hand.state import (
-    ACTED,
     AGREED,
     BETTING,
-    DEADLINE,
-    DECK_POSITION,
-    DISCARDED,
     DRAWING,
-    DRAWS,
-    HOLE,
     NOBODY,
     NOT_ASKED,
-    OFFER_POTS,
-    PAT_RESTRICTED,
-    PHASE,
     REFUSED,
-    SPLIT_ANSWERS,
-    SPLIT_BASE,
     SPLIT_OFFER,
-    SPLIT_POTS,
-    STUB,
-    TO_ACT,
+    HandChanges,
     HandState,
     SplitPot,
 )
 from pokerpb import events_pb2 as pb
-
-_new_state = tuple.__new__
 
 
 class InvalidDiscard(HandRuleError):
@@ -182,32 +167,32 @@ def verify_draw(state: HandState | None, command: Draw) -> tuple[HandState, int]
     return running, index
 
 
-def cards_drawn_applied(
-    state: HandState, index: int, discarded: tuple[Card, ...], drawn: str, timed_out: bool
-) -> HandState:
+def _cards_drawn(state: HandState, event: pb.CardsDrawn) -> HandState:
     """CardsDrawn: the player keeps his other cards, in order, and adds ``drawn``; the stub
     loses ``drawn``; a time-out restricts his betting until his next timely draw (decision A12;
     with ``pat_restriction_lift`` at_least_one_card, his next timely draw of one card or more)."""
+    index = state.setup.seats.index(event.seat)
+    discarded = cards_from_wire(event.discarded)
+    drawn = event.drawn
+    timed_out = event.timed_out
     count = len(state.stacks)
-    fields = list(state)
     hole = list(state.hole)
     kept = tuple(card for card in hole[index] if card not in discarded)
     hole[index] = kept + cards_from_wire(drawn)
-    fields[HOLE] = tuple(hole)
     draws = list(state.draws or (0,) * count)
     draws[index] += 1
-    fields[DRAWS] = tuple(draws)
+    changes: HandChanges = {"hole": tuple(hole), "draws": tuple(draws), "to_act": NOBODY}
     if discarded:
         thrown = list(state.discarded or ((),) * count)
         thrown[index] += discarded
-        fields[DISCARDED] = tuple(thrown)
+        changes["discarded"] = tuple(thrown)
     if drawn:
         if not state.stub and state.setup.deck.startswith(drawn, 2 * state.deck_position):
-            fields[DECK_POSITION] = state.deck_position + len(drawn) // 2
+            changes["deck_position"] = state.deck_position + len(drawn) // 2
         else:  # a reshuffled stub: the player was dealt its first cards that were not his
             gone = {drawn[offset : offset + 2] for offset in range(0, len(drawn), 2)}
             stub = stub_text(state)
-            fields[STUB] = "".join(
+            changes["stub"] = "".join(
                 stub[offset : offset + 2]
                 for offset in range(0, len(stub), 2)
                 if stub[offset : offset + 2] not in gone
@@ -220,39 +205,25 @@ def cards_drawn_applied(
         restricted[index] = timed_out or (
             restricted[index] and not discarded and lift is PatRestrictionLift.AT_LEAST_ONE_CARD
         )
-        fields[PAT_RESTRICTED] = tuple(restricted) if any(restricted) else ()
-    fields[TO_ACT] = NOBODY
-    return _new_state(HandState, fields)
-
-
-def _cards_drawn(state: HandState, event: pb.CardsDrawn) -> HandState:
-    index = state.setup.seats.index(event.seat)
-    return cards_drawn_applied(
-        state, index, cards_from_wire(event.discarded), event.drawn, event.timed_out
-    )
-
-
-def reshuffle_applied(state: HandState, stub: str) -> HandState:
-    """DiscardsReshuffled: ``stub`` is the stub from now on (the deck is used up)."""
-    fields = list(state)
-    fields[STUB] = stub
-    fields[DECK_POSITION] = len(state.setup.deck) // 2
-    return _new_state(HandState, fields)
+        changes["pat_restricted"] = tuple(restricted) if any(restricted) else ()
+    return state.changed(**changes)
 
 
 def _discards_reshuffled(state: HandState, event: pb.DiscardsReshuffled) -> HandState:
-    return reshuffle_applied(state, event.stub)
+    """DiscardsReshuffled: ``stub`` is the stub from now on (the deck is used up)."""
+    return state.changed(stub=event.stub, deck_position=len(state.setup.deck) // 2)
 
 
-def special_turn_applied(state: HandState, index: int, deadline: int, phase: int) -> HandState:
+def special_turn(state: HandState, index: int, deadline: int, phase: int) -> HandState:
     """ActionRequested of a draw or of the split offer: ``index`` is asked by ``deadline``."""
-    fields = list(state)
-    fields[TO_ACT] = index
-    fields[PHASE] = phase
-    fields[DEADLINE] = deadline
     if phase == SPLIT_OFFER and not state.split_answers:
-        fields[SPLIT_ANSWERS] = (NOT_ASKED,) * len(state.stacks)
-    return _new_state(HandState, fields)
+        return state.changed(
+            to_act=index,
+            phase=phase,
+            deadline=deadline,
+            split_answers=(NOT_ASKED,) * len(state.stacks),
+        )
+    return state.changed(to_act=index, phase=phase, deadline=deadline)
 
 
 # --- the split offer (32-Card Draw) -------------------------------------------------------------
@@ -329,70 +300,54 @@ def verify_agree_split(state: HandState | None, command: AgreeSplit) -> tuple[Ha
     return running, index
 
 
-def split_agreed_applied(state: HandState, index: int) -> HandState:
+def _split_agreed(state: HandState, event: pb.SplitAgreed) -> HandState:
     """SplitAgreed: no bet; it counts as a check if the offer fails (A17 rule 3)."""
-    fields = list(state)
+    index = state.setup.seats.index(event.seat)
     answers = list(state.split_answers)
     answers[index] = AGREED
-    fields[SPLIT_ANSWERS] = tuple(answers)
     if state.stacks[index]:
         acted = list(state.acted)
         acted[index] = state.round.level
-        fields[ACTED] = tuple(acted)
-    fields[TO_ACT] = NOBODY
-    return _new_state(HandState, fields)
-
-
-def _split_agreed(state: HandState, event: pb.SplitAgreed) -> HandState:
-    return split_agreed_applied(state, state.setup.seats.index(event.seat))
-
-
-def split_refused_applied(state: HandState, index: int) -> HandState:
-    """SplitRefused: the pots the player is eligible for will not be split. A player with chips
-    behind is eligible for every pot, so his refusal ends the offer and the betting begins."""
-    fields = list(state)
-    answers = list(state.split_answers or (NOT_ASKED,) * len(state.stacks))
-    answers[index] = REFUSED
-    fields[SPLIT_ANSWERS] = tuple(answers)
-    if state.stacks[index]:
-        fields[PHASE] = BETTING
-    fields[TO_ACT] = NOBODY
-    return _new_state(HandState, fields)
+        return state.changed(split_answers=tuple(answers), acted=tuple(acted), to_act=NOBODY)
+    return state.changed(split_answers=tuple(answers), to_act=NOBODY)
 
 
 def _split_refused(state: HandState, event: pb.SplitRefused) -> HandState:
-    return split_refused_applied(state, state.setup.seats.index(event.seat))
-
-
-def pot_split_applied(
-    state: HandState, pot: int, amount: int, sharers: tuple[int, ...]
-) -> HandState:
-    """PotSplitByAgreement: the pot takes no further part in the hand. The pots of the offer are
-    kept, and the chips put in from now on form new pots; the betting round starts afresh (the
-    answers were about the split, not bets)."""
-    fields = list(state)
-    if not state.offer_pots:
-        fields[OFFER_POTS] = hand_pots(state)
-        fields[SPLIT_BASE] = state.contributions
-    fields[SPLIT_POTS] = (*state.split_pots, SplitPot(pot, amount, sharers))
-    fields[ACTED] = (NOBODY,) * len(state.stacks)
-    return _new_state(HandState, fields)
+    """SplitRefused: the pots the player is eligible for will not be split. A player with chips
+    behind is eligible for every pot, so his refusal ends the offer and the betting begins."""
+    index = state.setup.seats.index(event.seat)
+    answers = list(state.split_answers or (NOT_ASKED,) * len(state.stacks))
+    answers[index] = REFUSED
+    if state.stacks[index]:
+        return state.changed(split_answers=tuple(answers), phase=BETTING, to_act=NOBODY)
+    return state.changed(split_answers=tuple(answers), to_act=NOBODY)
 
 
 def _pot_split(state: HandState, event: pb.PotSplitByAgreement) -> HandState:
+    """PotSplitByAgreement: the pot takes no further part in the hand. The pots of the offer are
+    kept, and the chips put in from now on form new pots; the betting round starts afresh (the
+    answers were about the split, not bets)."""
     seats = state.setup.seats
     sharers = tuple(seats.index(seat) for seat in event.seats)
-    return pot_split_applied(state, event.pot, event.amount, sharers)
+    changes: HandChanges = {
+        "split_pots": (*state.split_pots, SplitPot(event.pot, event.amount, sharers)),
+        "acted": (NOBODY,) * len(state.stacks),
+    }
+    if not state.offer_pots:
+        changes["offer_pots"] = hand_pots(state)
+        changes["split_base"] = state.contributions
+    return state.changed(**changes)
 
 
-DRAW_HANDLERS: Final[dict[type, Callable[[Any, Any], HandState]]] = {
-    pb.CardsDrawn: _cards_drawn,
-    pb.DiscardsReshuffled: _discards_reshuffled,
-    pb.SplitAgreed: _split_agreed,
-    pb.SplitRefused: _split_refused,
-    pb.PotSplitByAgreement: _pot_split,
+DRAW_HANDLERS: Final[Mapping[str, Callable[[HandState, Any], HandState]]] = {
+    # By the event's field name in TableEvent's ``body`` (engine.hand.evolve.HANDLERS).
+    "cards_drawn": _cards_drawn,
+    "discards_reshuffled": _discards_reshuffled,
+    "split_agreed": _split_agreed,
+    "split_refused": _split_refused,
+    "pot_split_by_agreement": _pot_split,
 }
-"""The draw events' handlers, for evolve's dispatch table."""
+"""The draw events' handlers, part of evolve's one dispatch table."""
 
 
 # --- what a player is offered -------------------------------------------------------------------

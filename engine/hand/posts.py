@@ -156,4 +156,4 @@ def dead_blind_posted(state: HandState, event: pb.DeadBlindPosted) -> HandState:
     contributions = list(state.contributions)
     stacks[index] -= event.amount
     contributions[index] += event.amount
-    return state._replace(stacks=tuple(stacks), contributions=tuple(contributions))
+    return state.changed(stacks=tuple(stacks), contributions=tuple(contributions))

@@ -58,7 +58,7 @@ def artificial_all_in_applied(state: HandState, event: pb.ArtificialAllIn) -> Ha
     set_aside[index] += event.set_aside
     stacks = list(state.stacks)
     stacks[index] -= event.set_aside
-    return state._replace(stacks=tuple(stacks), set_aside=tuple(set_aside), to_act=NOBODY)
+    return state.changed(stacks=tuple(stacks), set_aside=tuple(set_aside), to_act=NOBODY)
 
 
 def stack_returned(state: HandState, event: pb.StackReturned) -> HandState:
@@ -68,6 +68,4 @@ def stack_returned(state: HandState, event: pb.StackReturned) -> HandState:
     set_aside[index] -= event.amount
     stacks = list(state.stacks)
     stacks[index] += event.amount
-    return state._replace(
-        stacks=tuple(stacks), set_aside=tuple(set_aside) if any(set_aside) else ()
-    )
+    return state.changed(stacks=tuple(stacks), set_aside=tuple(set_aside) if any(set_aside) else ())

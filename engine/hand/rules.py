@@ -35,18 +35,6 @@ from engine.hand.errors import (
 from engine.hand.memo import IdentityMemo
 from engine.hand.state import DRAWING, NOBODY, SPLIT_OFFER, HandState
 
-# Enum members bound once: ``Action.FOLD`` goes through the enum class's attribute lookup (about
-# 90 ns on CPython 3.11, ten times a local name), and every action makes a dozen such lookups.
-_FOLD: Final = Action.FOLD
-_CHECK: Final = Action.CHECK
-_CALL: Final = Action.CALL
-_BET: Final = Action.BET
-_RAISE: Final = Action.RAISE
-_BRING_IN: Final = Action.BRING_IN
-_COMPLETE: Final = Action.COMPLETE
-_ANTE_BRING_IN: Final = ForcedBets.ANTE_BRING_IN
-_FIXED_LIMIT: Final = Structure.FIXED_LIMIT
-
 
 class Limits(NamedTuple):
     """What the player to act (``player``) may do now.
@@ -104,8 +92,8 @@ def may_wager(state: HandState, index: int) -> bool:
     return round_.level - acted >= strategy.reopen_threshold(round_, half_bet)
 
 
-# Limits are built once per turn: tuple.__new__ skips NamedTuple's generated Python __new__.
-_new_tuple = tuple.__new__
+# Limits are built positionally (player, owed, call, wager, min_to, max_to, bring_in): once per
+# turn, and a keyword call to a NamedTuple costs twice a positional one (``bench hand``).
 
 _last_limits: tuple[HandState | None, Limits | None] = (None, None)
 
@@ -131,7 +119,7 @@ def bring_in_due(state: HandState) -> bool:
     return (
         not state.round.level
         and not state.street
-        and state.setup.game.forced_bets is _ANTE_BRING_IN
+        and state.setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
     )
 
 
@@ -144,7 +132,7 @@ def open_pair_showing(state: HandState) -> bool:
     enabled = setup.config.rules.open_pair_double_bet
     if enabled is None:
         enabled = game.open_pair_double_bet
-    if not enabled or state.street != 1 or setup.config.structure is not _FIXED_LIMIT:
+    if not enabled or state.street != 1 or setup.config.structure is not Structure.FIXED_LIMIT:
         return False
     # The players dealt 4th street hold two upcards; the option stays when a pair folds.
     return any(len(up) == 2 and up[0].rank == up[1].rank for up in state.up)
@@ -156,7 +144,7 @@ def _compute_limits(state: HandState) -> Limits:
     bet = state.bets[index]
     round_ = state.round
     level = round_.level
-    if not level and not state.street and state.setup.game.forced_bets is _ANTE_BRING_IN:
+    if not level and not state.street and state.setup.game.forced_bets is ForcedBets.ANTE_BRING_IN:
         return _bring_in_limits(state, index, stack)
     owed = level - bet if level > bet else 0
     call = owed if owed < stack else stack
@@ -166,14 +154,14 @@ def _compute_limits(state: HandState) -> Limits:
         or not may_wager(state, index)
         or (restricted and restricted[index])  # timed out in the draw (RULES.md §7.2)
     ):
-        return _new_tuple(Limits, (index, owed, call, None, 0, 0, 0))
+        return Limits(index, owed, call, None, 0, 0, 0)
     setup = state.setup
     strategy = setup.strategy
     rules = setup.config.rules
     lowest, highest = strategy.bounds(round_, sum(state.contributions), owed, rules.chip_unit)
     if (
         state.street == 1
-        and setup.game.forced_bets is _ANTE_BRING_IN
+        and setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
         and round_.unit < setup.config.stakes.big_bet
         and open_pair_showing(state)
     ):
@@ -186,17 +174,17 @@ def _compute_limits(state: HandState) -> Limits:
     if rules.spread_round_ceiling and strategy.structure is Structure.SPREAD_LIMIT:
         highest = min(highest, 3 * round_.unit)  # decision A10: the optional round ceiling
     if highest < lowest or highest <= level:
-        return _new_tuple(Limits, (index, owed, call, None, 0, 0, 0))
-    wager = _BET if level == 0 else _RAISE
+        return Limits(index, owed, call, None, 0, 0, 0)
+    wager = Action.BET if level == 0 else Action.RAISE
     if (
         level
         and not round_.raises
         and not state.street
-        and strategy.structure is _FIXED_LIMIT
-        and setup.game.forced_bets is _ANTE_BRING_IN
+        and strategy.structure is Structure.FIXED_LIMIT
+        and setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
     ):
-        wager = _COMPLETE  # the first full wager over the bring-in (RULES.md §4.2.3)
-    return _new_tuple(Limits, (index, owed, call, wager, lowest, highest, 0))
+        wager = Action.COMPLETE  # the first full wager over the bring-in (RULES.md §4.2.3)
+    return Limits(index, owed, call, wager, lowest, highest, 0)
 
 
 def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
@@ -208,13 +196,13 @@ def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
     bring_in = config.stakes.bring_in
     post = stack if stack < bring_in else bring_in
     if stack <= bring_in or not may_wager(state, index):
-        return _new_tuple(Limits, (index, 0, 0, None, 0, 0, post))
+        return Limits(index, 0, 0, None, 0, 0, post)
     chip_unit = config.rules.chip_unit
-    if config.structure is _FIXED_LIMIT:
-        wager = _COMPLETE
+    if config.structure is Structure.FIXED_LIMIT:
+        wager = Action.COMPLETE
         lowest = highest = config.stakes.small_bet
     else:
-        wager = _BET
+        wager = Action.BET
         round_ = state.round
         lowest, highest = setup.strategy.bounds(round_, sum(state.contributions), 0, chip_unit)
         lowest = max(lowest, bring_in + chip_unit)  # "a regular bet larger than the bring-in"
@@ -225,8 +213,8 @@ def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
     elif stack < highest:
         highest = stack
     if highest < lowest:
-        return _new_tuple(Limits, (index, 0, 0, None, 0, 0, post))
-    return _new_tuple(Limits, (index, 0, 0, wager, lowest, highest, post))
+        return Limits(index, 0, 0, None, 0, 0, post)
+    return Limits(index, 0, 0, wager, lowest, highest, post)
 
 
 # --- commands on a running hand ---------------------------------------------------------------
@@ -270,17 +258,17 @@ def verify_amount_is_chips(amount: object, chip_unit: int) -> int:
 
 def verify_action(state: HandState, limits: Limits, action: Action, amount: int) -> None:
     """The action and its amount must be within ``limits`` (see :class:`Action` for amounts)."""
-    if action is _FOLD or action is _CHECK:
+    if action is Action.FOLD or action is Action.CHECK:
         if limits.bring_in:
             _refuse_before_bring_in(limits, action)
         if amount:
             raise InvalidAmount(f"To {action.value}, give no amount.")
-        if action is _CHECK and limits.owed:
+        if action is Action.CHECK and limits.owed:
             raise IllegalAction(
                 f"You cannot check: it costs {limits.call} to call; you may call, raise or fold."
             )
         return
-    if action is _CALL:
+    if action is Action.CALL:
         if limits.bring_in:
             _refuse_before_bring_in(limits, action)
         if not limits.owed:
@@ -288,10 +276,10 @@ def verify_action(state: HandState, limits: Limits, action: Action, amount: int)
         if amount and amount != limits.call:
             raise InvalidAmount(f"A call puts in exactly {limits.call}.")
         return
-    if action is _BET or action is _RAISE or action is _COMPLETE:
+    if action is Action.BET or action is Action.RAISE or action is Action.COMPLETE:
         _verify_wager(state, limits, action, amount)
         return
-    if action is _BRING_IN:
+    if action is Action.BRING_IN:
         if not limits.bring_in:
             raise IllegalAction(
                 "There is no bring-in to post: the first round is already open, or this game "
@@ -326,11 +314,11 @@ def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int)
             )
         raise IllegalAction("You may not bet or raise now; you may call or fold.")
     if action is not limits.wager:
-        if limits.wager is _COMPLETE:
+        if limits.wager is Action.COMPLETE:
             raise IllegalAction(f"The bring-in is raised by completing it to {limits.min_to}.")
-        if action is _COMPLETE:
+        if action is Action.COMPLETE:
             raise IllegalAction(f"There is no bring-in to complete; {limits.wager.value} instead.")
-        if action is _BET:
+        if action is Action.BET:
             raise IllegalAction("There is already a bet in this round; raise instead.")
         raise IllegalAction("There is no bet to raise in this round; bet instead.")
     verb = action.value
@@ -344,7 +332,7 @@ def _verify_wager(state: HandState, limits: Limits, action: Action, amount: int)
     if (
         limits.min_to < amount < limits.max_to
         and amount != all_in
-        and state.setup.config.structure is _FIXED_LIMIT
+        and state.setup.config.structure is Structure.FIXED_LIMIT
     ):
         # The open pair on 4th street: a small bet or a big bet, nothing between (§4.6).
         raise InvalidAmount(f"You may {verb} to {limits.min_to} or to {limits.max_to}.")

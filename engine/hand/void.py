@@ -34,7 +34,7 @@ def hand_voided(state: HandState, event: pb.HandVoided) -> HandState:
     """Apply HandVoided: the refunds are back in the stacks, the pot is empty, the hand over."""
     count = len(state.stacks)
     zeros = (0,) * count
-    return state._replace(
+    return state.changed(
         stacks=tuple(result.stack for result in event.results),
         bets=zeros,
         contributions=zeros,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.hand.events import HandEvent, wrap
-from engine.hand.evolve import EVENT_HANDLERS as HAND_HANDLERS
+from engine.hand.evolve import HANDLERS_BY_TYPE
 from engine.table.state import TableState
 from pokerpb import events_pb2 as pb
 
@@ -31,7 +31,7 @@ TableEventBody = HandEvent | TableOnlyEvent
 
 def is_hand_event(event: TableEventBody) -> bool:
     """Whether ``event`` belongs to a hand (it carries the hand id in its envelope)."""
-    return type(event) in HAND_HANDLERS
+    return type(event) in HANDLERS_BY_TYPE
 
 
 def envelopes(

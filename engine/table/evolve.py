@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from engine.hand.evolve import EVENT_HANDLERS as HAND_HANDLERS
+from engine.hand.evolve import HANDLERS as HAND_HANDLERS
+from engine.hand.evolve import HANDLERS_BY_TYPE as HAND_HANDLERS_BY_TYPE
+from engine.hand.evolve import HandEventHandler
 from engine.hand.posts import blind_indexes
 from engine.hand.state import NOBODY
 from engine.table.config import DAY_MS, config_from_wire
 from engine.table.events import TableEventBody
 from engine.table.state import Seat, TableState
 from pokerpb import events_pb2 as pb
-
-_new_tuple = tuple.__new__
 
 
 def _seat(state: TableState, number: int) -> Seat:
@@ -128,8 +128,7 @@ def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
     for number in seats:
         seat = table[number - 1]
         assert seat is not None, f"seat {number} is empty"
-        # Seat(player_id, stack, sitting_out, new, missed_small, missed_big, ...): owes nothing.
-        table[number - 1] = _new_tuple(Seat, (*seat[:3], False, False, False, *seat[6:]))
+        table[number - 1] = seat._replace(new=False, missed_small=False, missed_big=False)
     for number, seat in enumerate(table, 1):
         if seat is not None and seat.sitting_out and number not in seats:
             table[number - 1] = seat._replace(hands_sat_out=seat.hands_sat_out + 1)
@@ -156,7 +155,7 @@ def _hand_over(state: TableState, event: pb.HandEnded | pb.HandVoided) -> TableS
         number = result.seat
         seat = table[number - 1]
         assert seat is not None, f"seat {number} is empty"
-        table[number - 1] = _new_tuple(Seat, (seat[0], result.stack, *seat[2:]))
+        table[number - 1] = seat._replace(stack=result.stack)
     return state._replace(seats=tuple(table))
 
 
@@ -170,10 +169,10 @@ _AFTER_HAND_EVENT: Final[dict[type, Callable[[Any, Any], TableState]]] = {
 
 def _apply(state: TableState | None, event: TableEventBody) -> TableState:
     kind = type(event)
-    hand_handler = HAND_HANDLERS.get(kind)
-    if hand_handler is not None:  # the hand machine's evolve, without its unwrapping
+    hand_handler = HAND_HANDLERS_BY_TYPE.get(kind)
+    if hand_handler is not None:  # the hand machine's one handler of the event
         assert state is not None
-        state = state._replace(hand=hand_handler(state.hand, event))
+        state = state._replace(hand=hand_handler(state.hand, event))  # type: ignore[arg-type]
         after = _AFTER_HAND_EVENT.get(kind)
         return after(state, event) if after is not None else state
     handler = _TABLE_HANDLERS.get(kind)
@@ -198,31 +197,24 @@ def evolve(state: TableState | None, event: TableEventBody | pb.TableEvent) -> T
 
 # --- the fold of stored envelopes -----------------------------------------------------------------
 
-#: Positions of the fields :func:`fold` sets without ``_replace`` (version is the last field).
-_HAND: Final = TableState._fields.index("hand")
-_VERSION: Final = len(TableState._fields) - 1
-assert TableState._fields[_VERSION] == "version"
 
-
-def _hand_only_handlers() -> dict[str, Callable[[Any, Any], Any]]:
+def _hand_only_handlers() -> dict[str, HandEventHandler]:
     """Per field of the envelope's ``body``, the hand handler of the hand events that change
     only the hand (every other event goes through :func:`_apply`, as in :func:`evolve`)."""
-    handlers: dict[str, Callable[[Any, Any], Any]] = {}
     empty = pb.TableEvent()
-    for field in pb.TableEvent.DESCRIPTOR.oneofs_by_name["body"].fields:
-        kind = type(getattr(empty, field.name))
-        if kind in HAND_HANDLERS and kind not in _AFTER_HAND_EVENT:
-            handlers[field.name] = HAND_HANDLERS[kind]
-    return handlers
+    return {
+        name: handler
+        for name, handler in HAND_HANDLERS.items()
+        if type(getattr(empty, name)) not in _AFTER_HAND_EVENT
+    }
 
 
 _HAND_ONLY_BY_FIELD: Final = _hand_only_handlers()
 
 
 def _with_hand(state: TableState, hand: Any, version: int) -> TableState:
-    """``state`` with its ``hand`` and ``version`` replaced (one tuple, no ``_replace``)."""
-    fields = (*state[:_HAND], hand, *state[_HAND + 1 : _VERSION], version)
-    return _new_tuple(TableState, fields)
+    """``state`` with its ``hand`` and ``version`` replaced."""
+    return state._replace(hand=hand, version=version)
 
 
 class Fold:
@@ -271,6 +263,7 @@ class Fold:
                 handler = hand_only.get(name)
                 if handler is not None:
                     assert table is not None
+                    assert hand is not None, f"{name} before the hand started"
                     hand = handler(hand, body)
                     version += 1
                     continue
