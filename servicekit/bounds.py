@@ -246,6 +246,27 @@ def _enum_span(field: FieldDescriptor) -> str:
     return f"{numbers[0]}-{numbers[-1]}"
 
 
+def _per_value(
+    name: str, repeated: bool, most: int | None, check: Callable[[Any, str], str | None]
+) -> _FieldCheck:
+    """The field check applying ``check(value, where)`` to field ``name``: to its one value, or
+    (a repeated field) to its count, then to each entry, named ``name[index]``."""
+    if not repeated:
+        return lambda message, prefix: check(getattr(message, name), f"{prefix}{name}")
+
+    def each(message: Any, prefix: str) -> str | None:
+        values = getattr(message, name)
+        if most is not None and len(values) > most:
+            return f"{prefix}{name} may have at most {most:,} entries."
+        for index, value in enumerate(values):
+            problem = check(value, f"{prefix}{name}[{index}]")
+            if problem is not None:
+                return problem
+        return None
+
+    return each
+
+
 def _enum_check(field: FieldDescriptor, limit: Limit | None) -> _FieldCheck:
     name = field.name
     known = frozenset(value.number for value in _enum_type(field).values)
@@ -255,20 +276,7 @@ def _enum_check(field: FieldDescriptor, limit: Limit | None) -> _FieldCheck:
     def unknown(value: int, where: str) -> str | None:
         return None if value in known else f"{where}: {value} is not a known {kind}."
 
-    if field.is_repeated:
-
-        def repeated(message: Any, prefix: str) -> str | None:
-            values = getattr(message, name)
-            if most is not None and len(values) > most:
-                return f"{prefix}{name} may have at most {most:,} entries."
-            for index, value in enumerate(values):
-                problem = unknown(value, f"{prefix}{name}[{index}]")
-                if problem is not None:
-                    return problem
-            return None
-
-        return repeated
-    return lambda message, prefix: unknown(getattr(message, name), f"{prefix}{name}")
+    return _per_value(name, field.is_repeated, most, unknown)
 
 
 def _int_check(name: str, repeated: bool, limit: IntRange) -> _FieldCheck:
@@ -278,21 +286,7 @@ def _int_check(name: str, repeated: bool, limit: IntRange) -> _FieldCheck:
     def out_of_range(value: int, where: str) -> str | None:
         return None if low <= value <= high else f"{where} {sentence}, not {value}."
 
-    if repeated:
-        most = limit.max_items
-
-        def many(message: Any, prefix: str) -> str | None:
-            values = getattr(message, name)
-            if most is not None and len(values) > most:
-                return f"{prefix}{name} may have at most {most:,} entries."
-            for index, value in enumerate(values):
-                problem = out_of_range(value, f"{prefix}{name}[{index}]")
-                if problem is not None:
-                    return problem
-            return None
-
-        return many
-    return lambda message, prefix: out_of_range(getattr(message, name), f"{prefix}{name}")
+    return _per_value(name, repeated, limit.max_items, out_of_range)
 
 
 def _text_check(
@@ -313,21 +307,7 @@ def _text_check(
             return f"{where} may not contain control characters."
         return None
 
-    if repeated:
-        most = limit.max_items
-
-        def many(message: Any, prefix: str) -> str | None:
-            values = getattr(message, name)
-            if most is not None and len(values) > most:
-                return f"{prefix}{name} may have at most {most:,} entries."
-            for index, value in enumerate(values):
-                problem = bad(value, f"{prefix}{name}[{index}]")
-                if problem is not None:
-                    return problem
-            return None
-
-        return many
-    return lambda message, prefix: bad(getattr(message, name), f"{prefix}{name}")
+    return _per_value(name, repeated, limit.max_items, bad)
 
 
 def _is_control(char: str) -> bool:

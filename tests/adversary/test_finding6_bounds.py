@@ -10,7 +10,6 @@ INTERNAL; a body that is not protobuf was UNKNOWN naming the decoder's class (on
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -63,18 +62,10 @@ def create(**fields: Any) -> dpb.CreateTableRequest:
     return dpb.CreateTableRequest(**base)
 
 
-async def quiet(room: Room, bound_s: float = 10.0) -> None:
-    """Until the wallet has applied every table event so far (an earlier test's close settles
-    in its journal a moment later): only then do the logs stand still for a refused request."""
-    deadline = time.monotonic() + bound_s
-    while not await room.consumer_idle():
-        assert time.monotonic() < deadline, "the wallet's consumer never caught up"
-        await asyncio.sleep(0.02)
-
-
 async def refused(room: Room, call: Any) -> grpc.aio.AioRpcError:
     """Await ``call`` (a coroutine making one RPC); it must fail and append to neither log."""
-    await quiet(room)
+    # An earlier test's close settles in the wallet's journal a moment later: wait it out.
+    await room.quiet()
     before = await room.last_sequences()
     with pytest.raises(grpc.aio.AioRpcError) as error:
         await call

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections import Counter
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -287,7 +286,7 @@ class World:
                     command_id=f"fz-sit-{player}", table_id=table_id, seat=seat, buy_in=200
                 ),
             )
-        await self._quiet(room)
+        await room.quiet()
         return room
 
     def _callers(self) -> list[Caller]:
@@ -346,7 +345,7 @@ class World:
         self._count(method, outcome)
         await self._verify(method, bodies, outcome, before, after)
         if after != before or outcome.status == "OK":
-            await self._quiet(room)
+            await room.quiet()
         return outcome
 
     async def _send(
@@ -473,13 +472,6 @@ class World:
                     if sample.name.endswith("_total") and sample.labels["code"] in FORBIDDEN:
                         failures += int(sample.value)
         return failures
-
-    async def _quiet(self, room: Room) -> None:
-        """Until the wallet's consumer has applied every table event (bounded)."""
-        deadline = time.monotonic() + 10
-        while not await room.consumer_idle():
-            assert time.monotonic() < deadline, "the wallet's consumer never caught up"
-            await asyncio.sleep(0.02)
 
 
 def _code(number: int) -> Any:

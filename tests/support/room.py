@@ -8,7 +8,9 @@ token scheme the harnesses implement.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -93,6 +95,14 @@ class Room:
             # the table stream: not there yet is not caught up yet.
             return False
         return not info.num_pending and not info.num_ack_pending
+
+    async def quiet(self, bound_s: float = 10.0) -> None:
+        """Until the wallet's consumer has applied every table event so far (bounded): only then
+        do the two logs stand still for a request whose effects a test compares."""
+        deadline = time.monotonic() + bound_s
+        while not await self.consumer_idle():
+            assert time.monotonic() < deadline, "the wallet's consumer never caught up"
+            await asyncio.sleep(0.02)
 
 
 def ledger_transactions(record: Appended) -> list[lpb.TransactionPosted]:
