@@ -46,11 +46,11 @@ bench: setup
 # nats-server (deploy/nats/nats.conf, data under ./var) and the dealer, until Ctrl-C; then try
 # `.venv/bin/pokerctl create` and `.venv/bin/pokerctl bots <table id>` in another terminal.
 run: setup
-	$(PY) -m dealer_service.devrun
+	$(PY) -m poker.tools.devrun
 
 # The evaluation demo of the engine.
 demo: setup
-	$(PY) -m engine demo
+	$(PY) -m poker.engine demo
 
 clean:
 	rm -rf $(VENV) pokerpb .mypy_cache .ruff_cache .pytest_cache .hypothesis bench-results.json

@@ -5,7 +5,7 @@
 - the lookup a new command pays (a miss: the dict, then one bisect per archived run) and the
   amortized cost of adding an id (sweeps into the archive and run merges included), with the
   longest single add (the largest merge);
-- the dealer's in-process command path (:class:`~dealer_service.tables.TableService` over the
+- the dealer's in-process command path (:class:`~poker.dealer.tables.TableService` over the
   in-memory stores: sit-out / sit-in, the lightest commands, so the index's share is the
   largest it can be) in CPU microseconds per command, on a fresh table and on one whose
   archive already holds 200,000 ids.
@@ -24,17 +24,17 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from bench.harness import Result, gc_paused
-from dealer_service.metrics import DealerMetrics
-from dealer_service.ownership import SoleOwner
-from dealer_service.tables import TableService
-from dealer_service.testing import harness_seals
-from dealer_service.wallet_port import DevWallet
-from engine.betting import Stakes, Structure
-from engine.table import make_config
-from eventstore.memory import InMemoryEventStore
-from eventstore.snapshots import InMemorySnapshotStore
-from tablelog.command_ids import CommandIndex, Outcome
-from tablelog.repository import TableRepository
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.ownership import SoleOwner
+from poker.dealer.tables import TableService
+from poker.dealer.wallet_port import DevWallet
+from poker.engine.betting import Stakes, Structure
+from poker.engine.table import make_config
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.tablelog.command_ids import CommandIndex, Outcome
+from poker.tablelog.repository import TableRepository
+from poker.testing.dealer import harness_seals
 
 IDS = 1_000_000
 LOOKUPS = 20_000

@@ -1,6 +1,7 @@
 """Hand-evaluation benchmarks: our rankings against pure-Python peers, on the same random deals.
 
-* The headline: 7-card ``high`` evaluations per second with :func:`engine.evaluation.high.best_high`
+* The headline: 7-card ``high`` evaluations per second with
+  :func:`poker.engine.evaluation.high.best_high`
   against phevaluator 0.5.3.1 (``evaluate_cards(*ids)``) and treys 0.1.8
   (``Evaluator().evaluate(hand, board)``). Each library gets the same hands converted beforehand
   to its own card representation (conversion is not timed), and the three must order the hands
@@ -20,9 +21,9 @@ from functools import partial
 from typing import Any, Final
 
 from bench.harness import Result, rates
-from engine.cards import DECK_32, DECK_52, Card, format_cards
-from engine.evaluation import Ranking, get_ranking, rank_hand
-from engine.evaluation.high import best_high
+from poker.engine.cards import DECK_32, DECK_52, Card, format_cards
+from poker.engine.evaluation import Ranking, get_ranking, rank_hand
+from poker.engine.evaluation.high import best_high
 
 SEED: Final = 20_260_101
 HANDS: Final = 30_000

@@ -1,7 +1,8 @@
 """Hand-machine benchmarks: whole hands with random legal actions per second.
 
 * The headline: full 6-max no-limit Hold'em hands (blinds 1/2, 200 big blinds deep) played by our
-  hand machine (:func:`engine.hand.execute` and :func:`engine.hand.legal_actions`, every event
+  hand machine (:func:`poker.engine.hand.execute` and :func:`poker.engine.hand.legal_actions`,
+  every event
   produced and applied) against PokerKit 0.7.7 (``NoLimitTexasHoldem`` with dealing, showdown and
   payouts automated), in the same run, with the same action policy.
 * Our hands per second for each game we deal (Hold'em, Omaha, 5-Card Omaha, Omaha Hi/Lo, 5-Card
@@ -26,10 +27,10 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from bench.harness import Result, rates
-from engine.betting import Stakes, Structure
-from engine.cards import DECK_52, Card
-from engine.games import GAMES, ForcedBets
-from engine.hand import (
+from poker.engine.betting import Stakes, Structure
+from poker.engine.cards import DECK_52, Card
+from poker.engine.games import GAMES, ForcedBets
+from poker.engine.hand import (
     Act,
     Action,
     AgreeSplit,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from engine.table import Action, TableState, legal_actions
+from poker.engine.table import Action, TableState, legal_actions
 
 #: At most this many bets or raises in one hand, so no hand loops on raises.
 MAX_WAGERS = 4

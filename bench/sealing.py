@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 from bench.harness import Result, rates
 from bench.services import engine_table, play_hands
-from eventstore.sealing import Writer, new_keyring
+from poker.eventstore.sealing import Writer, new_keyring
+from poker.tablelog.seals import TableSeals
 from pokerpb import events_pb2 as pb
-from tablelog.seals import TableSeals
 
 HANDS = 200
 SEED = 20261201

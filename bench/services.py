@@ -1,9 +1,9 @@
 """Service benchmarks: the dealer over gRPC and JetStream, next to raw JetStream on the same server.
 
-Everything runs on 127.0.0.1 against one real ``nats-server`` (:mod:`tests.support.nats_server`,
+Everything runs on 127.0.0.1 against one real ``nats-server`` (:mod:`poker.testing.nats_server`,
 a temporary store directory) started here and stopped at the end.
 
-* **Play.** A real dealer process (``python -m dealer_service``, a child process as in
+* **Play.** A real dealer process (``python -m poker.dealer``, a child process as in
   tests/faults: its own interpreter and GIL, as in production, default log level ``info`` with
   the log going to a file) serves the tables of each :data:`SCENARIOS` entry, :data:`PLAYERS`
   bots each (no-limit Hold'em 1/2, a 1 ms pause between hands). The bots run in this process
@@ -31,7 +31,7 @@ a temporary store directory) started here and stopped at the end.
   and the dealer next to the shell.
 * **Rebuild.** A table log of :data:`REPLAY_HANDS` hands played by the pure engine in this process
   (one record per command, as the dealer writes them) is folded by the dealer's
-  :class:`~tablelog.repository.TableRepository` with no snapshot, against the raw read of
+  :class:`~poker.tablelog.repository.TableRepository` with no snapshot, against the raw read of
   the same subject by an ordered consumer (best of :data:`REPEATS` each).
 * **Recovery.** A table with 10^6 events in its log is rebuilt from its snapshot plus the events
   after it. The history is built in a few seconds: seat two players, then the prefix is the cheap
@@ -74,12 +74,10 @@ from prometheus_client import CollectorRegistry
 from bench.harness import Result, gc_paused
 from bench.policy import choose_action
 from bench.shell import METHOD as SHELL_METHOD
-from dealer_service.metrics import DealerMetrics
-from dealer_service.testing import Client, harness_seals, new_secret
-from dealer_service.testing import choose_action as choose_wire_action
-from engine.betting import Stakes, Structure
-from engine.cards import DECK_52
-from engine.table import (
+from poker.dealer.metrics import DealerMetrics
+from poker.engine.betting import Stakes, Structure
+from poker.engine.cards import DECK_52
+from poker.engine.table import (
     Act,
     Command,
     CreateTable,
@@ -94,15 +92,22 @@ from engine.table import (
     execute,
     make_config,
 )
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
-from eventstore.snapshots import InMemorySnapshotStore, JetStreamSnapshotStore, SnapshotSettings
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.snapshots import (
+    InMemorySnapshotStore,
+    JetStreamSnapshotStore,
+    SnapshotSettings,
+)
+from poker.servicekit.auth import Role
+from poker.tablelog.command_ids import CommandIndex, Outcome
+from poker.tablelog.repository import LoadedTable, TableRepository, decode_batch
+from poker.testing.dealer import harness_seals, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.tools.bot import choose_action as choose_wire_action
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from tablelog.command_ids import CommandIndex, Outcome
-from tablelog.repository import LoadedTable, TableRepository, decode_batch
-from tests.support.nats_server import NatsServer
-from tests.support.service_process import ServiceProcess, harness_log_keys_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +167,7 @@ _SHELL_SERVING: Final = re.compile(r"shell serving grpc=(\S+)")
 
 
 def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> ServiceProcess:
-    """``python -m dealer_service`` as a child process on loopback port 0 (as in tests/faults),
+    """``python -m poker.dealer`` as a child process on loopback port 0 (as in tests/faults),
     its tables under ``namespace``; ``BENCH_DEALER_PROFILE`` runs it under cProfile."""
     profile = os.environ.get("BENCH_DEALER_PROFILE")
     prefix = ["-m", "cProfile", "-o", profile] if profile else []
@@ -170,7 +175,7 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         sys.executable,
         *prefix,
         "-m",
-        "dealer_service",
+        "poker.dealer",
         *("--nats-url", nats_url, "--grpc-port", "0", "--metrics-port", "0"),
         *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
         *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),

@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 import nats
 
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 
 METHOD = "/bench.Shell/Play"
 

@@ -1,9 +1,9 @@
 """Wallet benchmark: ledger transactions/s, consumer lag and hand-end -> ledger-posting latency
 under the dealer benchmark's load of 100 tables, next to the pure ledger.
 
-Everything runs on 127.0.0.1 against one real ``nats-server`` (:mod:`tests.support.nats_server`,
+Everything runs on 127.0.0.1 against one real ``nats-server`` (:mod:`poker.testing.nats_server`,
 a temporary store directory) started here and stopped at the end, and one real wallet process
-(``python -m wallet_service``, a child process as in tests/faults, log level ``warning`` into a
+(``python -m poker.wallet``, a child process as in tests/faults, log level ``warning`` into a
 file, the default stream and consumer names on that private server).
 
 * **Load.** The dealer's gRPC layer is left out, so that the wallet is what is measured. For each
@@ -12,7 +12,7 @@ file, the default stream and consumer names on that private server).
   policy of bench.services: check/call mostly, min-raise 15 %, fold 10 % of calls; top-ups of
   short stacks between hands), one ``TableEventBatch`` per command. As the dealer does: every
   player has cash (an operator's Deposit), every SitDown and TopUp first places its hold through
-  the wallet's gRPC ``PlaceHold`` with a dealer-role token (dealer_service.wallet_client, hold id
+  the wallet's gRPC ``PlaceHold`` with a dealer-role token (poker.dealer.wallet_client, hold id
   = the command id), and every batch is appended to ``poker.table.<table_id>`` through the
   dealer's event store (``Nats-Msg-Id`` = ``<table>:<command id>``,
   ``Nats-Expected-Last-Subject-Sequence`` = the table's last position, request/reply publish).
@@ -69,11 +69,10 @@ from nats.js import JetStreamContext, api
 
 from bench.harness import Result, rates
 from bench.policy import choose_action
-from dealer_service.testing import harness_seals
-from dealer_service.wallet_client import GrpcWallet
-from engine.betting import Stakes, Structure
-from engine.cards import DECK_52
-from engine.table import (
+from poker.dealer.wallet_client import GrpcWallet
+from poker.engine.betting import Stakes, Structure
+from poker.engine.cards import DECK_52
+from poker.engine.table import (
     Act,
     Command,
     CreateTable,
@@ -85,17 +84,18 @@ from engine.table import (
     execute,
     make_config,
 )
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.servicekit.auth import Role
+from poker.testing.dealer import harness_seals
+from poker.testing.nats_server import NatsServer
+from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.tools.client import WalletClient
+from poker.wallet.ledger import Command as LedgerCommand
+from poker.wallet.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
+from poker.wallet.mapping import TableView, map_batch
 from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from tests.support.nats_server import NatsServer
-from tests.support.service_process import ServiceProcess, harness_log_keys_file
-from wallet_service.ledger import Command as LedgerCommand
-from wallet_service.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
-from wallet_service.mapping import TableView, map_batch
-from wallet_service.testing import WalletClient
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 #: The bench appends the dealer's batches itself: sealed as the dealer seals them.
@@ -129,7 +129,7 @@ _LISTENING: Final = re.compile(r"wallet listening grpc=(\S+)")
 
 
 class WalletProcess(ServiceProcess):
-    """``python -m wallet_service`` as a child process on loopback port 0 (as in tests/faults)."""
+    """``python -m poker.wallet`` as a child process on loopback port 0 (as in tests/faults)."""
 
     def __init__(self, nats_url: str, secret: bytes, log: Path) -> None:
         flags = {
@@ -147,7 +147,7 @@ class WalletProcess(ServiceProcess):
         profile = os.environ.get("BENCH_WALLET_PROFILE")
         runner = ["-m", "cProfile", "-o", profile] if profile else []
         super().__init__(
-            [sys.executable, *runner, "-m", "wallet_service", *args],
+            [sys.executable, *runner, "-m", "poker.wallet", *args],
             log,
             ready=_LISTENING,
             name="the wallet",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.nats_server import NatsServer
+from poker.testing.nats_server import NatsServer
 
 
 @pytest.fixture(scope="session")

@@ -9,16 +9,16 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from engine.betting import (
+from poker.engine.betting import (
     BettingRules,
     PatRestrictionLift,
     PostDrawFirstActor,
     Stakes,
     Structure,
 )
-from engine.cards import Card, parse_cards
-from engine.games import ForcedBets, get_game
-from engine.hand import (
+from poker.engine.cards import Card, parse_cards
+from poker.engine.games import ForcedBets, get_game
+from poker.engine.hand import (
     Act,
     Action,
     AgreeSplit,
@@ -33,7 +33,7 @@ from engine.hand import (
     legal_actions,
     replay,
 )
-from engine.hand.rake import RakeSchedule
+from poker.engine.hand.rake import RakeSchedule
 from pokerpb import events_pb2 as pb
 from tests.drawn import Chooser, RandomChooser
 

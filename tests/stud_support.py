@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from engine.betting import BettingRules, Stakes, Structure, stud_stakes
-from engine.cards import Card, parse_cards
-from engine.games import get_game
-from engine.hand.rake import RakeSchedule
+from poker.engine.betting import BettingRules, Stakes, Structure, stud_stakes
+from poker.engine.cards import Card, parse_cards
+from poker.engine.games import get_game
+from poker.engine.hand.rake import RakeSchedule
 from tests.hand_support import FL, Table
 
 STUD = "seven-card-stud"

@@ -8,11 +8,11 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
-from engine.betting import Stakes, Structure, fixed_limit_stakes
-from engine.cards import Card
-from engine.games import get_game
-from engine.hand import Action
-from engine.table import (
+from poker.engine.betting import Stakes, Structure, fixed_limit_stakes
+from poker.engine.cards import Card
+from poker.engine.games import get_game
+from poker.engine.hand import Action
+from poker.engine.table import (
     Act,
     CloseTable,
     Command,
@@ -126,7 +126,7 @@ class Driver:
         return self.run(StartNextHand(f"hand-{self.hands}", deck, self.tick()))
 
     def _stacked(self, hole: Mapping[int, str], board: str) -> tuple[Card, ...]:
-        from engine.table import next_hand
+        from poker.engine.table import next_hand
 
         plan = next_hand(self.table, self.now + 1)
         assert plan is not None
@@ -170,7 +170,7 @@ class Driver:
         return hand.seat_to_act if hand is not None and not hand.ended else None
 
     def stacks(self) -> dict[int, int]:
-        from engine.table import live_stack
+        from poker.engine.table import live_stack
 
         return {seat: live_stack(self.table, seat) for seat in self.table.occupied()}
 

@@ -21,13 +21,13 @@ import pytest_asyncio
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from dealer_service.bounds import HOUR_MS
+from poker.dealer.bounds import HOUR_MS
+from poker.servicekit.auth import Role
+from poker.servicekit.decoding import UNDECODABLE_DETAILS
+from poker.testing.nats_server import NatsServer
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from servicekit.decoding import UNDECODABLE_DETAILS
-from tests.support.nats_server import NatsServer
 from tests.support.room import Room, open_room
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -198,8 +198,8 @@ async def test_an_unknown_enum_number_anywhere_in_any_request_is_invalid_argumen
 
 
 def _role_for(service: str, method: str) -> Role:
-    from dealer_service.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
-    from wallet_service.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
+    from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
+    from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
     roles = (DEALER_ROLES if service == "Dealer" else WALLET_ROLES).get(
         f"/pokerpb.{service}/{method}", {Role.OPERATOR}
@@ -293,12 +293,12 @@ async def test_a_body_that_is_not_protobuf_is_invalid_argument_on_unary_calls(
 ) -> None:
     dealer = room.dealer_client("op", Role.OPERATOR)
     wallet = room.wallet_client("op", Role.OPERATOR)
-    dealer_service = room.wallet_client("dealer", Role.DEALER)
+    dealer_caller = room.wallet_client("dealer", Role.DEALER)
     for channel, method, metadata in (
         (room.dealer.channel, "/pokerpb.Dealer/CreateTable", dealer.metadata),
         (room.dealer.channel, "/pokerpb.Dealer/GetTable", dealer.metadata),
         (room.wallet.channel, "/pokerpb.Wallet/Deposit", wallet.metadata),
-        (room.wallet.channel, "/pokerpb.Wallet/PlaceHold", dealer_service.metadata),
+        (room.wallet.channel, "/pokerpb.Wallet/PlaceHold", dealer_caller.metadata),
     ):
         assert channel is not None
         rpc = channel.unary_unary(

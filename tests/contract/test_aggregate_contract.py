@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 import nats
 import pytest
 
-from eventstore.aggregate import Aggregate, Loaded, RetriesExhausted
-from eventstore.api import (
+from poker.eventstore.aggregate import Aggregate, Loaded, RetriesExhausted
+from poker.eventstore.api import (
     ConcurrencyConflict,
     DuplicateAppend,
     EventStore,
     Record,
 )
-from eventstore.jetstream import JetStreamEventStore
-from eventstore.memory import InMemoryEventStore
-from eventstore.sealing import (
+from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.sealing import (
     SEAL_HEADER,
     Keyring,
     Refusal,
@@ -36,8 +36,8 @@ from eventstore.sealing import (
     open_batch,
     seal_batch,
 )
-from eventstore.snapshots import InMemorySnapshotStore, JetStreamSnapshotStore, SnapshotStore
-from tests.support.nats_server import NatsServer
+from poker.eventstore.snapshots import InMemorySnapshotStore, JetStreamSnapshotStore, SnapshotStore
+from poker.testing.nats_server import NatsServer
 
 BUCKET = "POKER_SNAPSHOTS"
 
@@ -52,7 +52,7 @@ class Tally:
 
 @dataclass(slots=True)
 class TallyCodec:
-    """A :class:`~eventstore.aggregate.LogCodec` of JSON lists of ints, sealed records."""
+    """A :class:`~poker.eventstore.aggregate.LogCodec` of JSON lists of ints, sealed records."""
 
     keyring: Keyring
     folded: list[int] = field(default_factory=list)  # the positions folded, in order

@@ -10,10 +10,10 @@ import nats
 import nats.js.errors
 import pytest
 
-from eventstore.api import ConcurrencyConflict, DuplicateAppend, EventStore, Record
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
-from eventstore.memory import InMemoryEventStore
-from tests.support.nats_server import NatsServer
+from poker.eventstore.api import ConcurrencyConflict, DuplicateAppend, EventStore, Record
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.memory import InMemoryEventStore
+from poker.testing.nats_server import NatsServer
 
 
 @pytest.fixture(params=["memory", "jetstream"])

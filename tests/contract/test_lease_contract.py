@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 import nats
 import pytest
 
-from eventstore.api import StoreUnavailable
-from eventstore.leases import (
+from poker.eventstore.api import StoreUnavailable
+from poker.eventstore.leases import (
     InMemoryLeaseStore,
     JetStreamLeaseStore,
     Lease,
@@ -23,7 +23,7 @@ from eventstore.leases import (
     LeaseSettings,
     LeaseStore,
 )
-from tests.support.nats_server import NatsServer
+from poker.testing.nats_server import NatsServer
 
 TTL_S = 1.0
 #: Expiry is the server's business: allow for its expiry timer on top of the TTL, generously (a

@@ -12,7 +12,7 @@ import nats.js.errors
 import pytest
 from nats.aio.client import Client
 
-from eventstore.snapshots import (
+from poker.eventstore.snapshots import (
     CorruptSnapshot,
     InMemorySnapshotStore,
     JetStreamSnapshotStore,
@@ -20,7 +20,7 @@ from eventstore.snapshots import (
     SnapshotSettings,
     SnapshotStore,
 )
-from tests.support.nats_server import NatsServer
+from poker.testing.nats_server import NatsServer
 
 
 @pytest.fixture(params=["memory", "jetstream"])

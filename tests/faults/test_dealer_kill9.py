@@ -1,4 +1,4 @@
-"""kill -9 the dealer mid-hand (a real ``python -m dealer_service`` process), start it again: the
+"""kill -9 the dealer mid-hand (a real ``python -m poker.dealer`` process), start it again: the
 table is rebuilt from the log, and the hand is voided and refunded exactly once."""
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ import grpc
 import nats
 import pytest
 
-from dealer_service.testing import Client, new_secret
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.servicekit.auth import Role
+from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
+from poker.tablelog.repository import decode_batch
+from poker.testing.dealer import new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.service_process import harness_log_keys_file
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
-from tablelog.repository import decode_batch
-from tests.support.nats_server import NatsServer
-from tests.support.service_process import harness_log_keys_file
 
 SECRET = new_secret()
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ _SERVING = re.compile(r"dealer serving grpc=(\S+)")
 
 
 class DealerProcess:
-    """``python -m dealer_service`` as a child process on loopback port 0."""
+    """``python -m poker.dealer`` as a child process on loopback port 0."""
 
     def __init__(self, nats_server: NatsServer, namespace: str, log: Path) -> None:
         names = TableNames(
@@ -46,7 +47,7 @@ class DealerProcess:
         self.args = [
             sys.executable,
             "-m",
-            "dealer_service",
+            "poker.dealer",
             *nats_server.service_flags(DEALER_USER),  # the dealer's own NATS user
             "--grpc-port",
             "0",

@@ -1,4 +1,4 @@
-"""Crashes for real (kill -9 of ``python -m wallet_service`` / ``python -m dealer_service``):
+"""Crashes for real (kill -9 of ``python -m poker.wallet`` / ``python -m poker.dealer``):
 the wallet dies between a ledger append and its ack; the dealer dies mid-hand and another takes
 the table back; the dealer dies and nobody comes back, so the wallet closes the table. Every time
 the money lands exactly once and the audit is clean."""
@@ -19,24 +19,20 @@ from pathlib import Path
 import grpc
 import pytest
 
-from dealer_service.config import DealerSettings
-from dealer_service.testing import (
-    Client,
-    DealerHarness,
-    namespace_settings,
-    new_secret,
-)
-from dealer_service.wallet_client import GrpcWallet
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.dealer.config import DealerSettings
+from poker.dealer.wallet_client import GrpcWallet
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.servicekit.auth import Role
+from poker.servicekit.nats_connect import connect_nats, service_nats_settings
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.service_process import harness_log_keys_file
+from poker.testing.wallet import WalletHarness, eventually, wallet_settings
+from poker.tools.client import Client, WalletClient
+from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from servicekit.nats_connect import connect_nats, service_nats_settings
-from tests.support.nats_server import NatsServer
-from tests.support.service_process import harness_log_keys_file
-from wallet_service.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
-from wallet_service.testing import WalletClient, WalletHarness, eventually, wallet_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 _ADDRESS = re.compile(r"(?:serving|listening) grpc=(\S+)")
@@ -99,7 +95,7 @@ def wallet_args(settings: WalletSettings) -> list[str]:
         "log-level": "warning",
         "log-keys": str(harness_log_keys_file()),
     }
-    return [sys.executable, "-m", "wallet_service", *[f"--{k}={v}" for k, v in flags.items()]]
+    return [sys.executable, "-m", "poker.wallet", *[f"--{k}={v}" for k, v in flags.items()]]
 
 
 def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
@@ -119,7 +115,7 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "log-level": "warning",
         "log-keys": str(harness_log_keys_file()),
     }
-    return [sys.executable, "-m", "dealer_service", *[f"--{k}={v}" for k, v in flags.items()]]
+    return [sys.executable, "-m", "poker.dealer", *[f"--{k}={v}" for k, v in flags.items()]]
 
 
 @pytest.fixture

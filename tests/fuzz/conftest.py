@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from poker.testing.nats_server import NatsServer
 from tests.fuzz.world import World
-from tests.support.nats_server import NatsServer
 
 SUMMARY_GLOB = "fuzz-summary-*.json"
 

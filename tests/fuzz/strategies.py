@@ -21,7 +21,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from hypothesis import strategies as st
 
-from servicekit.bounds import IntRange, Limit, Text
+from poker.servicekit.bounds import IntRange, Limit, Text
 
 _INT_RANGES: Final = {
     FieldDescriptor.CPPTYPE_INT32: (-(2**31), 2**31 - 1),

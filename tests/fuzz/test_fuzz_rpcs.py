@@ -25,13 +25,13 @@ from google.protobuf.descriptor import MethodDescriptor
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from dealer_service.bounds import LIMITS as DEALER_LIMITS
+from poker.dealer.bounds import LIMITS as DEALER_LIMITS
+from poker.servicekit.auth import Role
+from poker.wallet.bounds import LIMITS as WALLET_LIMITS
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
 from tests.fuzz.strategies import RequestStrategies
 from tests.fuzz.world import POOLS, TEMPLATES, World
-from wallet_service.bounds import LIMITS as WALLET_LIMITS
 
 pytestmark = pytest.mark.slow
 

@@ -32,17 +32,17 @@ import grpc
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 
-from dealer_service.bounds import HOUR_MS
-from dealer_service.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
-from engine.games import GAMES
+from poker.dealer.bounds import HOUR_MS
+from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
+from poker.engine.games import GAMES
+from poker.servicekit.auth import Role
+from poker.testing.nats_server import NatsServer
+from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from tests.support.nats_server import NatsServer
 from tests.support.room import Room, ledger_transactions, open_room
-from wallet_service.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
 T = TypeVar("T")
 #: The bodies of one call (one, or a Play stream's): the message drawn (None: garbage), its bytes.

@@ -21,9 +21,9 @@ from typing import Any
 
 import grpc
 
-from eventstore.api import ConcurrencyConflict, StoreUnavailable
-from servicekit.auth import Role, current_principal
-from servicekit.errors import (
+from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
+from poker.servicekit.auth import Role, current_principal
+from poker.servicekit.errors import (
     Conflict,
     InvalidArgument,
     NotFound,
@@ -32,9 +32,9 @@ from servicekit.errors import (
     Unauthenticated,
     Unavailable,
 )
-from servicekit.observability import GrpcMetrics, configure_logging
-from servicekit.server import GrpcServer, ServerSettings, standard_interceptors
-from servicekit.status import ExtraFamilies
+from poker.servicekit.observability import GrpcMetrics, configure_logging
+from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
+from poker.servicekit.status import ExtraFamilies
 
 SERVICE = "test.Kit"
 

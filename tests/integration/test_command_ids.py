@@ -18,17 +18,18 @@ from typing import Any
 import grpc
 import pytest
 
-from dealer_service.config import DealerSettings
-from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
-from dealer_service.wallet_client import GrpcWallet
+from poker.dealer.config import DealerSettings
+from poker.dealer.wallet_client import GrpcWallet
+from poker.servicekit.auth import Role
+from poker.tablelog.command_ids import CommandIndex
+from poker.tablelog.repository import LoadedTable
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import WalletHarness, eventually, wallet_settings
+from poker.tools.client import Client, WalletClient
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from tablelog.command_ids import CommandIndex
-from tablelog.repository import LoadedTable
-from tests.support.nats_server import NatsServer
-from wallet_service.testing import WalletClient, WalletHarness, eventually, wallet_settings
 
 RECENT = 8
 BUY_IN = 200

@@ -9,12 +9,13 @@ import grpc
 import pytest
 import pytest_asyncio
 
-from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
+from poker.servicekit.auth import Role, bearer_metadata, issue_token
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role, bearer_metadata, issue_token
-from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()
 TABLE = "bad-input"

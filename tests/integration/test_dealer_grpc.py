@@ -10,22 +10,17 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.testing import (
-    Client,
-    DealerHarness,
-    bodies,
-    choose_action,
-    namespace_settings,
-    new_secret,
-)
-from dealer_service.wallet_port import InMemoryWallet
-from dealer_service.wire import table_view
-from engine.table import replay
+from poker.dealer.wallet_port import InMemoryWallet
+from poker.dealer.wire import table_view
+from poker.engine.table import replay
+from poker.servicekit.auth import Role
+from poker.tablelog.repository import decode_batch
+from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.tools.bot import choose_action
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from tablelog.repository import decode_batch
-from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()
 

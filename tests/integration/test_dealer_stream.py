@@ -9,11 +9,12 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
+from poker.servicekit.auth import Role, bearer_metadata, issue_token
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
-from servicekit.auth import Role, bearer_metadata, issue_token
 from tests.integration.test_dealer_grpc import open_table, seat, until_hand
-from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()
 OK = grpc.StatusCode.OK.value[0]

@@ -9,23 +9,18 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.testing import (
-    Client,
-    DealerHarness,
-    bodies,
-    choose_action,
-    namespace_settings,
-    new_secret,
-)
-from engine.cards import Card
-from engine.hand.codec import cards_to_wire
-from engine.table import replay
+from poker.engine.cards import Card
+from poker.engine.hand.codec import cards_to_wire
+from poker.engine.table import replay
+from poker.servicekit.auth import Role
+from poker.tablelog.repository import decode_batch
+from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.tools.bot import choose_action
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from tablelog.repository import decode_batch
 from tests.integration.test_dealer_grpc import cid, collect, seat, until_hand
-from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()
 STUD_GAMES = ("seven-card-stud", "seven-card-stud-hi-lo", "soko", "telesina")

@@ -11,26 +11,21 @@ import nats
 import pytest
 from prometheus_client import CollectorRegistry
 
-from dealer_service.metrics import DealerMetrics
-from dealer_service.ownership import SoleOwner
-from dealer_service.tables import TableService
-from dealer_service.testing import (
-    Client,
-    DealerHarness,
-    harness_seals,
-    namespace_settings,
-    new_secret,
-)
-from dealer_service.wallet_port import DevWallet
-from engine.betting import Stakes, Structure
-from engine.table import TableRuleError, make_config
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
-from eventstore.snapshots import InMemorySnapshotStore
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.ownership import SoleOwner
+from poker.dealer.tables import TableService
+from poker.dealer.wallet_port import DevWallet
+from poker.engine.betting import Stakes, Structure
+from poker.engine.table import TableRuleError, make_config
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.servicekit.auth import Role
+from poker.tablelog.repository import TableRepository, decode_batch
+from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from tablelog.repository import TableRepository, decode_batch
-from tests.support.nats_server import NatsServer
 
 SECRET = new_secret()
 

@@ -14,22 +14,18 @@ import grpc
 import nats
 import pytest
 
-from dealer_service.redaction import SeatTracker, redact_event
-from dealer_service.testing import (
-    Client,
-    DealerHarness,
-    choose_action,
-    namespace_settings,
-    new_secret,
-)
-from dealer_service.watchers import WatchHub
+from poker.dealer.redaction import SeatTracker, redact_event
+from poker.dealer.watchers import WatchHub
+from poker.servicekit.auth import Role
+from poker.tablelog.repository import decode_batch
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import eventually
+from poker.tools.bot import choose_action
+from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from tablelog.repository import decode_batch
 from tests.integration.test_dealer_grpc import open_table, seat, until_hand
-from tests.support.nats_server import NatsServer
-from wallet_service.testing import eventually
 
 SECRET = new_secret()
 STREAMS = 60

@@ -20,17 +20,18 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from dealer_service.config import DealerSettings
-from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
+from poker.dealer.config import DealerSettings
+from poker.servicekit.auth import Role
+from poker.servicekit.tls import ClientTls, aio_channel
+from poker.testing.certs import TestPki, make_pki
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.service_process import ROOT
+from poker.testing.wallet import WalletHarness, eventually, wallet_settings
+from poker.tools.client import Client, WalletClient
+from poker.wallet.config import WalletSettings
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from servicekit.tls import ClientTls, aio_channel
-from tests.support.certs import TestPki, make_pki
-from tests.support.nats_server import NatsServer
-from tests.support.service_process import ROOT
-from wallet_service.config import WalletSettings
-from wallet_service.testing import WalletClient, WalletHarness, eventually, wallet_settings
 
 SECRET = new_secret()
 
@@ -210,7 +211,7 @@ async def pokerctl(*args: str) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "dealer_service.cli",
+        "poker.tools.pokerctl",
         *args,
         cwd=ROOT,
         env={**os.environ, "POKER_TOKEN_SECRET": SECRET.hex()},

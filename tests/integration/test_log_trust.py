@@ -16,25 +16,20 @@ import nats
 import pytest
 from nats.aio.client import Client as Nats
 
-from dealer_service.testing import (
-    Client,
-    DealerHarness,
-    harness_seals,
-    namespace_settings,
-    new_secret,
-)
-from dealer_service.wallet_client import GrpcWallet
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
-from eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer, new_keyring
-from eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
+from poker.dealer.wallet_client import GrpcWallet
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer, new_keyring
+from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
+from poker.servicekit.auth import Role
+from poker.tablelog.seals import TableSeals
+from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import WalletHarness, eventually, wallet_settings
+from poker.tools.client import Client
+from poker.wallet.journal import LEDGER_KEY
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from tablelog.seals import TableSeals
-from tests.support.nats_server import NatsServer
-from wallet_service.journal import LEDGER_KEY
-from wallet_service.testing import WalletHarness, eventually, wallet_settings
 
 BUY_IN = 200
 

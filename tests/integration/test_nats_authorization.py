@@ -23,14 +23,19 @@ import pytest
 from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 
-from dealer_service.config import DealerSettings
-from dealer_service.testing import DealerHarness, namespace_settings, new_secret
-from eventstore.jetstream import JetStreamEventStore, StreamSettings
-from servicekit.nats_connect import NatsSettings, NatsUnavailable, connect_nats, load_credentials
-from servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, inbox_prefix
-from tests.support.nats_server import NatsServer
-from wallet_service.config import WalletSettings
-from wallet_service.testing import WalletHarness, eventually, wallet_settings
+from poker.dealer.config import DealerSettings
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.servicekit.nats_connect import (
+    NatsSettings,
+    NatsUnavailable,
+    connect_nats,
+    load_credentials,
+)
+from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, inbox_prefix
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import WalletHarness, eventually, wallet_settings
+from poker.wallet.config import WalletSettings
 
 REFUSAL_TIMEOUT_S = 0.5
 

@@ -19,20 +19,20 @@ import nats.errors
 import nats.js.errors
 import pytest
 
-from dealer_service.testing import DealerHarness, namespace_settings, new_secret
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from servicekit.auth import Role
-from servicekit.nats_connect import (
+from poker.servicekit.auth import Role
+from poker.servicekit.nats_connect import (
     NatsConfigError,
     NatsSettings,
     NatsUnavailable,
     connect_nats,
     drain_nats,
 )
-from servicekit.nats_permissions import DEALER_USER
-from tests.support.nats_certs import make_certificates
-from tests.support.nats_server import NatsServer
+from poker.servicekit.nats_permissions import DEALER_USER
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_certs import make_certificates
+from poker.testing.nats_server import NatsServer
+from pokerpb import dealer_pb2 as dpb
+from pokerpb import events_pb2 as pb
 
 
 @pytest.fixture(scope="module")

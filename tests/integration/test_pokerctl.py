@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dealer_service.testing import DealerHarness, namespace_settings, new_secret
-from servicekit.auth import Role
-from tests.support.nats_server import NatsServer
-from tests.support.service_process import ROOT
+from poker.servicekit.auth import Role
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.service_process import ROOT
 
 SECRET = new_secret()
 
@@ -30,7 +30,7 @@ async def pokerctl(dealer: DealerHarness, *args: str) -> str:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "dealer_service.cli",
+        "poker.tools.pokerctl",
         "--address",
         f"127.0.0.1:{dealer.port}",
         *args,

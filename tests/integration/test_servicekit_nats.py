@@ -6,15 +6,15 @@ import time
 
 import pytest
 
-from servicekit.nats_connect import NatsSettings, NatsUnavailable, connect_nats, drain_nats
-from tests.support.nats_server import NatsServer, free_port
+from poker.servicekit.nats_connect import NatsSettings, NatsUnavailable, connect_nats, drain_nats
+from poker.testing.nats_server import NatsServer, free_port
 
 
 async def test_connects_round_trips_and_drains(nats_server: NatsServer) -> None:
     client = await connect_nats(NatsSettings(servers=(nats_server.url,), name="test"))
     try:
-        subscription = await client.subscribe("servicekit.ping")
-        await client.publish("servicekit.ping", b"pong")
+        subscription = await client.subscribe("poker.servicekit.ping")
+        await client.publish("poker.servicekit.ping", b"pong")
         message = await subscription.next_msg(timeout=2)
         assert message.data == b"pong"
     finally:

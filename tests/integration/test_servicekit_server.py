@@ -28,16 +28,16 @@ from grpc_reflection.v1alpha import (
 )
 from prometheus_client import CollectorRegistry
 
-from servicekit.auth import Role, bearer_metadata, issue_token
-from servicekit.errors import NotFound
-from servicekit.observability import (
+from poker.servicekit.auth import Role, bearer_metadata, issue_token
+from poker.servicekit.errors import NotFound
+from poker.servicekit.observability import (
     QUIET_OK_ENV,
     GrpcMetrics,
     configure_logging,
     start_metrics_server,
 )
-from servicekit.server import GrpcServer, ServerSettings
-from servicekit.status import INTERNAL_DETAILS, maps_errors
+from poker.servicekit.server import GrpcServer, ServerSettings
+from poker.servicekit.status import INTERNAL_DETAILS, maps_errors
 from tests.integration.servicekit_app import SERVICE, build_server, method
 
 SECRET = secrets.token_bytes(32)

@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 
-from servicekit.auth import Role, bearer_metadata, issue_token
+from poker.servicekit.auth import Role, bearer_metadata, issue_token
 from tests.integration.servicekit_app import method
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,14 +12,16 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from dealer_service.testing import Client, DealerHarness, namespace_settings, play_turn
-from dealer_service.wallet_client import GrpcWallet
+from poker.dealer.wallet_client import GrpcWallet
+from poker.servicekit.auth import Role
+from poker.testing.dealer import DealerHarness, namespace_settings
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import WalletHarness, eventually, wallet_settings
+from poker.tools.bot import play_turn
+from poker.tools.client import Client, WalletClient
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from tests.support.nats_server import NatsServer
-from wallet_service.testing import WalletClient, WalletHarness, eventually, wallet_settings
 
 PLAYERS = ("ann", "bob", "cat")
 DEPOSIT = 1_000
@@ -45,7 +47,7 @@ class Room:
 
 @pytest.fixture
 async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
-    from dealer_service.testing import new_secret
+    from poker.testing.dealer import new_secret
 
     dealer_settings = namespace_settings(nats_server.url, new_secret(), snapshot_every=5)
     async with WalletHarness(wallet_settings(dealer_settings, hold_ttl_s=60)) as wallet:

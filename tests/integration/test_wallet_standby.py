@@ -10,13 +10,14 @@ import grpc
 import pytest
 from prometheus_client import CollectorRegistry
 
-from dealer_service.testing import namespace_settings, new_secret
+from poker.servicekit.auth import Role
+from poker.testing.dealer import namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import eventually, wallet_settings
+from poker.tools.client import WalletClient
+from poker.wallet.app import build_wallet
+from poker.wallet.config import WalletSettings
 from pokerpb import wallet_pb2 as wpb
-from servicekit.auth import Role
-from tests.support.nats_server import NatsServer
-from wallet_service.app import build_wallet
-from wallet_service.config import WalletSettings
-from wallet_service.testing import WalletClient, eventually, wallet_settings
 
 
 async def test_the_standby_takes_over_with_the_whole_ledger(nats_server: NatsServer) -> None:

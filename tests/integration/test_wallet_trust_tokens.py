@@ -20,13 +20,13 @@ import jwt
 import pytest
 from structlog.testing import capture_logs
 
-from dealer_service.testing import namespace_settings, new_secret
+from poker.servicekit.auth import Role, TokenKeyring, bearer_metadata, issue_token
+from poker.testing.dealer import namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import WalletHarness, wallet_settings
+from poker.wallet.config import WalletSettings
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
-from servicekit.auth import Role, TokenKeyring, bearer_metadata, issue_token
-from tests.support.nats_server import NatsServer
-from wallet_service.config import WalletSettings
-from wallet_service.testing import WalletHarness, wallet_settings
 
 LIMITS = {"max_transaction": 1_000, "max_account_balance": 1_500, "max_ledger_total": 100_000}
 
@@ -223,8 +223,8 @@ async def test_forged_tokens_are_refused_and_move_nothing(wallet: WalletHarness)
 
 def test_service_roles_may_not_read_hand_histories_or_move_money_at_the_dealer() -> None:
     """The cashier and the dealer role are services: no hole cards, no seats."""
-    from dealer_service.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
-    from wallet_service.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
+    from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
+    from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
     assert set(DEALER_ROLES["/pokerpb.Dealer/GetHandHistory"]) == {Role.PLAYER, Role.OPERATOR}
     for method in ("Deposit", "Withdraw"):

@@ -1,4 +1,4 @@
-"""The command-id index (:mod:`tablelog.command_ids`) under random command sequences.
+"""The command-id index (:mod:`poker.tablelog.command_ids`) under random command sequences.
 
 Any sequence of new ids, repeated ids and repeated ids with another payload, with a tiny recent
 dict (so ids move to the archive and its runs merge all the time) and snapshot round trips with
@@ -20,13 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from dealer_service.metrics import DealerMetrics
-from dealer_service.testing import harness_seals
-from eventstore.memory import InMemoryEventStore
-from eventstore.snapshots import InMemorySnapshotStore
-from pokerpb import events_pb2 as pb
-from tablelog import command_ids
-from tablelog.command_ids import (
+from poker.dealer.metrics import DealerMetrics
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.tablelog import command_ids
+from poker.tablelog.command_ids import (
     CommandIdReused,
     CommandIndex,
     Outcome,
@@ -34,7 +32,9 @@ from tablelog.command_ids import (
     payload_digest,
     verify_same_command,
 )
-from tablelog.repository import LoadedTable, TableRepository
+from poker.tablelog.repository import LoadedTable, TableRepository
+from poker.testing.dealer import harness_seals
+from pokerpb import events_pb2 as pb
 
 TABLE = "t1"
 

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from engine.betting import (
+from poker.engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
@@ -36,8 +36,8 @@ from engine.betting import (
     Structure,
     StudTieBreak,
 )
-from engine.games import GAMES, ForcedBets
-from engine.hand import (
+from poker.engine.games import GAMES, ForcedBets
+from poker.engine.hand import (
     Act,
     Action,
     AgreeSplit,
@@ -57,7 +57,7 @@ from engine.hand import (
     replay,
     split_offer,
 )
-from engine.hand.rake import RakeDistribution, RakeSchedule
+from poker.engine.hand.rake import RakeDistribution, RakeSchedule
 from tests.drawn import Choices
 from tests.hand_support import random_game_switches
 

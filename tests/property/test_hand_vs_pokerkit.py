@@ -6,7 +6,7 @@ with the same cards and the same actions: each action is chosen at random among 
 translated to PokerKit's calls (``fold``, ``check_or_call``, ``complete_bet_or_raise_to``). The
 cards our engine deals are dealt to PokerKit explicitly. Before every action both engines must
 agree on who acts and on the smallest and largest bet or raise; at the end, on every stack. Every
-fifth hand is also exported as PHH (:mod:`engine.phh`) and played by PokerKit's PHH reader.
+fifth hand is also exported as PHH (:mod:`poker.engine.phh`) and played by PokerKit's PHH reader.
 
 PokerKit differs from RULES.md in a few places on purpose; the test says where and steers around
 each of them, and nothing else:
@@ -47,9 +47,9 @@ from typing import Any
 
 import pytest
 
-from engine.betting import BettingRules, HeadsUpUncap, Stakes, Structure
-from engine.cards import DECK_52
-from engine.hand import (
+from poker.engine.betting import BettingRules, HeadsUpUncap, Stakes, Structure
+from poker.engine.cards import DECK_52
+from poker.engine.hand import (
     Act,
     Action,
     HandConfig,
@@ -61,8 +61,8 @@ from engine.hand import (
     execute,
     legal_actions,
 )
-from engine.hand.pots import build_pots
-from engine.phh import export_hand
+from poker.engine.hand.pots import build_pots
+from poker.engine.phh import export_hand
 from pokerpb import events_pb2 as pb
 
 pokerkit = pytest.importorskip("pokerkit")

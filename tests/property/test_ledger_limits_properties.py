@@ -11,9 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as tally
 from hypothesis import strategies as st
 
-from pokerpb import wallet_pb2 as wpb
-from wallet_service.grpc_api import balance_of
-from wallet_service.ledger import (
+from poker.wallet.grpc_api import balance_of
+from poker.wallet.ledger import (
     WORLD,
     CashOut,
     Command,
@@ -34,6 +33,7 @@ from wallet_service.ledger import (
     money_inside,
     table_escrow,
 )
+from pokerpb import wallet_pb2 as wpb
 
 LIMITS = Limits(max_transaction=1_000, max_account_balance=3_000, max_ledger_total=7_000)
 PLAYERS = ("ann", "bob", "cat")

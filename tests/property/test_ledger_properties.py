@@ -10,8 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pokerpb import ledger_pb2 as pb
-from wallet_service.ledger import (
+from poker.wallet.ledger import (
     WORLD,
     CashOut,
     CloseTableRefund,
@@ -34,6 +33,7 @@ from wallet_service.ledger import (
     replay,
     table_escrow,
 )
+from pokerpb import ledger_pb2 as pb
 
 PLAYERS = ("ann", "bob", "cat", "dan")
 TABLES = ("t1", "t2")

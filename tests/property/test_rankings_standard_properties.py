@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from treys import Card as TreysCard
 from treys import Evaluator as TreysEvaluator
 
-from engine.cards import DECK_52, Card
-from engine.evaluation import rank_hand
-from engine.evaluation.deuce_seven import best_deuce_seven
-from engine.evaluation.high import best_high
-from engine.evaluation.low8 import best_low8
-from engine.evaluation.omaha import best_omaha_high, best_omaha_low8
+from poker.engine.cards import DECK_52, Card
+from poker.engine.evaluation import rank_hand
+from poker.engine.evaluation.deuce_seven import best_deuce_seven
+from poker.engine.evaluation.high import best_high
+from poker.engine.evaluation.low8 import best_low8
+from poker.engine.evaluation.omaha import best_omaha_high, best_omaha_low8
 
 # Besides the full deck, decks that make the rare paths common: two suits (flushes, straight
 # flushes), the low ranks (lows, wheels), a short run of ranks (straights, full houses, quads) and

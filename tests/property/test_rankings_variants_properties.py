@@ -19,9 +19,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.cards import DECK_32, DECK_52, Card, make_card
-from engine.evaluation import HandValue, get_ranking, rank_hand
-from engine.evaluation.telesina import compare_telesina
+from poker.engine.cards import DECK_32, DECK_52, Card, make_card
+from poker.engine.evaluation import HandValue, get_ranking, rank_hand
+from poker.engine.evaluation.telesina import compare_telesina
 
 Key = tuple[int, ...]
 

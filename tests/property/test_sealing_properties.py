@@ -6,7 +6,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eventstore.sealing import Keyring, SealRefused, Writer, new_keyring, open_batch, seal_batch
+from poker.eventstore.sealing import (
+    Keyring,
+    SealRefused,
+    Writer,
+    new_keyring,
+    open_batch,
+    seal_batch,
+)
 
 RING: Keyring = new_keyring("prop")
 KEY = RING.signer(Writer.DEALER)

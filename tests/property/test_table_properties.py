@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.betting import (
+from poker.engine.betting import (
     BettingRules,
     PatRestrictionLift,
     PostDrawFirstActor,
@@ -26,9 +26,9 @@ from engine.betting import (
     fixed_limit_stakes,
     stud_stakes,
 )
-from engine.games import ForcedBets, get_game
-from engine.hand import Action, HandRuleError
-from engine.table import (
+from poker.engine.games import ForcedBets, get_game
+from poker.engine.hand import Action, HandRuleError
+from poker.engine.table import (
     Act,
     AgreeSplit,
     BringInRule,
@@ -59,8 +59,8 @@ from engine.table import (
     replay,
     split_offer,
 )
-from engine.table.evolve import fold
-from engine.table.plan import eligible_seats, next_after
+from poker.engine.table.evolve import fold
+from poker.engine.table.plan import eligible_seats, next_after
 from pokerpb import events_pb2 as pb
 
 HANDS = 150

@@ -14,18 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from dealer_service.testing import TEST_LOG_KEYS, harness_seals
-from eventstore.memory import InMemoryEventStore
-from eventstore.sealing import Writer
-from eventstore.snapshots import InMemorySnapshotStore
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.sealing import Writer
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.testing.dealer import TEST_LOG_KEYS, harness_seals
+from poker.wallet import ledger
+from poker.wallet.book import LedgerBook
+from poker.wallet.consumer import ACKED, BatchApplier, Outcome, dealer_stacks
+from poker.wallet.journal import Journal
+from poker.wallet.ledger import Deposit, PlaceHold
+from poker.wallet.mapping import MONEY_BODIES
+from poker.wallet.metrics import WalletMetrics
 from pokerpb import events_pb2 as pb
-from wallet_service import ledger
-from wallet_service.book import LedgerBook
-from wallet_service.consumer import ACKED, BatchApplier, Outcome, dealer_stacks
-from wallet_service.journal import Journal
-from wallet_service.ledger import Deposit, PlaceHold
-from wallet_service.mapping import MONEY_BODIES
-from wallet_service.metrics import WalletMetrics
 
 TABLE = "t1"
 DEPOSIT = 100_000

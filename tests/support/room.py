@@ -19,12 +19,13 @@ import nats
 import nats.js.errors
 from nats.js import JetStreamContext
 
-from dealer_service.testing import Client, DealerHarness, namespace_settings, new_secret
-from dealer_service.wallet_client import GrpcWallet
+from poker.dealer.wallet_client import GrpcWallet
+from poker.servicekit.auth import Role
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import WalletHarness, wallet_settings
+from poker.tools.client import Client, WalletClient
 from pokerpb import ledger_pb2 as lpb
-from servicekit.auth import Role
-from tests.support.nats_server import NatsServer
-from wallet_service.testing import WalletClient, WalletHarness, wallet_settings
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from engine.cards import (
+from poker.engine.cards import (
     ACE,
     DECK_32,
     DECK_52,

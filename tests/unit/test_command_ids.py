@@ -10,16 +10,16 @@ from dataclasses import replace
 
 import pytest
 
-from dealer_service.tables import TableService
-from dealer_service.testing import harness_seals
-from dealer_service.wallet_port import HeldFunds, HoldRefused, HoldState, InMemoryWallet
-from engine.table import CreateTable, execute
-from eventstore.memory import InMemoryEventStore
-from eventstore.snapshots import InMemorySnapshotStore
+from poker.dealer.tables import TableService
+from poker.dealer.wallet_port import HeldFunds, HoldRefused, HoldState, InMemoryWallet
+from poker.engine.table import CreateTable, execute
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.tablelog.command_ids import DEFAULT_RECENT, CommandIdReused, CommandIndex, Outcome
+from poker.tablelog.repository import TableRepository
+from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table
+from poker.testing.dealer import harness_seals
 from pokerpb import events_pb2 as pb
-from tablelog.command_ids import DEFAULT_RECENT, CommandIdReused, CommandIndex, Outcome
-from tablelog.repository import TableRepository
-from tablelog.snapshot_codec import FINGERPRINT, decode_table
 from tests.unit.test_dealer_service import CONFIG, Parts, seated
 
 

@@ -6,18 +6,17 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry
 
-from dealer_service.clock import Wake, next_wake
-from dealer_service.config import CrashRule, load_settings
-from dealer_service.metrics import DealerMetrics
-from dealer_service.ownership import SoleOwner
-from dealer_service.redaction import redact_event
-from dealer_service.tables import TableService
-from dealer_service.testing import harness_seals
-from dealer_service.wallet_port import InMemoryWallet, InsufficientFunds
-from dealer_service.wire import table_view
-from engine.betting import Stakes, Structure
-from engine.cards import DECK_52
-from engine.table import (
+from poker.dealer.clock import Wake, next_wake
+from poker.dealer.config import CrashRule, load_settings
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.ownership import SoleOwner
+from poker.dealer.redaction import redact_event
+from poker.dealer.tables import TableService
+from poker.dealer.wallet_port import InMemoryWallet, InsufficientFunds
+from poker.dealer.wire import table_view
+from poker.engine.betting import Stakes, Structure
+from poker.engine.cards import DECK_52
+from poker.engine.table import (
     Action,
     CreateTable,
     SitDown,
@@ -27,13 +26,14 @@ from engine.table import (
     execute,
     make_config,
 )
-from eventstore.memory import InMemoryEventStore
-from eventstore.snapshots import InMemorySnapshotStore
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.servicekit.errors import NotFound, RuleViolation
+from poker.tablelog.command_ids import CommandIndex
+from poker.tablelog.repository import TableRepository
+from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table, encode_table
+from poker.testing.dealer import harness_seals
 from pokerpb import events_pb2 as pb
-from servicekit.errors import NotFound, RuleViolation
-from tablelog.command_ids import CommandIndex
-from tablelog.repository import TableRepository
-from tablelog.snapshot_codec import FINGERPRINT, decode_table, encode_table
 
 CONFIG = make_config(
     "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000

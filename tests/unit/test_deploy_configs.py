@@ -16,12 +16,12 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics import MetricWrapperBase
 
-from dealer_service.config import load_settings as dealer_settings
-from dealer_service.metrics import DealerMetrics
-from servicekit.looplag import LoopLagMonitor
-from servicekit.observability import GrpcMetrics
-from wallet_service.config import load_settings as wallet_settings
-from wallet_service.metrics import WalletMetrics
+from poker.dealer.config import load_settings as dealer_settings
+from poker.dealer.metrics import DealerMetrics
+from poker.servicekit.looplag import LoopLagMonitor
+from poker.servicekit.observability import GrpcMetrics
+from poker.wallet.config import load_settings as wallet_settings
+from poker.wallet.metrics import WalletMetrics
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 DASHBOARDS = sorted((DEPLOY / "grafana" / "dashboards").glob("*.json"))

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import stud_stakes
-from engine.cards import DECK_32, DECK_52
-from engine.games import get_game
-from engine.hand import HandConfig, HandRuleError, SeatStack, StartHand, execute
-from engine.hand.rake import RakeSchedule
+from poker.engine.betting import stud_stakes
+from poker.engine.cards import DECK_32, DECK_52
+from poker.engine.games import get_game
+from poker.engine.hand import HandConfig, HandRuleError, SeatStack, StartHand, execute
+from poker.engine.hand.rake import RakeSchedule
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, Table
 from tests.stud_support import call_down, stud_table

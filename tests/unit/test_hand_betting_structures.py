@@ -6,12 +6,18 @@ from dataclasses import replace
 
 import pytest
 
-from engine.betting import BettingRules, HeadsUpUncap, Stakes, fixed_limit_stakes, spread_schedule
-from engine.hand import Action
-from engine.hand.codec import config_from_wire, config_to_wire
-from engine.hand.commands import HandConfig
-from engine.hand.errors import HandRuleError, IllegalAction, InvalidAmount
-from engine.phh.config import _rules, _rules_fields
+from poker.engine.betting import (
+    BettingRules,
+    HeadsUpUncap,
+    Stakes,
+    fixed_limit_stakes,
+    spread_schedule,
+)
+from poker.engine.hand import Action
+from poker.engine.hand.codec import config_from_wire, config_to_wire
+from poker.engine.hand.commands import HandConfig
+from poker.engine.hand.errors import HandRuleError, IllegalAction, InvalidAmount
+from poker.engine.phh.config import _rules, _rules_fields
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, HPL, PL, SL, Table
 
@@ -148,7 +154,7 @@ def test_fixed_limit_all_in_below_half_a_bet_does_not_reopen_for_those_who_acted
 
 
 def test_fixed_limit_full_bet_rule_treats_a_half_bet_all_in_as_incomplete() -> None:
-    from engine.betting import IncompleteRaiseRule
+    from poker.engine.betting import IncompleteRaiseRule
 
     rules = BettingRules(incomplete_raise_rule=IncompleteRaiseRule.FULL_BET)
     table = fixed_limit_table({1: 500, 2: 500, 3: 25}, rules=rules)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import Stakes
-from engine.hand import Action
-from engine.hand.errors import TimeNotUp
+from poker.engine.betting import Stakes
+from poker.engine.hand import Action
+from poker.engine.hand.errors import TimeNotUp
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, Table
 

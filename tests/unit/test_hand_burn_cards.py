@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import BettingRules, Stakes, Structure
-from engine.cards import parse_cards
-from engine.hand import HandRuleError
-from engine.hand.codec import config_from_wire, config_to_wire
-from engine.hand.commands import HandConfig
-from engine.phh import export_hand, parse_phh, replay_phh
+from poker.engine.betting import BettingRules, Stakes, Structure
+from poker.engine.cards import parse_cards
+from poker.engine.hand import HandRuleError
+from poker.engine.hand.codec import config_from_wire, config_to_wire
+from poker.engine.hand.commands import HandConfig
+from poker.engine.phh import export_hand, parse_phh, replay_phh
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import BettingRules, Stakes, Structure, fixed_limit_stakes
-from engine.cards import parse_cards
-from engine.hand import HandRuleError, draw_option, legal_actions
-from engine.hand.rake import RakeSchedule
+from poker.engine.betting import BettingRules, Stakes, Structure, fixed_limit_stakes
+from poker.engine.cards import parse_cards
+from poker.engine.hand import HandRuleError, draw_option, legal_actions
+from poker.engine.hand.rake import RakeSchedule
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, NL, Table
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import Stakes
-from engine.hand import HandRuleError, draw_option, legal_actions, split_offer
-from engine.hand.draws import hand_pots
-from engine.hand.rake import RakeSchedule
+from poker.engine.betting import Stakes
+from poker.engine.hand import HandRuleError, draw_option, legal_actions, split_offer
+from poker.engine.hand.draws import hand_pots
+from poker.engine.hand.rake import RakeSchedule
 from pokerpb import events_pb2 as pb
 from tests.hand_support import NL, Table
 

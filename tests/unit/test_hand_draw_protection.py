@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import fixed_limit_stakes
-from engine.hand import HandRuleError, draw_option
-from engine.hand.events import HandEvent
+from poker.engine.betting import fixed_limit_stakes
+from poker.engine.hand import HandRuleError, draw_option
+from poker.engine.hand.events import HandEvent
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, Table
 

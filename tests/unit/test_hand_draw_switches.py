@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import (
+from poker.engine.betting import (
     BettingRules,
     PatRestrictionLift,
     PostDrawFirstActor,
@@ -15,11 +15,11 @@ from engine.betting import (
     Structure,
     fixed_limit_stakes,
 )
-from engine.cards import parse_cards
-from engine.hand import HandRuleError, draw_option, split_offer
-from engine.hand.codec import config_from_wire, config_to_wire
-from engine.hand.commands import HandConfig
-from engine.phh.config import _rules, _rules_fields
+from poker.engine.cards import parse_cards
+from poker.engine.hand import HandRuleError, draw_option, split_offer
+from poker.engine.hand.codec import config_from_wire, config_to_wire
+from poker.engine.hand.commands import HandConfig
+from poker.engine.phh.config import _rules, _rules_fields
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, NL, Table
 

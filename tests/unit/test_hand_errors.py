@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from engine.betting import Stakes, Structure
-from engine.cards import DECK_32, DECK_52, parse_card
-from engine.hand import Act, Action, HandConfig, HandRuleError, SeatStack, StartHand, decide
-from engine.hand.errors import (
+from poker.engine.betting import Stakes, Structure
+from poker.engine.cards import DECK_32, DECK_52, parse_card
+from poker.engine.hand import Act, Action, HandConfig, HandRuleError, SeatStack, StartHand, decide
+from poker.engine.hand.errors import (
     HandAlreadyStarted,
     HandNotRunning,
     IllegalAction,

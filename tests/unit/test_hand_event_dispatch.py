@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import typing
 
-from engine.hand.events import HandEvent
-from engine.hand.evolve import HANDLERS, HANDLERS_BY_TYPE
-from engine.hand.state import HandChanges, HandState
-from engine.table.events import TableOnlyEvent, is_hand_event
+from poker.engine.hand.events import HandEvent
+from poker.engine.hand.evolve import HANDLERS, HANDLERS_BY_TYPE
+from poker.engine.hand.state import HandChanges, HandState
+from poker.engine.table.events import TableOnlyEvent, is_hand_event
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from engine.betting import Stakes
-from engine.cards import parse_cards
-from engine.hand import evolve, replay, unwrap, wrap
-from engine.hand.codec import cards_from_wire, cards_to_wire
+from poker.engine.betting import Stakes
+from poker.engine.cards import parse_cards
+from poker.engine.hand import evolve, replay, unwrap, wrap
+from poker.engine.hand.codec import cards_from_wire, cards_to_wire
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 

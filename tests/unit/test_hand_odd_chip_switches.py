@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import BettingRules, OddChipCards, OddChipStud, Stakes, stud_stakes
-from engine.hand.codec import config_from_wire, config_to_wire
-from engine.hand.commands import HandConfig
-from engine.hand.errors import InvalidHandSetup
-from engine.phh.config import _rules, _rules_fields
+from poker.engine.betting import BettingRules, OddChipCards, OddChipStud, Stakes, stud_stakes
+from poker.engine.hand.codec import config_from_wire, config_to_wire
+from poker.engine.hand.commands import HandConfig
+from poker.engine.hand.errors import InvalidHandSetup
+from poker.engine.phh.config import _rules, _rules_fields
 from tests.hand_support import FL, Table
 from tests.stud_support import STUD, call_down, stud_table
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from engine.betting import Stakes
-from engine.cards import parse_cards
-from engine.hand import Action
-from engine.hand.pots import Pot, build_pots, split_evenly, split_high_low
+from poker.engine.betting import Stakes
+from poker.engine.cards import parse_cards
+from poker.engine.hand import Action
+from poker.engine.hand.pots import Pot, build_pots, split_evenly, split_high_low
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 

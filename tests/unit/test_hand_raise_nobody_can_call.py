@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import BettingRules, HeadsUpUncap, Stakes
-from engine.hand import Action, TimeOut, execute
-from engine.hand.errors import IllegalAction
+from poker.engine.betting import BettingRules, HeadsUpUncap, Stakes
+from poker.engine.hand import Action, TimeOut, execute
+from poker.engine.hand.errors import IllegalAction
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, Table
 

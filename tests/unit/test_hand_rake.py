@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from engine.betting import BettingRules, Stakes, Structure
-from engine.hand.codec import config_from_wire, config_to_wire
-from engine.hand.commands import HandConfig
-from engine.hand.rake import RakeDistribution, RakeSchedule, rake_amount, split_rake
-from engine.phh.config import _rake, _rake_table
+from poker.engine.betting import BettingRules, Stakes, Structure
+from poker.engine.hand.codec import config_from_wire, config_to_wire
+from poker.engine.hand.commands import HandConfig
+from poker.engine.hand.rake import RakeDistribution, RakeSchedule, rake_amount, split_rake
+from poker.engine.phh.config import _rake, _rake_table
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import BettingRules, Stakes, StudTieBreak, stud_stakes
-from engine.cards import parse_cards
-from engine.hand import Act, Action, HandConfig, SeatStack, StartHand, TimeOut, execute
-from engine.hand.errors import IllegalAction, InvalidAmount, InvalidHandSetup
-from engine.hand.rake import RakeSchedule
+from poker.engine.betting import BettingRules, Stakes, StudTieBreak, stud_stakes
+from poker.engine.cards import parse_cards
+from poker.engine.hand import Act, Action, HandConfig, SeatStack, StartHand, TimeOut, execute
+from poker.engine.hand.errors import IllegalAction, InvalidAmount, InvalidHandSetup
+from poker.engine.hand.rake import RakeSchedule
 from pokerpb import events_pb2 as pb
 from tests.hand_support import FL, NL, SL, Table
 from tests.stud_support import STUD, STUD_HI_LO, call_down, stud_deck, stud_table

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import stud_stakes
+from poker.engine.betting import stud_stakes
 from pokerpb import events_pb2 as pb
 from tests.hand_support import Table
 from tests.stud_support import call_down, stud_table

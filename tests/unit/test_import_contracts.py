@@ -1,14 +1,22 @@
 """The import contracts of the layers, read from the source with :mod:`ast` (no import runs).
 
-- the engine imports only the standard library, the generated messages (``pokerpb``) and itself;
-- the wallet's ledger (``wallet_service.ledger``) only the standard library, ``pokerpb`` and itself;
-- the dealer and the wallet never import each other: what both need of the table stream is in
-  ``tablelog``, which imports neither;
-- nothing outside ``tests`` imports ``tests``;
-- the application knows nothing of gRPC: only the transport edge (the servicers, the ``wire``
-  modules, the apps that serve them, the gRPC client of the wallet, servicekit's server stack)
-  and the tools import ``grpc``, or ``servicekit.status``, the one table from the application's
-  error families to gRPC status.
+Every package of the project lives under ``poker``, in layers that import only inward:
+
+====  ==========================================  ==============================================
+ 0    ``pokerpb``                                 the generated messages (the one schema)
+ 1    ``poker.engine``, ``poker.wallet.ledger``   the pure rules: the standard library and 0 only
+ 2    ``poker.eventstore``                        the log, snapshot and lease stores
+ 3    ``poker.servicekit``                        what both services share (config, auth, gRPC)
+ 4    ``poker.tablelog``                          the table stream both services read
+ 5    ``poker.dealer``, ``poker.wallet``          the services; neither imports the other
+ 6    ``poker.tools``                             pokerctl, devrun, the client library, the bot
+ 7    ``poker.testing``                           the test kit (in-process services, nats-server)
+====  ==========================================  ==============================================
+
+Beside them, nothing outside ``tests`` imports ``tests``, and the application knows nothing of
+gRPC: only the transport edge (the servicers, the ``wire`` modules, the apps that serve them, the
+gRPC client of the wallet, servicekit's server stack) and the tools import ``grpc``, or
+``poker.servicekit.status``, the one table from the application's error families to gRPC status.
 
 Every import counts: at module level, inside functions and under ``TYPE_CHECKING`` alike.
 """
@@ -25,59 +33,64 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB = frozenset(sys.stdlib_module_names)
 
-#: Tools beside the product (test harnesses, benchmarks) that still import what the contracts
-#: forbid; every one says why. The product modules (everything but these) must be clean.
-KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
-    # The wallet's test harness puts a wallet beside a dealer of dealer_service.testing on one
-    # (authorizing) nats-server: it takes the dealer's settings and NATS namespace helpers. A
-    # tools/ home shared by both harnesses is the planned fix (issue #11, "a tools/ home").
-    ("wallet_service/testing.py", "dealer_service.config"): "the harness pairs with a dealer's",
-    ("wallet_service/testing.py", "dealer_service.testing"): "the shared NATS test namespace",
-    # The service benchmarks start a real nats-server and real service processes exactly as the
-    # integration and fault tests do; the support modules would move with the tools.
-    ("bench/services.py", "tests.support.nats_server"): "a real nats-server, as the tests run",
-    ("bench/services.py", "tests.support.service_process"): "real service processes",
-    ("bench/wallet.py", "tests.support.nats_server"): "a real nats-server, as the tests run",
-    ("bench/wallet.py", "tests.support.service_process"): "real service processes",
-}
+#: The layers, innermost first: a module may import its own layer and the ones before it.
+#: Within a layer, the two services may not import each other (nor the ledger the engine).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("pokerpb",),
+    ("poker.engine", "poker.wallet.ledger"),
+    ("poker.eventstore",),
+    ("poker.servicekit",),
+    ("poker.tablelog",),
+    ("poker.dealer", "poker.wallet"),
+    ("poker.tools",),
+    ("poker.testing",),
+)
 
 #: The transport edge and the tools: the modules that may speak gRPC. Everything else under
 #: the service packages is the application, and does not.
 GRPC_EDGE: frozenset[str] = frozenset(
     {
         # the servicers, their conversions and the apps that serve them
-        "dealer_service/grpc_api.py",
-        "dealer_service/wire.py",
-        "dealer_service/app.py",
-        "wallet_service/grpc_api.py",
-        "wallet_service/wire.py",
-        "wallet_service/app.py",
+        "poker/dealer/grpc_api.py",
+        "poker/dealer/wire.py",
+        "poker/dealer/app.py",
+        "poker/wallet/grpc_api.py",
+        "poker/wallet/wire.py",
+        "poker/wallet/app.py",
         # the dealer's gRPC client of the wallet: the edge on the way out (statuses back to
         # the application's families)
-        "dealer_service/wallet_client.py",
-        # the tools: pokerctl, the development runner, the client helpers of the tests
-        "dealer_service/cli.py",
-        "dealer_service/devrun.py",
-        "dealer_service/testing.py",
-        "wallet_service/testing.py",
+        "poker/dealer/wallet_client.py",
         # servicekit's gRPC side: the server, its interceptor stack, the status table, the
         # authenticating interceptor, the request decoding guard, channel/server credentials
-        "servicekit/server.py",
-        "servicekit/stack.py",
-        "servicekit/interceptors.py",
-        "servicekit/status.py",
-        "servicekit/auth.py",
-        "servicekit/decoding.py",
-        "servicekit/tls.py",
+        "poker/servicekit/server.py",
+        "poker/servicekit/stack.py",
+        "poker/servicekit/interceptors.py",
+        "poker/servicekit/status.py",
+        "poker/servicekit/auth.py",
+        "poker/servicekit/decoding.py",
+        "poker/servicekit/tls.py",
     }
 )
 #: What the application may not import: gRPC itself, and the edge's status table.
-GRPC_MODULES = ("grpc", "grpc_health", "grpc_reflection", "servicekit.status")
+GRPC_MODULES = ("grpc", "grpc_health", "grpc_reflection", "poker.servicekit.status")
+#: The product: every layer but the tools and the test kit, which may speak gRPC freely.
+PRODUCT = (
+    "poker/engine",
+    "poker/eventstore",
+    "poker/servicekit",
+    "poker/tablelog",
+    "poker/dealer",
+    "poker/wallet",
+)
 
 
 def _modules(package: str) -> Iterator[tuple[str, Path]]:
     for path in sorted((ROOT / package).rglob("*.py")):
         yield path.relative_to(ROOT).as_posix(), path
+
+
+def _dotted(relative: str) -> str:
+    return relative.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _imports(path: Path) -> Iterator[str]:
@@ -108,76 +121,85 @@ def _within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(f"{prefix}.")
 
 
-def _violations(package: str, allowed: tuple[str, ...], *, stdlib: bool = True) -> list[str]:
-    """``file: module`` for every import under ``package`` outside ``allowed`` (and the
-    standard library when ``stdlib``), less the known exceptions."""
+def _layer(module: str) -> int | None:
+    """The index of the innermost layer ``module`` belongs to (the ledger before the wallet)."""
+    found = [
+        (len(prefix), index)
+        for index, layer in enumerate(LAYERS)
+        for prefix in layer
+        if _within(module, prefix)
+    ]
+    return max(found)[1] if found else None
+
+
+def _package_of(module: str) -> str | None:
+    """The layer entry (``poker.dealer``, ``poker.wallet.ledger``...) ``module`` belongs to."""
+    prefixes = [prefix for layer in LAYERS for prefix in layer if _within(module, prefix)]
+    return max(prefixes, key=len) if prefixes else None
+
+
+def _outward_imports() -> list[str]:
+    """``file: module`` for every import of a project module from a layer further out, or of
+    a sibling of the same layer."""
     found = []
-    for relative, path in _modules(package):
+    for relative, path in _modules("poker"):
+        here = _dotted(relative)
+        if here == "poker":  # the namespace's own docstring-only module
+            continue
+        own_layer, own_package = _layer(here), _package_of(here)
+        assert own_layer is not None, f"{relative} belongs to no layer"
         for name in _imports(path):
-            if stdlib and _top(name) in STDLIB:
+            layer, package = _layer(name), _package_of(name)
+            if layer is None:
                 continue
-            if any(_within(name, prefix) for prefix in allowed):
-                continue
-            if (relative, name) not in KNOWN_EXCEPTIONS:
+            if layer > own_layer or (layer == own_layer and package != own_package):
                 found.append(f"{relative}: {name}")
     return found
 
 
-def _forbidden(package: str, forbidden: tuple[str, ...]) -> list[str]:
-    """``file: module`` for every import under ``package`` of one of ``forbidden``, less the
-    known exceptions."""
-    return [
+def test_every_package_imports_only_inward() -> None:
+    assert _outward_imports() == []
+
+
+def test_the_pure_rules_import_only_the_standard_library_and_the_generated_messages() -> None:
+    found = [
+        f"{relative}: {name}"
+        for package in ("poker/engine", "poker/wallet/ledger")
+        for relative, path in _modules(package)
+        for name in _imports(path)
+        if _top(name) not in STDLIB
+        and not _within(name, "pokerpb")
+        and not _within(name, _dotted(package))
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize("package", ["poker", "bench"])
+def test_nothing_outside_the_tests_imports_them(package: str) -> None:
+    found = [
         f"{relative}: {name}"
         for relative, path in _modules(package)
         for name in _imports(path)
-        if any(_within(name, prefix) for prefix in forbidden)
-        and (relative, name) not in KNOWN_EXCEPTIONS
+        if _within(name, "tests")
     ]
+    assert found == []
 
 
-def test_the_engine_imports_only_the_standard_library_and_the_generated_messages() -> None:
-    assert _violations("engine", ("engine", "pokerpb")) == []
-
-
-def test_the_ledger_imports_only_the_standard_library_and_the_generated_messages() -> None:
-    assert _violations("wallet_service/ledger", ("wallet_service.ledger", "pokerpb")) == []
-
-
-@pytest.mark.parametrize(
-    ("package", "other"),
-    [("dealer_service", "wallet_service"), ("wallet_service", "dealer_service")],
-)
-def test_the_services_do_not_import_each_other(package: str, other: str) -> None:
-    assert _forbidden(package, (other,)) == []
-
-
-def test_the_table_log_imports_neither_service() -> None:
-    assert _forbidden("tablelog", ("dealer_service", "wallet_service")) == []
-
-
-@pytest.mark.parametrize(
-    "package",
-    ["engine", "eventstore", "servicekit", "tablelog", "dealer_service", "wallet_service", "bench"],
-)
-def test_nothing_outside_the_tests_imports_them(package: str) -> None:
-    assert _forbidden(package, ("tests",)) == []
-
-
-@pytest.mark.parametrize(
-    "package", ["dealer_service", "wallet_service", "tablelog", "eventstore", "servicekit"]
-)
+@pytest.mark.parametrize("package", PRODUCT)
 def test_the_application_knows_nothing_of_grpc(package: str) -> None:
     found = [
-        violation
-        for violation in _forbidden(package, GRPC_MODULES)
-        if violation.split(":", 1)[0] not in GRPC_EDGE
+        f"{relative}: {name}"
+        for relative, path in _modules(package)
+        if relative not in GRPC_EDGE
+        for name in _imports(path)
+        if any(_within(name, forbidden) for forbidden in GRPC_MODULES)
     ]
     assert found == []
 
 
 def test_the_application_error_families_know_nothing_of_grpc() -> None:
     """The families the application raises carry no status: only the edge's table does."""
-    assert list(_imports(ROOT / "servicekit" / "errors.py")) == ["__future__"]
+    assert list(_imports(ROOT / "poker/servicekit/errors.py")) == ["__future__"]
 
 
 def test_every_edge_module_exists() -> None:
@@ -185,35 +207,33 @@ def test_every_edge_module_exists() -> None:
     assert sorted(name for name in GRPC_EDGE if not (ROOT / name).is_file()) == []
 
 
-def test_every_known_exception_is_still_needed() -> None:
-    """An exception that no file needs any more is taken off the list (it would hide a new one)."""
-    used = {
-        (relative, name)
-        for package in ("dealer_service", "wallet_service", "bench", "tablelog")
-        for relative, path in _modules(package)
-        for name in _imports(path)
-    }
-    assert sorted(set(KNOWN_EXCEPTIONS) - used) == []
+def test_the_layers_catch_an_outward_import() -> None:
+    """The layer order itself: the engine may not reach the dealer, the wallet not the dealer,
+    the dealer may reach the table log."""
+    assert _layer("poker.engine.cards") == 1 and _layer("poker.wallet.ledger.state") == 1
+    assert _layer("poker.dealer.tables") == 5 and _layer("poker.wallet.app") == 5
+    assert _package_of("poker.wallet.ledger.state") == "poker.wallet.ledger"
+    assert _package_of("poker.wallet.consumer") == "poker.wallet"
 
 
 def test_the_checker_sees_imports_of_every_kind() -> None:
     """The walk finds lazy and TYPE_CHECKING imports and resolves relative ones."""
     source = (
         "from typing import TYPE_CHECKING\n"
-        "import engine.cards, os.path as p\n"
+        "import poker.engine.cards, os.path as p\n"
         "from . import sibling\n"
         "from ..ledger import state\n"
         "if TYPE_CHECKING:\n"
-        "    from dealer_service.tables import TableService\n"
+        "    from poker.dealer.tables import TableService\n"
         "def later():\n"
         "    import tests.support\n"
     )
-    assert list(_imports_of(source, ("wallet_service", "ledger"))) == [
+    assert list(_imports_of(source, ("poker.wallet", "ledger"))) == [
         "typing",
-        "engine.cards",
+        "poker.engine.cards",
         "os.path",
-        "wallet_service.ledger",
-        "wallet_service.ledger",
-        "dealer_service.tables",
+        "poker.wallet.ledger",
+        "poker.wallet.ledger",
+        "poker.dealer.tables",
         "tests.support",
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from wallet_service.ledger import (
+from poker.wallet.ledger import (
     HOUSE_RAKE,
     WORLD,
     BreachKind,
@@ -26,9 +26,9 @@ from wallet_service.ledger import (
     evolve,
     execute,
 )
-from wallet_service.ledger.events import transaction_event
-from wallet_service.ledger.plog import PLog
-from wallet_service.ledger.state import AccountState, TableLedger
+from poker.wallet.ledger.events import transaction_event
+from poker.wallet.ledger.plog import PLog
+from poker.wallet.ledger.state import AccountState, TableLedger
 
 T0 = 1_700_000_000_000
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wallet_service.ledger import (
+from poker.wallet.ledger import (
     Deposit,
     ExpireHolds,
     HoldAlreadyPosted,

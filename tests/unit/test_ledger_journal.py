@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry
 
-from dealer_service.testing import TEST_LOG_KEYS
-from eventstore.memory import InMemoryEventStore
-from eventstore.sealing import SealedSnapshotStore, Writer
-from eventstore.snapshots import InMemorySnapshotStore
-from servicekit.errors import Conflict
-from wallet_service import ledger
-from wallet_service.book import LedgerBook
-from wallet_service.journal import LEDGER_KEY, Journal, decode_state, encode_record, record_id
-from wallet_service.ledger import Deposit, evolve
-from wallet_service.metrics import WalletMetrics
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.sealing import SealedSnapshotStore, Writer
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.servicekit.errors import Conflict
+from poker.testing.dealer import TEST_LOG_KEYS
+from poker.wallet import ledger
+from poker.wallet.book import LedgerBook
+from poker.wallet.journal import LEDGER_KEY, Journal, decode_state, encode_record, record_id
+from poker.wallet.ledger import Deposit, evolve
+from poker.wallet.metrics import WalletMetrics
 
 
 def book_over(

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pokerpb import wallet_pb2 as wpb
-from wallet_service.ledger import (
+from poker.wallet.ledger import (
     DEFAULT_LIMITS,
     Deposit,
     LedgerState,
@@ -19,8 +18,9 @@ from wallet_service.ledger import (
     execute,
     money_inside,
 )
-from wallet_service.ledger.limits import TOTAL_CEILING
-from wallet_service.wire import balance_of
+from poker.wallet.ledger.limits import TOTAL_CEILING
+from poker.wallet.wire import balance_of
+from pokerpb import wallet_pb2 as wpb
 
 T0 = 1_700_000_000_000
 SMALL = Limits(max_transaction=1_000, max_account_balance=2_500, max_ledger_total=4_000)

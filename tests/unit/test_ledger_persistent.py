@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from wallet_service.ledger.plog import PLog
-from wallet_service.ledger.pmap import PMap
+from poker.wallet.ledger.plog import PLog
+from poker.wallet.ledger.pmap import PMap
 
 
 class Clash:

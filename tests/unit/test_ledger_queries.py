@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from wallet_service.ledger import (
+from poker.wallet.ledger import (
     Deposit,
     LedgerState,
     PlaceHold,
@@ -160,14 +160,14 @@ def test_escrows_and_pending_holds_are_listed() -> None:
 @pytest.mark.parametrize(
     "module",
     [
-        "wallet_service.ledger",
-        "wallet_service.ledger.accounts",
-        "wallet_service.ledger.decide",
-        "wallet_service.ledger.events",
-        "wallet_service.ledger.evolve",
-        "wallet_service.ledger.plog",
-        "wallet_service.ledger.pmap",
-        "wallet_service.ledger.state",
+        "poker.wallet.ledger",
+        "poker.wallet.ledger.accounts",
+        "poker.wallet.ledger.decide",
+        "poker.wallet.ledger.events",
+        "poker.wallet.ledger.evolve",
+        "poker.wallet.ledger.plog",
+        "poker.wallet.ledger.pmap",
+        "poker.wallet.ledger.state",
     ],
 )
 def test_the_documented_examples_hold(module: str) -> None:

@@ -7,8 +7,7 @@ import pickle
 
 import pytest
 
-from pokerpb import ledger_pb2 as pb
-from wallet_service.ledger import (
+from poker.wallet.ledger import (
     CashOut,
     CloseTableRefund,
     Command,
@@ -28,6 +27,7 @@ from wallet_service.ledger import (
     execute,
     replay,
 )
+from pokerpb import ledger_pb2 as pb
 
 T0 = 1_700_000_000_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from wallet_service.ledger import (
+from poker.wallet.ledger import (
     HOUSE_RAKE,
     CashOut,
     CloseTableRefund,

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from dealer_service import devrun
-from servicekit.nats_connect import (
+from poker.servicekit.nats_connect import (
     NatsConfigError,
     NatsSettings,
     _redacted,
     load_credentials,
 )
-from servicekit.nats_permissions import (
+from poker.servicekit.nats_permissions import (
     Namespace,
     TableNames,
     WalletNames,
@@ -27,7 +26,8 @@ from servicekit.nats_permissions import (
     render_permissions_conf,
     wallet_grants,
 )
-from tests.support.nats_server import nats_server_binary
+from poker.testing.nats_server import nats_server_binary
+from poker.tools import devrun
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "nats"
 
@@ -44,7 +44,7 @@ def _valid(config: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_deployed_permissions_are_the_generators_output() -> None:
     assert (DEPLOY / "permissions.conf").read_text() == render_permissions_conf(), (
-        "regenerate: python -m servicekit.nats_permissions > deploy/nats/permissions.conf"
+        "regenerate: python -m poker.servicekit.nats_permissions > deploy/nats/permissions.conf"
     )
 
 

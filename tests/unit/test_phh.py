@@ -1,4 +1,5 @@
-"""PHH hand histories: export, parse, replay and the ``python -m engine phh replay`` command."""
+"""PHH hand histories: export, parse, replay and the ``python -m poker.engine phh replay``
+command."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.__main__ import main
-from engine.betting import (
+from poker.engine.__main__ import main
+from poker.engine.betting import (
     BettingRules,
     HeadsUpUncap,
     IncompleteRaiseRule,
@@ -21,9 +22,9 @@ from engine.betting import (
     Structure,
     StudTieBreak,
 )
-from engine.cards import DECK_52
-from engine.games import GAMES, ForcedBets
-from engine.hand import (
+from poker.engine.cards import DECK_52
+from poker.engine.games import GAMES, ForcedBets
+from poker.engine.hand import (
     Act,
     Action,
     AgreeSplit,
@@ -42,8 +43,8 @@ from engine.hand import (
     split_offer,
     wrap,
 )
-from engine.hand.rake import RakeDistribution, RakeSchedule
-from engine.phh import (
+from poker.engine.hand.rake import RakeDistribution, RakeSchedule
+from poker.engine.phh import (
     HandHistory,
     PHHError,
     dump_phh,
@@ -53,7 +54,7 @@ from engine.phh import (
     replay_phh,
     variant_code,
 )
-from engine.phh.cli import replay_files
+from poker.engine.phh.cli import replay_files
 from pokerpb import events_pb2 as pb
 from tests.hand_support import random_game_switches
 
@@ -311,7 +312,7 @@ def test_export_writes_extensions_and_refuses_a_voided_hand() -> None:
     state, more = execute(state, Act(3, Action.FOLD))
     assert state.ended
     text = export_hand(events + more)
-    assert "engine.phh extensions" in text
+    assert "poker.engine.phh extensions" in text
     history = parse_phh(text)
     assert history.fields["_extra_posts"] == [{"player": "p3", "live": 2, "dead": 1}]
     assert "# p1 artificial all-in for 1" in history.actions

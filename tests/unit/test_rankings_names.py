@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from engine.cards import DECK_32, DECK_52, parse_cards
-from engine.evaluation import RANKING_NAMES, get_ranking, rank_hand
+from poker.engine.cards import DECK_32, DECK_52, parse_cards
+from poker.engine.evaluation import RANKING_NAMES, get_ranking, rank_hand
 
 # Hands by ranking, "hole" or "hole / board"; every hand of a list has a different strength.
 HIGH_HANDS = [

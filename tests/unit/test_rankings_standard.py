@@ -10,8 +10,8 @@ from itertools import combinations
 
 import pytest
 
-from engine.cards import DECK_52, parse_cards
-from engine.evaluation import HandValue, get_ranking, rank_hand
+from poker.engine.cards import DECK_52, parse_cards
+from poker.engine.evaluation import HandValue, get_ranking, rank_hand
 
 
 def value(ranking: str, hole: str, board: str = "") -> HandValue:

@@ -22,11 +22,11 @@ from math import comb, prod
 
 import pytest
 
-from engine.cards import DECK_52, Card, make_card
-from engine.evaluation import HandValue, rank_hand
-from engine.evaluation.deuce_seven import best_deuce_seven
-from engine.evaluation.high import best_high
-from engine.evaluation.low8 import best_low8
+from poker.engine.cards import DECK_52, Card, make_card
+from poker.engine.evaluation import HandValue, rank_hand
+from poker.engine.evaluation.deuce_seven import best_deuce_seven
+from poker.engine.evaluation.high import best_high
+from poker.engine.evaluation.low8 import best_low8
 
 ALL_HANDS = comb(52, 5)
 

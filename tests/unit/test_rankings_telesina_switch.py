@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.cards import DECK_32, Card, parse_cards
-from engine.evaluation import RANKING_NAMES, HandValue, get_ranking, rank_hand
-from engine.evaluation._variants import category_of
-from engine.evaluation.telesina import (
+from poker.engine.cards import DECK_32, Card, parse_cards
+from poker.engine.evaluation import RANKING_NAMES, HandValue, get_ranking, rank_hand
+from poker.engine.evaluation._variants import category_of
+from poker.engine.evaluation.telesina import (
     HIGH,
     SUIT_VALUES,
     compare_telesina,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cards import parse_cards
-from engine.evaluation import HandValue, rank_hand
-from engine.evaluation.telesina import compare_telesina, telesina_pot_winners
+from poker.engine.cards import parse_cards
+from poker.engine.evaluation import HandValue, rank_hand
+from poker.engine.evaluation.telesina import compare_telesina, telesina_pot_winners
 
 
 def value(ranking: str, hole: str, board: str = "") -> HandValue:

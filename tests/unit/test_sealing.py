@@ -1,5 +1,5 @@
-"""The writer keyring and the seals of log records and snapshots (eventstore/sealing.py and the
-table log's policy in tablelog/seals.py)."""
+"""The writer keyring and the seals of log records and snapshots (poker/eventstore/sealing.py and
+the table log's policy in poker/tablelog/seals.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from eventstore.sealing import (
+from poker.eventstore.sealing import (
     SEAL_HEADER,
     Keyring,
     KeyringError,
@@ -31,9 +31,9 @@ from eventstore.sealing import (
     seal_snapshot,
     write_keyring,
 )
-from eventstore.snapshots import InMemorySnapshotStore
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.tablelog.seals import TableSeals, is_wallet_close
 from pokerpb import events_pb2 as pb
-from tablelog.seals import TableSeals, is_wallet_close
 
 SECRET = base64.b64encode(b"k" * 32).decode()
 

@@ -1,4 +1,4 @@
-"""tests.support.service_process: the ready line, a failed start, a graceful stop."""
+"""poker.testing.service_process: the ready line, a failed start, a graceful stop."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.service_process import ServiceProcess
+from poker.testing.service_process import ServiceProcess
 
 READY = re.compile(r"demo listening grpc=(\S+)")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from servicekit.auth import (
+from poker.servicekit.auth import (
     CLOCK_SKEW_S,
     MAX_TOKEN_CHARS,
     BadSignature,
@@ -29,7 +29,7 @@ from servicekit.auth import (
     issue_token,
     verify_token,
 )
-from servicekit.errors import Unauthenticated
+from poker.servicekit.errors import Unauthenticated
 
 SECRET = secrets.token_bytes(32)
 NOW = 1_700_000_000

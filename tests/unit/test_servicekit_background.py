@@ -1,10 +1,10 @@
-"""servicekit.background.BackgroundTask: start once, stop cancels and waits, restartable."""
+"""poker.servicekit.background.BackgroundTask: start once, stop cancels and waits, restartable."""
 
 from __future__ import annotations
 
 import asyncio
 
-from servicekit.background import BackgroundTask
+from poker.servicekit.background import BackgroundTask
 
 
 async def test_start_is_idempotent_and_stop_cancels() -> None:

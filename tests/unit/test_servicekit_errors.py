@@ -5,10 +5,10 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from eventstore.api import ConcurrencyConflict, StoreUnavailable
-from eventstore.leases import LeaseLost
-from servicekit.auth import TokenExpired
-from servicekit.errors import (
+from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
+from poker.eventstore.leases import LeaseLost
+from poker.servicekit.auth import TokenExpired
+from poker.servicekit.errors import (
     Conflict,
     InvalidArgument,
     NotFound,
@@ -18,7 +18,7 @@ from servicekit.errors import (
     Unauthenticated,
     Unavailable,
 )
-from servicekit.status import status_for
+from poker.servicekit.status import status_for
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import time
 from prometheus_client import CollectorRegistry
 from structlog.testing import capture_logs
 
-from servicekit.looplag import LoopLagMonitor
+from poker.servicekit.looplag import LoopLagMonitor
 
 
 def _count(registry: CollectorRegistry, name: str, le: str | None = None) -> float:

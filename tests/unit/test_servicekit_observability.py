@@ -13,7 +13,12 @@ import pytest
 import structlog
 from prometheus_client import CollectorRegistry
 
-from servicekit.observability import GrpcMetrics, bind_context, bound_context, configure_logging
+from poker.servicekit.observability import (
+    GrpcMetrics,
+    bind_context,
+    bound_context,
+    configure_logging,
+)
 
 
 @pytest.fixture

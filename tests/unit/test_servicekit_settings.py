@@ -1,4 +1,4 @@
-"""servicekit.settings: the flags, environment defaults and token secret both services share,
+"""poker.servicekit.settings: the flags, environment defaults and token secret both services share,
 and that each service still reads them as before."""
 
 from __future__ import annotations
@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from dealer_service.config import load_settings as dealer_settings
-from servicekit.auth import TokenKeyring
-from servicekit.settings import (
+from poker.dealer.config import load_settings as dealer_settings
+from poker.servicekit.auth import TokenKeyring
+from poker.servicekit.settings import (
     COMMON_FLAGS,
     add_env_flags,
     default_owner_id,
     env_name,
     load_token_secret,
 )
-from wallet_service.config import load_settings as wallet_settings
+from poker.wallet.config import load_settings as wallet_settings
 
 SECRET = "ab" * 32
 

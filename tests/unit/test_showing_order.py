@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cards import Card, parse_card, parse_cards
-from engine.evaluation.showing import SHOWING_GAMES, bring_in_seat, first_to_act
+from poker.engine.cards import Card, parse_card, parse_cards
+from poker.engine.evaluation.showing import SHOWING_GAMES, bring_in_seat, first_to_act
 
 
 def doors(*cards: str) -> dict[int, Card]:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from engine.betting import BettingRules, Stakes, Structure, stud_stakes
-from engine.table import BringInRule, TableConfig, make_config
-from engine.table.config import config_from_wire, config_to_wire
-from engine.table.errors import InvalidTableConfig
-from engine.table.rules import verify_config
+from poker.engine.betting import BettingRules, Stakes, Structure, stud_stakes
+from poker.engine.table import BringInRule, TableConfig, make_config
+from poker.engine.table.config import config_from_wire, config_to_wire
+from poker.engine.table.errors import InvalidTableConfig
+from poker.engine.table.rules import verify_config
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver
 

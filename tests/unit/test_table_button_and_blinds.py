@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from engine.hand import LegalAction
-from engine.table import MissedBlindsPolicy, next_hand, seat_views
-from engine.table.queries import SeatStatus
+from poker.engine.hand import LegalAction
+from poker.engine.table import MissedBlindsPolicy, next_hand, seat_views
+from poker.engine.table.queries import SeatStatus
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver, nl_config
 
@@ -328,6 +328,6 @@ def test_next_hand_preview_matches_what_is_dealt() -> None:
 
 
 def _legal(table: Driver, seat: int) -> tuple[LegalAction, ...]:
-    from engine.table import legal_actions
+    from poker.engine.table import legal_actions
 
     return legal_actions(table.table, seat)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.table import chips_on_table
+from poker.engine.table import chips_on_table
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver, fl_config, nl_config
 
@@ -99,7 +99,7 @@ def test_void_returns_dead_money_to_its_poster_and_set_aside_chips() -> None:
 
 
 def test_voiding_with_no_hand_running_is_refused() -> None:
-    from engine.table.errors import NoHandRunning
+    from poker.engine.table.errors import NoHandRunning
 
     table = three_players()
     with pytest.raises(NoHandRunning):

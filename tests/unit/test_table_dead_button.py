@@ -11,11 +11,11 @@ from typing import Any
 import pokerkit
 import pytest
 
-from engine.hand.commands import SeatStack, StartHand
-from engine.hand.decide import execute as hand_execute
-from engine.hand.errors import InvalidHandSetup
-from engine.phh import export_hand, parse_phh, replay_phh
-from engine.table import ButtonRule
+from poker.engine.hand.commands import SeatStack, StartHand
+from poker.engine.hand.decide import execute as hand_execute
+from poker.engine.hand.errors import InvalidHandSetup
+from poker.engine.phh import export_hand, parse_phh, replay_phh
+from poker.engine.table import ButtonRule
 from pokerpb import events_pb2 as pb
 from tests.hand_support import stacked_deck
 from tests.table_support import Driver, nl_config

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import Structure, fixed_limit_stakes
-from engine.hand import HandRuleError
-from engine.phh import export_hand, parse_phh, replay_phh
-from engine.table import AgreeSplit, Draw, draw_option, legal_actions, make_config, split_offer
+from poker.engine.betting import Structure, fixed_limit_stakes
+from poker.engine.hand import HandRuleError
+from poker.engine.phh import export_hand, parse_phh, replay_phh
+from poker.engine.table import (
+    AgreeSplit,
+    Draw,
+    draw_option,
+    legal_actions,
+    make_config,
+    split_offer,
+)
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver
 

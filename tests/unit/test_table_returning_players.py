@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.betting import Structure, fixed_limit_stakes
-from engine.table import ButtonRule, Draw, SitIn, draw_option, make_config, seat_views
-from engine.table.queries import SeatStatus
+from poker.engine.betting import Structure, fixed_limit_stakes
+from poker.engine.table import ButtonRule, Draw, SitIn, draw_option, make_config, seat_views
+from poker.engine.table.queries import SeatStatus
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver, fl_config, nl_config
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.betting import Stakes, Structure, fixed_limit_stakes
-from engine.hand import Action
-from engine.hand.errors import NotYourTurn
-from engine.hand.rake import RakeSchedule
-from engine.table import (
+from poker.engine.betting import Stakes, Structure, fixed_limit_stakes
+from poker.engine.hand import Action
+from poker.engine.hand.errors import NotYourTurn
+from poker.engine.hand.rake import RakeSchedule
+from poker.engine.table import (
     Act,
     CreateTable,
     SitDown,
@@ -22,7 +22,7 @@ from engine.table import (
     default_buy_ins,
     make_config,
 )
-from engine.table.errors import (
+from poker.engine.table.errors import (
     AlreadySeated,
     BuyInOutOfRange,
     EmptySeat,
@@ -35,7 +35,7 @@ from engine.table.errors import (
     TableNotOpen,
     TooEarly,
 )
-from engine.table.rules import verify_config
+from poker.engine.table.rules import verify_config
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver, nl_config
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from dealer_service.wire import with_settings
-from engine.table import CreateTable, TableConfig, TableRuleError, execute, replay
-from engine.table.config import DEFAULT_SIT_OUT_MAX_HANDS, config_from_wire, config_to_wire
-from engine.table.evolve import fold
+from poker.dealer.wire import with_settings
+from poker.engine.table import CreateTable, TableConfig, TableRuleError, execute, replay
+from poker.engine.table.config import DEFAULT_SIT_OUT_MAX_HANDS, config_from_wire, config_to_wire
+from poker.engine.table.evolve import fold
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver, nl_config
 

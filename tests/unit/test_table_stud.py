@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from engine.betting import Stakes, Structure, stud_stakes
-from engine.hand import legal_actions
-from engine.table import DealerMode, TableConfig, make_config, seat_views
-from engine.table.errors import InvalidTableConfig
-from engine.table.queries import SeatStatus
-from engine.table.rules import verify_config
+from poker.engine.betting import Stakes, Structure, stud_stakes
+from poker.engine.hand import legal_actions
+from poker.engine.table import DealerMode, TableConfig, make_config, seat_views
+from poker.engine.table.errors import InvalidTableConfig
+from poker.engine.table.queries import SeatStatus
+from poker.engine.table.rules import verify_config
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver
 

@@ -3,8 +3,8 @@ vectors Z1, Z2, Z5)."""
 
 from __future__ import annotations
 
-from engine.table import protection_uses_left
-from engine.table.config import DAY_MS
+from poker.engine.table import protection_uses_left
+from poker.engine.table.config import DAY_MS
 from pokerpb import events_pb2 as pb
 from tests.table_support import Driver, fl_config, nl_config
 
@@ -151,7 +151,7 @@ def test_A27_allowance_is_per_player_over_a_rolling_24_hours() -> None:
 
 
 def _raise_to(table: Driver, seat: int) -> int:
-    from engine.table import legal_actions
+    from poker.engine.table import legal_actions
 
     for option in legal_actions(table.table, seat):
         if option.action.value == "raise":

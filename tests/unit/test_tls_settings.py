@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from dealer_service.config import load_settings as dealer_settings
-from servicekit.tls import ClientTls, ServerTls
-from tests.support.certs import make_pki
-from wallet_service.config import load_settings as wallet_settings
+from poker.dealer.config import load_settings as dealer_settings
+from poker.servicekit.tls import ClientTls, ServerTls
+from poker.testing.certs import make_pki
+from poker.wallet.config import load_settings as wallet_settings
 
 SECRET = ["--token-secret", "ab" * 32]
 

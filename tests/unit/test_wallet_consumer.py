@@ -9,17 +9,16 @@ import sys
 import pytest
 from prometheus_client import CollectorRegistry
 
-from dealer_service.testing import TEST_LOG_KEYS, harness_seals
-from eventstore.api import Record
-from eventstore.memory import InMemoryEventStore
-from eventstore.sealing import Writer
-from eventstore.snapshots import InMemorySnapshotStore
-from pokerpb import events_pb2 as pb
-from wallet_service import ledger
-from wallet_service.book import LedgerBook
-from wallet_service.consumer import BatchApplier, Outcome
-from wallet_service.journal import Journal, decode_state, encode_state
-from wallet_service.ledger import (
+from poker.eventstore.api import Record
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.sealing import Writer
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.testing.dealer import TEST_LOG_KEYS, harness_seals
+from poker.wallet import ledger
+from poker.wallet.book import LedgerBook
+from poker.wallet.consumer import BatchApplier, Outcome
+from poker.wallet.journal import Journal, decode_state, encode_state
+from poker.wallet.ledger import (
     CashOut,
     CloseTableRefund,
     Deposit,
@@ -27,8 +26,9 @@ from wallet_service.ledger import (
     PostHold,
     SettleHand,
 )
-from wallet_service.mapping import MappingError, TableView, map_batch
-from wallet_service.metrics import WalletMetrics
+from poker.wallet.mapping import MappingError, TableView, map_batch
+from poker.wallet.metrics import WalletMetrics
+from pokerpb import events_pb2 as pb
 
 
 def ev(version: int, **body: object) -> pb.TableEvent:
@@ -159,8 +159,8 @@ async def test_a_refused_event_stalls_its_table_and_nothing_after_it_applies() -
 
 _ENCODE_ELSEWHERE = """
 import sys
-from wallet_service.ledger import Deposit, PlaceHold, LedgerState, execute
-from wallet_service.journal import encode_state
+from poker.wallet.ledger import Deposit, PlaceHold, LedgerState, execute
+from poker.wallet.journal import encode_state
 state = LedgerState()
 for command in [Deposit("ann", 900, "k1", now=0), PlaceHold("h1", "ann", "t1", 300, 1000, now=0)]:
     state, _ = execute(state, command)

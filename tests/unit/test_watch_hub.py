@@ -10,21 +10,21 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from dealer_service.metrics import DealerMetrics
-from dealer_service.ownership import SoleOwner
-from dealer_service.tables import TableService
-from dealer_service.testing import harness_seals
-from dealer_service.wallet_port import InMemoryWallet
-from dealer_service.watchers import WatchHub
-from engine.betting import Stakes, Structure
-from engine.table import make_config
-from eventstore.api import Record
-from eventstore.memory import InMemoryEventStore
-from eventstore.snapshots import InMemorySnapshotStore
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.ownership import SoleOwner
+from poker.dealer.tables import TableService
+from poker.dealer.wallet_port import InMemoryWallet
+from poker.dealer.watchers import WatchHub
+from poker.engine.betting import Stakes, Structure
+from poker.engine.table import make_config
+from poker.eventstore.api import Record
+from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.servicekit.errors import ResourceExhausted, Unavailable
+from poker.tablelog.feed import InMemoryFeed
+from poker.tablelog.repository import TableRepository
+from poker.testing.dealer import harness_seals
 from pokerpb import events_pb2 as pb
-from servicekit.errors import ResourceExhausted, Unavailable
-from tablelog.feed import InMemoryFeed
-from tablelog.repository import TableRepository
 
 CONFIG = make_config(
     "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000

@@ -1,0 +1,2 @@
+"""The poker backend: the rules engine, the table log, the dealer and the wallet services, and
+their tools."""

@@ -1,0 +1,179 @@
+"""The composition root: NATS, the stores, the application service, gRPC, in the right order.
+
+Start (ARCHITECTURE.md §6): connect to NATS -> ensure the stream and the buckets -> gRPC listening
+with health NOT_SERVING -> take over the tables nobody owns (rebuilt, crash rule applied) ->
+SERVING. Stop: NOT_SERVING -> stop accepting calls, finish in-flight ones -> stop scanning and the
+timers -> release the leases (a successor takes over at once) -> drain NATS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+from nats.aio.client import Client
+from prometheus_client import CollectorRegistry
+
+from poker.dealer.config import DealerSettings
+from poker.dealer.grpc_api import ERROR_FAMILIES, ROLES_BY_METHOD, SERVICE_NAME, DealerServicer
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.ownership import LeaseOwnership, TakeoverScanner
+from poker.dealer.tables import TableService
+from poker.dealer.wallet_client import GrpcWallet
+from poker.dealer.wallet_port import DevWallet, WalletPort
+from poker.engine.evaluation import load_all_rankings
+from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
+from poker.eventstore.sealing import Writer
+from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
+from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
+from poker.servicekit.observability import GrpcMetrics
+from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
+from poker.servicekit.settings import require_log_keys
+from poker.servicekit.tls import ClientTls, ServerTls
+from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.repository import TableRepository
+from poker.tablelog.seals import TableSeals
+from pokerpb import dealer_pb2_grpc
+
+_log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class Dealer:
+    """One running dealer process's parts."""
+
+    settings: DealerSettings
+    nats: Client
+    server: GrpcServer
+    tables: TableService
+    ownership: LeaseOwnership
+    scanner: TakeoverScanner
+    repository: TableRepository
+
+    async def start(self) -> int:
+        """Listen, take over the free tables, then report SERVING; returns the gRPC port."""
+        port = await self.server.start()
+        await self.scanner.scan_once()
+        self.scanner.start()
+        await self.server.set_serving()
+        return port
+
+    async def stop(self) -> None:
+        """The graceful stop (see the module docstring)."""
+        await self.server.stop()
+
+    async def crash(self) -> None:
+        """Stop as a crash would, for tests: no lease released, NATS closed without draining."""
+        await self.scanner.stop()
+        await self.tables.close()
+        await self.ownership.close(release=False)
+        await self.server.stop()  # its hooks would release: they see no leases left
+        if not self.nats.is_closed:
+            await self.nats.close()
+
+
+def _wallet(settings: DealerSettings) -> WalletPort:
+    if settings.wallet_address:
+        addresses = [a.strip() for a in settings.wallet_address.split(",") if a.strip()]
+        tls = ClientTls.from_paths(
+            settings.wallet_tls_ca,
+            settings.wallet_tls_cert,
+            settings.wallet_tls_key,
+            flag="--wallet-tls",
+        )
+        return GrpcWallet(
+            addresses, settings.token_keyring, subject=f"dealer-{settings.owner_id}", tls=tls
+        )
+    if settings.wallet == "dev":
+        _log.warning("dev_wallet", note="every hold is granted: play money, never production")
+        return DevWallet()
+    raise ValueError(f"unknown wallet {settings.wallet!r}")  # pragma: no cover - argparse checks
+
+
+async def build_dealer(
+    settings: DealerSettings,
+    *,
+    registry: CollectorRegistry | None = None,
+    wallet: WalletPort | None = None,
+) -> Dealer:
+    """Connect and wire everything; call :meth:`Dealer.start` next (in the same event loop)."""
+    seals = TableSeals(require_log_keys(settings.log_keys, "dealer", "DEALER_"), Writer.DEALER)
+    # Built now, not at the first showdown of each ranking, which would stall every table.
+    load_all_rankings()
+    nats = await connect_nats(service_nats_settings(settings, f"dealer-{settings.owner_id}"))
+    js = nats.jetstream()
+    table_log = settings.table_log
+    # The dealer owns the table log: it creates the stream and buckets (the wallet looks them up).
+    store = JetStreamEventStore(js, table_log.stream_settings)
+    await store.ensure_stream()
+    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=table_log.snapshot_bucket))
+    await snapshots.ensure_bucket()
+    leases = JetStreamLeaseStore(
+        js, LeaseSettings(bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s)
+    )
+    await leases.ensure_bucket()
+
+    metrics = DealerMetrics(registry)
+    repository = TableRepository(
+        store,
+        snapshots,
+        metrics.table_log,
+        recent_commands=settings.recent_command_ids,
+        seals=seals,
+        snapshot_bucket=table_log.snapshot_bucket,
+        snapshot_every=settings.snapshot_every,
+    )
+    ownership = LeaseOwnership(leases, settings.owner_id, metrics)
+    feed = JetStreamFeed(js, store.settings)
+    wallet_port = wallet if wallet is not None else _wallet(settings)
+    tables = TableService(
+        repository,
+        wallet_port,
+        metrics,
+        gate=ownership,
+        feed=feed,
+        crash_rule=settings.crash_rule,
+        max_attempts=settings.max_attempts,
+        hold_ttl_s=settings.hold_ttl_s,
+        watch_backlog=settings.watch_backlog,
+        max_streams_per_caller=settings.max_streams_per_caller,
+    )
+    ownership.on_lost(tables.forget)
+    scanner = TakeoverScanner(feed, ownership, tables.adopt, settings.scan_interval_s)
+
+    server = GrpcServer(
+        "dealer",
+        settings=ServerSettings(
+            host=settings.grpc_host,
+            port=settings.grpc_port,
+            grace_s=settings.grace_s,
+            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
+        ),
+        interceptors=standard_interceptors(
+            metrics=GrpcMetrics("dealer", registry),
+            token_secret=settings.token_keyring,
+            roles_by_method=ROLES_BY_METHOD,
+            extra_errors=ERROR_FAMILIES,
+        ),
+    )
+    servicer = DealerServicer(tables, metrics)
+    server.add_service(
+        SERVICE_NAME,
+        lambda grpc_server: dealer_pb2_grpc.add_DealerServicer_to_server(servicer, grpc_server),
+    )
+
+    # Hooks run last registered first: stop deciding, then free the leases, then drain NATS.
+    async def drain() -> None:
+        await drain_nats(nats)
+
+    async def stop_tables() -> None:
+        await scanner.stop()
+        await tables.close()
+
+    server.on_shutdown(drain)
+    if isinstance(wallet_port, GrpcWallet):
+        server.on_shutdown(wallet_port.close)
+    server.on_shutdown(ownership.close)
+    server.on_shutdown(stop_tables)
+    return Dealer(settings, nats, server, tables, ownership, scanner, repository)

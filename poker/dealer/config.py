@@ -1,0 +1,199 @@
+"""The dealer's settings, from the environment (``DEALER_*``) and command-line flags (which win).
+
+>>> settings = load_settings(["--grpc-port", "0", "--token-secret", "ab" * 32], environ={})
+>>> settings.grpc_port, settings.crash_rule, settings.snapshot_every
+(0, <CrashRule.CLOSE: 'close'>, 100)
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import functools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from poker.eventstore.sealing import Keyring
+from poker.servicekit.auth import TokenKeyring
+from poker.servicekit.settings import (
+    COMMON_FLAGS,
+    DEFAULT_GRACE_S,
+    DEFAULT_GRPC_HOST,
+    DEFAULT_LOG_LEVEL,
+    DEFAULT_NATS_URL,
+    add_env_flags,
+    add_log_keys_flag,
+    add_token_secret_flags,
+    client_tls,
+    default_owner_id,
+    env_name,
+    field_defaults,
+    log_keyring,
+    server_tls,
+    token_keys,
+    token_secret,
+)
+from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
+
+
+class CrashRule(enum.StrEnum):
+    """What a dealer does to a table it takes over with a hand in progress (RULES.md §6.6).
+
+    ``close`` (the room's rule, decision A37): the hand is voided and refunded, every player is
+    cashed out and the table closes. ``void``: the hand is voided and refunded, the players keep
+    their seats. ``resume``: nothing is voided; the hand goes on from its recorded deadlines.
+    """
+
+    CLOSE = "close"
+    VOID = "void"
+    RESUME = "resume"
+
+
+@dataclass(frozen=True, slots=True)
+class DealerSettings:
+    """Everything the dealer process is configured with."""
+
+    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
+    token_secret: bytes = b""
+    token_keys: TokenKeyring | None = None
+    # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
+    log_keys: Keyring | None = None
+    nats_url: str = DEFAULT_NATS_URL
+    # This service's NATS user (a JSON credentials file) and NATS TLS files; "" = unset.
+    nats_credentials: str = ""
+    nats_tls_ca: str = ""
+    nats_tls_cert: str = ""
+    nats_tls_key: str = ""
+    grpc_host: str = DEFAULT_GRPC_HOST
+    grpc_port: int = 50051
+    metrics_port: int = 9464
+    # The table log's names (poker.tablelog.settings owns the defaults; the dealer creates them).
+    stream: str = DEFAULT_TABLE_LOG.stream
+    subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
+    snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
+    lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
+    snapshot_every: int = 100
+    # Command ids per table kept in a dict (the rest: 16 bytes each in the archive of hashes).
+    recent_command_ids: int = 2048
+    lease_ttl_s: float = 10.0
+    scan_interval_s: float = 2.0
+    max_attempts: int = 5
+    crash_rule: CrashRule = CrashRule.CLOSE
+    wallet: str = "dev"
+    # The wallet service's gRPC address(es), comma-separated (leader and standby); set, it
+    # replaces the dev wallet.
+    wallet_address: str = ""
+    hold_ttl_s: float = 120.0
+    # gRPC TLS of this server (poker.servicekit.tls; all empty: plaintext; a client CA: mutual TLS).
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    # TLS towards the wallet: the CA that signed its certificate, and this dealer's client
+    # certificate and key (the wallet's --tls-client-ca signed them: mutual TLS).
+    wallet_tls_ca: str = ""
+    wallet_tls_cert: str = ""
+    wallet_tls_key: str = ""
+    # WatchTable: concurrent streams one token subject may hold open in this process, and the
+    # batches a stream may fall behind its table before it is cut off (RESOURCE_EXHAUSTED).
+    max_streams_per_caller: int = 8
+    watch_backlog: int = 256
+    grace_s: float = DEFAULT_GRACE_S
+    log_level: str = DEFAULT_LOG_LEVEL
+    # Unique per process: the lease value names it, and a holder recognises its own lease by it.
+    owner_id: str = field(default_factory=default_owner_id)
+
+    @property
+    def token_keyring(self) -> TokenKeyring:
+        """The keys the service verifies tokens with and signs its own with."""
+        return self.token_keys or TokenKeyring.single(self.token_secret)
+
+    @property
+    def table_log(self) -> TableLogSettings:
+        """The table log's names (the stream, its subjects, the snapshot and lease buckets)."""
+        return TableLogSettings(
+            self.stream, self.subject_prefix, self.snapshot_bucket, self.lease_bucket
+        )
+
+
+_ENV_PREFIX = "DEALER_"
+
+# flag -> (settings field, type), beside servicekit's common flags; every flag also reads
+# DEALER_<FLAG>, converted when the parser is built (the defaults are the settings' own).
+_FLAGS: dict[str, tuple[str, type]] = {
+    **COMMON_FLAGS,
+    "stream": ("stream", str),
+    "subject-prefix": ("subject_prefix", str),
+    "snapshot-bucket": ("snapshot_bucket", str),
+    "lease-bucket": ("lease_bucket", str),
+    "snapshot-every": ("snapshot_every", int),
+    "recent-command-ids": ("recent_command_ids", int),
+    "lease-ttl": ("lease_ttl_s", float),
+    "scan-interval": ("scan_interval_s", float),
+    "max-attempts": ("max_attempts", int),
+    "wallet-tls-ca": ("wallet_tls_ca", str),
+    "wallet-tls-cert": ("wallet_tls_cert", str),
+    "wallet-tls-key": ("wallet_tls_key", str),
+    "max-streams-per-caller": ("max_streams_per_caller", int),
+    "watch-backlog": ("watch_backlog", int),
+}
+
+
+@functools.cache
+def _defaults() -> dict[str, object]:
+    # An empty --owner-id (the default) means a fresh one (see load_settings).
+    return {**field_defaults(DealerSettings), "owner_id": ""}
+
+
+def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
+    def default(name: str, fallback: str) -> str:
+        return env.get(env_name(_ENV_PREFIX, name), fallback)
+
+    parser = argparse.ArgumentParser(
+        prog="python -m poker.dealer",
+        description="The dealer: tables and hands over gRPC, events on NATS JetStream. "
+        "Every flag also reads DEALER_<FLAG> from the environment (e.g. DEALER_NATS_URL).",
+    )
+    add_env_flags(parser, _FLAGS, env, _ENV_PREFIX, _defaults())
+    add_token_secret_flags(parser, env, _ENV_PREFIX)
+    add_log_keys_flag(parser, env, _ENV_PREFIX)
+    parser.add_argument(
+        "--crash-rule",
+        choices=[rule.value for rule in CrashRule],
+        default=default("crash-rule", CrashRule.CLOSE.value),
+    )
+    parser.add_argument("--wallet", choices=["dev"], default=default("wallet", "dev"))
+    parser.add_argument(
+        "--wallet-address",
+        default=default("wallet-address", ""),
+        help="host:port of the wallet service (comma-separated for a standby); else dev wallet",
+    )
+    return parser
+
+
+def load_settings(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> DealerSettings:
+    """The settings from ``environ`` (default: the process's) overridden by ``argv``."""
+    env = os.environ if environ is None else environ
+    args = _parser(env).parse_args(argv)
+    if args.snapshot_every < 1 or args.max_attempts < 1 or args.lease_ttl_s <= 0:
+        raise SystemExit("--snapshot-every, --max-attempts and --lease-ttl must be positive")
+    if args.recent_command_ids < 1:
+        raise SystemExit("--recent-command-ids must be positive")
+    if args.max_streams_per_caller < 1 or args.watch_backlog < 1:
+        raise SystemExit("--max-streams-per-caller and --watch-backlog must be positive")
+    server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
+    client_tls(args.wallet_tls_ca, args.wallet_tls_cert, args.wallet_tls_key, flag="--wallet-tls")
+    given = {name: getattr(args, name) for name, _ in _FLAGS.values()}
+    if not args.owner_id:
+        del given["owner_id"]
+    return DealerSettings(
+        token_secret=token_secret(args),
+        token_keys=token_keys(args),
+        log_keys=log_keyring(args),
+        crash_rule=CrashRule(args.crash_rule),
+        wallet=args.wallet,
+        wallet_address=args.wallet_address,
+        **given,
+    )

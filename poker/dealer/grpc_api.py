@@ -1,0 +1,424 @@
+# ruff: noqa: N802 - gRPC method names are the proto's (CamelCase).
+"""The Dealer gRPC servicer: a thin converter between the wire and the table service.
+
+Every method goes the same way: the request's fields against their limits
+(:mod:`poker.dealer.bounds`), the request to the application's values
+(:mod:`poker.dealer.wire`, malformed input refused there with INVALID_ARGUMENT), the call to
+:class:`~poker.dealer.tables.TableService`, and its result back to a reply (``wire`` again).
+The caller's identity comes from the token (:func:`poker.servicekit.auth.current_principal`). The
+application raises plain error families (:mod:`poker.servicekit.errors`, the engine's and the table
+log's own); they become a status only here, at the edge, through :data:`ERROR_FAMILIES` and
+servicekit's one table (:mod:`poker.servicekit.status`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from typing import Any, Final
+
+import grpc
+import structlog
+
+from poker.dealer import wire
+from poker.dealer.bounds import DEALER_BOUNDS
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.tables import CommandResult, TableService
+from poker.engine.hand import HandRuleError
+from poker.engine.table import TableRuleError
+from poker.engine.table.errors import NotYourSeat
+from poker.servicekit.auth import Principal, Role, current_principal
+from poker.servicekit.errors import (
+    InvalidArgument,
+    PermissionDenied,
+    RuleViolation,
+    Unauthenticated,
+)
+from poker.servicekit.status import INTERNAL_DETAILS, ExtraFamilies, Status, status_for
+from pokerpb import dealer_pb2 as dpb
+from pokerpb import dealer_pb2_grpc
+from pokerpb import events_pb2 as pb
+
+_log = structlog.get_logger(__name__)
+
+SERVICE_NAME: Final = "pokerpb.Dealer"
+
+#: The engine's error families and their statuses (the rest is servicekit's table).
+ERROR_FAMILIES: Final[ExtraFamilies] = {
+    NotYourSeat: PermissionDenied,
+    TableRuleError: RuleViolation,
+    HandRuleError: RuleViolation,
+}
+
+
+def _method(name: str) -> str:
+    return f"/{SERVICE_NAME}/{name}"
+
+
+#: Who may call what; methods not listed admit every authenticated caller.
+ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
+    _method("CreateTable"): {Role.OPERATOR},
+    _method("CloseTable"): {Role.OPERATOR},
+    # A hand history shows every card to the operator (and a player's own to him): the services'
+    # roles (cashier, dealer) have no business reading hole cards.
+    _method("GetHandHistory"): {Role.PLAYER, Role.OPERATOR},
+    **{
+        _method(name): {Role.PLAYER}
+        for name in (
+            "SitDown",
+            "TopUp",
+            "StandUp",
+            "SitOut",
+            "SitIn",
+            "Act",
+            "Draw",
+            "AgreeSplit",
+            "Play",
+        )
+    },
+}
+
+_check_bounds = DEALER_BOUNDS.check
+
+#: A servicer method's context, typed by its request and response messages.
+_Context = grpc.aio.ServicerContext
+
+
+# --- the caller -------------------------------------------------------------------------------
+
+
+def _player(principal: Principal) -> str:
+    if principal.role is not Role.PLAYER:
+        raise PermissionDenied("Only players act at the tables.")
+    return principal.subject
+
+
+def _viewer(principal: Principal) -> str | None:
+    """The player whose cards the caller may see; None for operators and services."""
+    return principal.subject if principal.role is Role.PLAYER else None
+
+
+def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dpb.CommandReply:
+    """The reply to a Play command that failed: the status the unary call would end with."""
+    status = status_for(error, ERROR_FAMILIES)
+    if status is None:
+        _log.error("unhandled_error", method=_method("Play"), exc_info=error)
+        status = Status(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS)
+    command = getattr(request, kind) if kind is not None else None
+    reply = wire.refused_reply(command, status.code.value[0], status.details)
+    if status.code is not grpc.StatusCode.FAILED_PRECONDITION:
+        _log.info("play_command_refused", code=status.code.name, kind=kind)
+    return reply
+
+
+#: Status names by the numeric code a refused Play command's reply carries.
+_CODE_NAMES: Final = {code.value[0]: code.name for code in grpc.StatusCode}
+
+_Handler = Callable[[Any, Any, Any], Awaitable[dpb.CommandReply]]
+
+
+def _code_of(error: BaseException) -> str:
+    """The status name a unary command that raised ``error`` ends with."""
+    if isinstance(error, asyncio.CancelledError):
+        return "CANCELLED"
+    if not isinstance(error, Exception):
+        return "UNKNOWN"
+    status = status_for(error, ERROR_FAMILIES)
+    return status.code.name if status is not None else "INTERNAL"
+
+
+def _counted(kind: str) -> Callable[[_Handler], _Handler]:
+    """A unary command method, counted in the per-command metrics as ``kind`` (the same labels
+    as the command arriving over Play)."""
+
+    def wrap(method: _Handler) -> _Handler:
+        @functools.wraps(method)
+        async def counted(self: DealerServicer, request: Any, context: Any) -> dpb.CommandReply:
+            started = time.perf_counter()
+            try:
+                reply = await method(self, request, context)
+            except BaseException as error:
+                self._observe(kind, _code_of(error), started)
+                raise
+            self._observe(kind, "OK", started)
+            return reply
+
+        return counted
+
+    return wrap
+
+
+# --- the servicer -----------------------------------------------------------------------------
+
+
+class DealerServicer(dealer_pb2_grpc.DealerServicer):
+    """The Dealer service over a :class:`TableService`: each method checks the request's
+    bounds, converts it (:mod:`poker.dealer.wire`), calls the table service and converts the
+    result back."""
+
+    def __init__(self, tables: TableService, metrics: DealerMetrics | None = None) -> None:
+        self._tables = tables
+        self._metrics = metrics
+        self._views = wire.ViewCache()
+        #: Play's commands: the oneof field -> the command, for the caller (a player).
+        self._play: Mapping[str, Callable[[Any, str], Awaitable[CommandResult]]] = {
+            "act": self._act,
+            "sit_out": self._sit_out,
+            "sit_in": self._sit_in,
+            "stand_up": self._stand_up,
+            "draw": self._draw,
+            "agree_split": self._agree_split,
+        }
+
+    def _reply(self, result: CommandResult) -> dpb.CommandReply:
+        return wire.command_reply(result, self._views, _viewer(current_principal()))
+
+    def _observe(self, kind: str, code: str, started: float) -> None:
+        if self._metrics is not None:
+            self._metrics.observe_command(kind, code, time.perf_counter() - started)
+
+    @_counted("create_table")
+    async def CreateTable(
+        self,
+        request: dpb.CreateTableRequest,
+        context: _Context[dpb.CreateTableRequest, dpb.CommandReply],
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        command_id = wire.command_id_of(request.command_id)
+        table_id = wire.new_table_id(request, command_id)
+        config = wire.config_of(request)
+        return self._reply(await self._tables.create_table(table_id, command_id, config))
+
+    async def GetTable(
+        self, request: dpb.GetTableRequest, context: _Context[dpb.GetTableRequest, dpb.TableView]
+    ) -> dpb.TableView:
+        """See dealer.proto."""
+        _check_bounds(request)
+        table_id = wire.table_id_of(request.table_id)
+        state = await self._tables.table(table_id)
+        return self._views.view(table_id, state, _viewer(current_principal()))
+
+    async def ListTables(
+        self,
+        request: dpb.ListTablesRequest,
+        context: _Context[dpb.ListTablesRequest, dpb.ListTablesReply],
+    ) -> dpb.ListTablesReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        tables = self._tables
+        return dpb.ListTablesReply(
+            tables=[
+                wire.table_summary(table_id, await tables.table(table_id))
+                for table_id in await tables.table_ids()
+            ]
+        )
+
+    @_counted("close_table")
+    async def CloseTable(
+        self,
+        request: dpb.CloseTableRequest,
+        context: _Context[dpb.CloseTableRequest, dpb.CommandReply],
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        command_id = wire.command_id_of(request.command_id)
+        table_id = wire.table_id_of(request.table_id)
+        reason = request.reason or "closed by the operator"  # its length is bounded above
+        return self._reply(await self._tables.close_table(table_id, command_id, reason))
+
+    @_counted("sit_down")
+    async def SitDown(
+        self, request: dpb.SitDownRequest, context: _Context[dpb.SitDownRequest, dpb.CommandReply]
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        command_id = wire.command_id_of(request.command_id)
+        table_id = wire.table_id_of(request.table_id)
+        seat = wire.seat_of(request.seat)
+        amount = wire.chips_of("buy_in", request.buy_in, positive=True)
+        player = _player(current_principal())
+        result = await self._tables.sit_down(
+            table_id, command_id, player, seat, amount, post_big_blind=request.post_big_blind
+        )
+        return self._reply(result)
+
+    @_counted("top_up")
+    async def TopUp(
+        self, request: dpb.TopUpRequest, context: _Context[dpb.TopUpRequest, dpb.CommandReply]
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        command_id = wire.command_id_of(request.command_id)
+        table_id = wire.table_id_of(request.table_id)
+        seat = wire.seat_of(request.seat)
+        amount = wire.chips_of("amount", request.amount, positive=True)
+        player = _player(current_principal())
+        return self._reply(await self._tables.top_up(table_id, command_id, player, seat, amount))
+
+    @_counted("stand_up")
+    async def StandUp(
+        self, request: dpb.SeatRequest, context: _Context[dpb.SeatRequest, dpb.CommandReply]
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        return self._reply(await self._stand_up(request, _player(current_principal())))
+
+    @_counted("sit_out")
+    async def SitOut(
+        self, request: dpb.SeatRequest, context: _Context[dpb.SeatRequest, dpb.CommandReply]
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        return self._reply(await self._sit_out(request, _player(current_principal())))
+
+    @_counted("sit_in")
+    async def SitIn(
+        self, request: dpb.SitInRequest, context: _Context[dpb.SitInRequest, dpb.CommandReply]
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        return self._reply(await self._sit_in(request, _player(current_principal())))
+
+    @_counted("act")
+    async def Act(
+        self, request: dpb.ActRequest, context: _Context[dpb.ActRequest, dpb.CommandReply]
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        return self._reply(await self._act(request, _player(current_principal())))
+
+    @_counted("draw")
+    async def Draw(
+        self, request: dpb.DrawRequest, context: _Context[dpb.DrawRequest, dpb.CommandReply]
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        return self._reply(await self._draw(request, _player(current_principal())))
+
+    @_counted("agree_split")
+    async def AgreeSplit(
+        self,
+        request: dpb.AgreeSplitRequest,
+        context: _Context[dpb.AgreeSplitRequest, dpb.CommandReply],
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        return self._reply(await self._agree_split(request, _player(current_principal())))
+
+    async def Play(
+        self,
+        request_iterator: AsyncIterator[dpb.PlayRequest],
+        context: _Context[dpb.PlayRequest, dpb.CommandReply],
+    ) -> AsyncIterator[dpb.CommandReply]:
+        """See dealer.proto. The stack authenticated the stream once, at its start; every
+        command is still checked and authorised for the caller's own seat, and a command that
+        fails is answered with its status in the reply (``code``, ``message``) instead of
+        ending the stream. Commands are served one at a time, in order. The stream ends
+        UNAUTHENTICATED once the token expires (the client reconnects with a fresh one)."""
+        principal = current_principal()
+        player = _player(principal)
+        expires_at = principal.expires_at
+        views = self._views
+        handlers = self._play
+        metrics = self._metrics
+        perf_counter = time.perf_counter
+        async for request in request_iterator:
+            if time.time() >= expires_at:
+                raise Unauthenticated("the token expired")
+            started = perf_counter()
+            kind = request.WhichOneof("command")
+            try:
+                if kind is None:
+                    raise InvalidArgument("a PlayRequest carries one command.")
+                _check_bounds(request)
+                result = await handlers[kind](getattr(request, kind), player)
+            except Exception as error:  # CancelledError is not an Exception: it ends the stream
+                reply = _refusal(request, kind, error)
+                if metrics is not None:
+                    metrics.observe_command(
+                        kind or "unknown", _CODE_NAMES[reply.code], perf_counter() - started
+                    )
+                yield reply
+                continue
+            reply = wire.command_reply(result, views, player)
+            if metrics is not None:
+                metrics.observe_command(kind, "OK", perf_counter() - started)
+            yield reply
+
+    # --- the seat commands, for ``player`` (the caller, a player) ----------------------------
+
+    async def _stand_up(self, request: dpb.SeatRequest, player: str) -> CommandResult:
+        at = wire.seat_address(request)
+        return await self._tables.stand_up(at.table_id, at.command_id, player, at.seat)
+
+    async def _sit_out(self, request: dpb.SeatRequest, player: str) -> CommandResult:
+        at = wire.seat_address(request)
+        return await self._tables.sit_out(at.table_id, at.command_id, player, at.seat)
+
+    async def _sit_in(self, request: dpb.SitInRequest, player: str) -> CommandResult:
+        at = wire.seat_address(request)
+        return await self._tables.sit_in(
+            at.table_id, at.command_id, player, at.seat, post_blinds=request.post_blinds
+        )
+
+    async def _act(self, request: dpb.ActRequest, player: str) -> CommandResult:
+        at = wire.hand_address(request)
+        action = wire.action_of(request.action)
+        amount = wire.chips_of("amount", request.amount, positive=False)
+        return await self._tables.act(
+            at.table_id, at.command_id, player, hand_id=at.hand_id, action=action, amount=amount
+        )
+
+    async def _draw(self, request: dpb.DrawRequest, player: str) -> CommandResult:
+        at = wire.hand_address(request)
+        discards = wire.discards_of(request.discards)
+        return await self._tables.draw(
+            at.table_id, at.command_id, player, hand_id=at.hand_id, discards=discards
+        )
+
+    async def _agree_split(self, request: dpb.AgreeSplitRequest, player: str) -> CommandResult:
+        at = wire.hand_address(request)
+        return await self._tables.agree_split(
+            at.table_id, at.command_id, player, hand_id=at.hand_id, agree=request.split
+        )
+
+    async def WatchTable(
+        self,
+        request: dpb.WatchTableRequest,
+        context: _Context[dpb.WatchTableRequest, pb.TableEvent],
+    ) -> AsyncIterator[pb.TableEvent]:
+        """See dealer.proto."""
+        _check_bounds(request)
+        table_id = wire.table_id_of(request.table_id)
+        if request.from_seq < 0:
+            raise InvalidArgument("from_seq may not be negative.")
+        principal = current_principal()
+        viewer = _viewer(principal)
+        async for event in self._tables.watch(
+            table_id, request.from_seq, viewer, caller=principal.subject
+        ):
+            yield event
+
+    async def GetHandHistory(
+        self,
+        request: dpb.GetHandHistoryRequest,
+        context: _Context[dpb.GetHandHistoryRequest, dpb.HandHistory],
+    ) -> dpb.HandHistory:
+        """See dealer.proto."""
+        _check_bounds(request)
+        hand_id = wire.hand_id_of(request.hand_id)
+        table_id = wire.table_of_hand(request)
+        viewer = _viewer(current_principal())
+        events = await self._tables.hand_history(table_id, hand_id, viewer)
+        return wire.hand_history(hand_id, table_id, events)
+
+
+__all__ = [
+    "ERROR_FAMILIES",
+    "ROLES_BY_METHOD",
+    "SERVICE_NAME",
+    "DealerServicer",
+]

@@ -1,0 +1,111 @@
+"""The dealer's Prometheus metrics. Labels are bounded sets only: never table or player ids."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from poker.servicekit.observability import DURATION_BUCKETS
+from poker.tablelog.metrics import TableLogMetrics
+
+
+class DealerMetrics:
+    """Counters and histograms of one dealer process (``poker_dealer_*``)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else prometheus_client.REGISTRY
+        self.registry = registry
+        #: The table repository's own metrics (``poker_dealer_append_duration_seconds``, ...).
+        self.table_log = TableLogMetrics(registry, prefix="poker_dealer")
+        self.hands_started = Counter(
+            "poker_dealer_hands_started",
+            "Hands dealt, by game and betting structure.",
+            ["game", "structure"],
+            registry=registry,
+        )
+        self.hands_completed = Counter(
+            "poker_dealer_hands_completed",
+            "Hands finished, by game, betting structure and outcome (ended or voided).",
+            ["game", "structure", "outcome"],
+            registry=registry,
+        )
+        self.actions = Counter(
+            "poker_dealer_actions",
+            "Player actions applied, by kind (fold, check, call, bet, raise, timeout).",
+            ["action"],
+            registry=registry,
+        )
+        self.conflicts = Counter(
+            "poker_dealer_concurrency_conflicts",
+            "Appends refused because the table log moved (each is reloaded and decided again).",
+            registry=registry,
+        )
+        self.duplicate_appends = Counter(
+            "poker_dealer_duplicate_appends",
+            "Appends the store found to repeat a command id already in the table's log (nothing "
+            "appended; answered from the first batch). Should stay 0: the dealer's own index "
+            "knows every id of its tables.",
+            registry=registry,
+        )
+        self.lease_changes = Counter(
+            "poker_dealer_lease_changes",
+            "Table leases acquired, lost or released by this process.",
+            ["change"],
+            registry=registry,
+        )
+        self.tables_owned = Gauge(
+            "poker_dealer_tables_owned",
+            "Tables this process owns now.",
+            registry=registry,
+        )
+        self.commands = Counter(
+            "poker_dealer_commands",
+            "Table commands served (unary calls and Play messages alike), by command kind "
+            "(act, sit_down, ...) and status code.",
+            ["command", "code"],
+            registry=registry,
+        )
+        self.command_duration = Histogram(
+            "poker_dealer_command_duration_seconds",
+            "Time to serve one table command, request checked to reply built, by command kind "
+            "and status code (a Play stream's commands one by one).",
+            ["command", "code"],
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+        self.watchers = Gauge(
+            "poker_dealer_watchers",
+            "WatchTable streams open in this process.",
+            registry=registry,
+        )
+        self.watch_feeds = Gauge(
+            "poker_dealer_watch_feeds",
+            "Tables this process follows for its WatchTable streams (one NATS consumer each).",
+            registry=registry,
+        )
+        self.watchers_dropped = Counter(
+            "poker_dealer_watchers_dropped",
+            "WatchTable streams the dealer ended, by reason (slow: the backlog overflowed; "
+            "feed_failed: the table's feed broke off).",
+            ["reason"],
+            registry=registry,
+        )
+        self.watch_refused = Counter(
+            "poker_dealer_watch_refused",
+            "WatchTable streams refused because the caller already had the most open.",
+            registry=registry,
+        )
+        self._command_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+    def observe_command(self, command: str, code: str, duration_s: float) -> None:
+        """Count one served command (label children resolved once per kind and code)."""
+        children = self._command_children.get((command, code))
+        if children is None:
+            children = self._command_children[command, code] = (
+                self.commands.labels(command=command, code=code),
+                self.command_duration.labels(command=command, code=code),
+            )
+        children[0].inc()
+        children[1].observe(duration_s)

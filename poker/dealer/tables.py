@@ -1,0 +1,696 @@
+"""The application service: one method per use case, over the pure table aggregate.
+
+Every command follows one path (:meth:`TableService._execute`): under the table's lock, make
+sure this process owns the table, answer a command id seen before with its first outcome (the
+table's log is the record: any id it holds, however old; the same id with another payload is
+refused, :class:`~poker.tablelog.command_ids.CommandIdReused`), read the clock, build the
+engine command, ``execute`` it (rule errors propagate with the engine's sentence), append the
+events as one batch with the expected position and the digest of the command's payload, and on
+a conflict reload and decide again, a bounded number of times. Timed steps (time-outs, the next
+hand, the crash rule) are commands like any other, with command ids derived from the table
+version they were decided on, so two dealers deciding the same step append it once.
+
+A seat or a top-up is appended only once the wallet answered with an open hold of that player,
+table and amount (:func:`~poker.dealer.wallet_port.verify_open_hold`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections import Counter
+from collections.abc import AsyncGenerator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import structlog
+
+from poker.dealer.clock import TableTimers, Wake, now_ms
+from poker.dealer.config import CrashRule
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.ownership import OwnershipGate
+from poker.dealer.redaction import SeatTracker, redact_event
+from poker.dealer.wallet_port import WalletPort, verify_open_hold
+from poker.dealer.watchers import DEFAULT_BACKLOG, DEFAULT_MAX_STREAMS_PER_CALLER, WatchHub
+from poker.engine.cards import Card, format_cards
+from poker.engine.games import get_game
+from poker.engine.hand import HandRuleError
+from poker.engine.hand.errors import TimeNotUp
+from poker.engine.table import (
+    Act,
+    Action,
+    AgreeSplit,
+    CloseTable,
+    Command,
+    CreateTable,
+    Draw,
+    SitDown,
+    SitIn,
+    SitOut,
+    StandUp,
+    StartNextHand,
+    TableConfig,
+    TableEventBody,
+    TableRuleError,
+    TableState,
+    TimeOut,
+    TopUp,
+    VoidHand,
+    execute,
+)
+from poker.engine.table.config import config_to_wire
+from poker.engine.table.errors import TooEarly
+from poker.eventstore.api import ConcurrencyConflict, DuplicateAppend, StoreUnavailable
+from poker.servicekit.errors import Conflict, NotFound, PermissionDenied, RuleViolation, Unavailable
+from poker.servicekit.observability import CachedLogger, bound_context, request_line_fields
+from poker.tablelog import command_ids
+from poker.tablelog.command_ids import CommandIdReused, Outcome
+from poker.tablelog.feed import TableFeed
+from poker.tablelog.repository import LoadedTable, TableRepository, decode_batch
+from pokerpb import events_pb2 as pb
+
+_log = structlog.get_logger(__name__)
+_applied_log = CachedLogger(__name__)  # one line per command: resolved once, not per call
+_random = secrets.SystemRandom()
+
+#: Builds the engine command from the table as it is now and the clock; None: nothing to do.
+Build = Callable[[TableState | None, int], Command | None]
+
+#: Command ids the dealer makes up for itself start with this (clients' ids may not).
+INTERNAL_PREFIX = "~"
+
+_ACTION_EVENTS = {
+    "folded": "fold",
+    "checked": "check",
+    "called": "call",
+    "bet_placed": "bet",
+    "raised_to": "raise",
+    "bring_in_posted": "bring_in",
+    "completed": "complete",
+    "cards_drawn": "draw",
+    "split_agreed": "split",
+    "split_refused": "no_split",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a command did: the table version after it and how many events it caused (and the
+    table right after it: as it is now for a repeated command; None if there is no table)."""
+
+    table_id: str
+    command_id: str
+    version: int
+    events: int
+    repeated: bool = False
+    state: TableState | None = None
+
+
+class TableService:
+    """Tables: create, seat, play, close, read and watch; see the module docstring."""
+
+    def __init__(
+        self,
+        repository: TableRepository,
+        wallet: WalletPort,
+        metrics: DealerMetrics,
+        *,
+        gate: OwnershipGate,
+        feed: TableFeed | None = None,
+        crash_rule: CrashRule = CrashRule.CLOSE,
+        max_attempts: int = 5,
+        hold_ttl_s: float = 120.0,
+        clock_ms: Callable[[], int] = now_ms,
+        watch_backlog: int = DEFAULT_BACKLOG,
+        max_streams_per_caller: int = DEFAULT_MAX_STREAMS_PER_CALLER,
+    ) -> None:
+        self._repository = repository
+        self._wallet = wallet
+        self._metrics = metrics
+        self._gate = gate
+        self._feed = feed
+        #: WatchTable's fan-out: one follower per watched table, shared by its streams.
+        self.watchers = (
+            WatchHub(
+                feed,
+                repository.read,
+                metrics,
+                check=repository.check_record,
+                backlog=watch_backlog,
+                max_streams_per_caller=max_streams_per_caller,
+            )
+            if feed is not None
+            else None
+        )
+        self._crash_rule = crash_rule
+        self._max_attempts = max_attempts
+        self._hold_ttl_s = hold_ttl_s
+        self._clock_ms = clock_ms
+        self._tables: dict[str, LoadedTable] = {}  # owned tables, authoritative
+        self._stale: set[str] = set()  # owned tables whose last append may or may not have landed
+        self._views: dict[str, LoadedTable] = {}  # read-only copies of tables owned elsewhere
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._present: dict[str, Counter[str]] = {}
+        self.timers = TableTimers(self._on_wake, clock_ms)
+
+    # --- use cases: tables ----------------------------------------------------------------------
+
+    async def create_table(
+        self, table_id: str, command_id: str, config: TableConfig
+    ) -> CommandResult:
+        """Open table ``table_id`` with ``config``."""
+        wire = config_to_wire(config).SerializeToString(deterministic=True)
+        return await self._command(
+            table_id,
+            command_id,
+            lambda state, now: CreateTable(config, now),
+            command_ids.payload_digest("create_table", table_id, wire),
+            creating=True,
+        )
+
+    async def close_table(self, table_id: str, command_id: str, reason: str) -> CommandResult:
+        """Void any hand in progress, cash everyone out, close (RULES.md §6.6, A37)."""
+        return await self._command(
+            table_id,
+            command_id,
+            lambda state, now: CloseTable(now, reason),
+            command_ids.payload_digest("close_table", table_id, reason),
+        )
+
+    # --- use cases: seats -----------------------------------------------------------------------
+
+    async def sit_down(
+        self,
+        table_id: str,
+        command_id: str,
+        player_id: str,
+        seat: int,
+        amount: int,
+        *,
+        post_big_blind: bool = False,
+    ) -> CommandResult:
+        """Seat ``player_id`` with a buy-in the wallet holds first (hold id = the command id)."""
+
+        def build(state: TableState | None, now: int) -> Command:
+            return SitDown(seat, player_id, amount, command_id, now, post_big_blind)
+
+        digest = command_ids.sit_down_digest(table_id, player_id, seat, amount, post_big_blind)
+        return await self._command(table_id, command_id, build, digest, hold=(player_id, amount))
+
+    async def top_up(
+        self, table_id: str, command_id: str, player_id: str, seat: int, amount: int
+    ) -> CommandResult:
+        """Add chips, held by the wallet first, to the player's stack between hands."""
+
+        def build(state: TableState | None, now: int) -> Command:
+            return TopUp(seat, player_id, amount, command_id, now)
+
+        digest = command_ids.top_up_digest(table_id, player_id, seat, amount)
+        return await self._command(table_id, command_id, build, digest, hold=(player_id, amount))
+
+    async def stand_up(
+        self, table_id: str, command_id: str, player_id: str, seat: int
+    ) -> CommandResult:
+        """Leave the table now, or when the hand he is dealt into ends."""
+        return await self._command(
+            table_id,
+            command_id,
+            lambda state, now: StandUp(seat, player_id, now),
+            command_ids.payload_digest("stand_up", table_id, player_id, seat),
+        )
+
+    async def sit_out(
+        self, table_id: str, command_id: str, player_id: str, seat: int
+    ) -> CommandResult:
+        """Stop being dealt in; the seat is kept."""
+        return await self._command(
+            table_id,
+            command_id,
+            lambda state, now: SitOut(seat, player_id, now),
+            command_ids.payload_digest("sit_out", table_id, player_id, seat),
+        )
+
+    async def sit_in(
+        self, table_id: str, command_id: str, player_id: str, seat: int, *, post_blinds: bool
+    ) -> CommandResult:
+        """Be dealt in again."""
+        return await self._command(
+            table_id,
+            command_id,
+            lambda state, now: SitIn(seat, player_id, now, post_blinds),
+            command_ids.payload_digest("sit_in", table_id, player_id, seat, post_blinds),
+        )
+
+    # --- use cases: the hand --------------------------------------------------------------------
+
+    async def act(
+        self,
+        table_id: str,
+        command_id: str,
+        player_id: str,
+        *,
+        hand_id: str,
+        action: Action,
+        amount: int,
+    ) -> CommandResult:
+        """``player_id`` acts in hand ``hand_id`` (which must be the one in progress)."""
+
+        def build(state: TableState | None, now: int) -> Command:
+            return Act(_seat_in_hand(state, player_id, hand_id), player_id, action, amount, now)
+
+        digest = command_ids.payload_digest(
+            "act", table_id, player_id, hand_id, action.value, amount
+        )
+        return await self._command(table_id, command_id, build, digest)
+
+    async def draw(
+        self,
+        table_id: str,
+        command_id: str,
+        player_id: str,
+        *,
+        hand_id: str,
+        discards: tuple[Card, ...],
+    ) -> CommandResult:
+        """Draw games: ``player_id`` throws away ``discards`` (none: he stands pat). The command
+        carries a fresh shuffle of the deck, used only if the stub must be rebuilt from the
+        discards (RULES.md §7.3): the engine draws no random numbers of its own."""
+
+        def build(state: TableState | None, now: int) -> Command:
+            seat = _seat_in_hand(state, player_id, hand_id)
+            assert state is not None
+            return Draw(seat, player_id, discards, now, shuffled_deck(state))
+
+        # The cards thrown away as a set: their order does not change the command.
+        thrown = format_cards(sorted(discards, key=str))
+        digest = command_ids.payload_digest("draw", table_id, player_id, hand_id, thrown)
+        return await self._command(table_id, command_id, build, digest)
+
+    async def agree_split(
+        self, table_id: str, command_id: str, player_id: str, *, hand_id: str, agree: bool
+    ) -> CommandResult:
+        """32-Card Draw: ``player_id`` answers the split offer."""
+
+        def build(state: TableState | None, now: int) -> Command:
+            return AgreeSplit(_seat_in_hand(state, player_id, hand_id), player_id, agree, now)
+
+        digest = command_ids.payload_digest("agree_split", table_id, player_id, hand_id, agree)
+        return await self._command(table_id, command_id, build, digest)
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    async def table(self, table_id: str) -> TableState:
+        """The table as it is now (raises NotFound)."""
+        loaded = self._tables.get(table_id)
+        if loaded is None or table_id in self._stale or not self._gate.holds(table_id):
+            loaded = self._views.get(table_id) or LoadedTable(table_id, None)
+            loaded = await self._repository.catch_up(loaded)
+            self._views[table_id] = loaded
+        if loaded.state is None:
+            raise NotFound(f"There is no table {table_id}.")
+        return loaded.state
+
+    async def table_ids(self) -> list[str]:
+        """Every table with a log."""
+        if self._feed is None:
+            return sorted(self._tables)
+        return await self._feed.table_ids()
+
+    async def watch(
+        self, table_id: str, from_version: int, viewer: str | None, caller: str = ""
+    ) -> AsyncGenerator[pb.TableEvent, None]:
+        """The table's events after ``from_version``, then each new one, as ``viewer`` (a player
+        id; None for spectators) may see them; ends after the table closes. ``caller`` (the
+        token's subject) counts against the streams one caller may hold open
+        (:class:`~poker.dealer.watchers.WatchHub`)."""
+        if self.watchers is None:
+            raise Unavailable("Watching tables needs the event feed.")
+        await self.table(table_id)  # NotFound before the stream starts
+        events = self.watchers.watch(table_id, from_version, viewer, caller)
+        with self._presence(table_id, viewer):
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    yield event
+
+    async def hand_history(
+        self, table_id: str, hand_id: str, viewer: str | None
+    ) -> list[pb.TableEvent]:
+        """The events of finished hand ``hand_id`` as ``viewer`` may read them (None: the
+        operator, who reads everything); PermissionDenied for a player not dealt in."""
+        events: list[pb.TableEvent] = []
+        seats = SeatTracker()
+        players: dict[int, str] = {}
+        async for record in self._repository.read(table_id):
+            for event in decode_batch(record).events:
+                seats.apply(event)
+                if event.hand_id != hand_id:
+                    continue
+                if event.WhichOneof("body") == "hand_started":
+                    players = dict(seats.players)
+                events.append(event)
+        if not events:
+            raise NotFound(f"There is no hand {hand_id}.")
+        if viewer is None:
+            return events
+        seat = next((s for s, p in players.items() if p == viewer), None)
+        dealt = {entry.seat for entry in events[0].hand_started.seats}
+        if seat not in dealt:
+            raise PermissionDenied("You were not dealt into this hand.")
+        return [redact_event(event, seat) for event in events]
+
+    # --- ownership ------------------------------------------------------------------------------
+
+    async def adopt(self, table_id: str) -> bool:
+        """Take a table nobody owns (the takeover scanner); whether it is open and ours to keep
+        offering. Applies the crash rule to a hand left running."""
+        async with self._lock(table_id):
+            if table_id in self._tables and self._gate.holds(table_id):
+                return True
+            if not await self._gate.acquire(table_id):
+                return True  # someone else's: maybe later
+            loaded = await self._adopt_locked(table_id)
+            if loaded.state is None or loaded.state.closed:
+                await self._drop(table_id)
+                return False
+            return True
+
+    async def forget(self, table_id: str) -> None:
+        """Stop serving a table whose lease was lost."""
+        self.timers.cancel(table_id)
+        self._tables.pop(table_id, None)
+        self._stale.discard(table_id)
+
+    async def close(self) -> None:
+        """Stop every timer and finish the snapshots being written (shutdown)."""
+        await self.timers.close()
+        if self.watchers is not None:
+            await self.watchers.close()
+        await self._repository.flush_snapshots()
+
+    # --- the command path -----------------------------------------------------------------------
+
+    def _lock(self, table_id: str) -> asyncio.Lock:
+        lock = self._locks.get(table_id)
+        if lock is None:
+            lock = self._locks[table_id] = asyncio.Lock()
+        return lock
+
+    async def _command(
+        self,
+        table_id: str,
+        command_id: str,
+        build: Build,
+        digest: bytes = b"",
+        *,
+        creating: bool = False,
+        hold: tuple[str, int] | None = None,
+    ) -> CommandResult:
+        """Run one command under the table's lock (``digest``: of its payload; empty for the
+        dealer's own timed steps, whose ids name the step)."""
+        line = request_line_fields()  # a unary call's: its request line says what happened
+        if line is not None:
+            line["table_id"] = table_id
+            line["command_id"] = command_id
+        with bound_context(table_id=table_id, command_id=command_id):
+            async with self._lock(table_id):
+                loaded = await self._owned(table_id, creating=creating)
+                try:
+                    if loaded.state is None and not creating:
+                        raise NotFound(f"There is no table {table_id}.")
+                    if hold is None or await self._repository.find_command(loaded, command_id):
+                        return await self._execute(table_id, command_id, build, digest)
+                    return await self._execute_with_hold(table_id, command_id, build, digest, hold)
+                finally:
+                    current = self._tables.get(table_id)
+                    if current is not None and (current.state is None or current.state.closed):
+                        await self._drop(table_id)  # nothing left to serve: free the lease
+
+    async def _execute_with_hold(
+        self, table_id: str, command_id: str, build: Build, digest: bytes, hold: tuple[str, int]
+    ) -> CommandResult:
+        """Check the rules first (no hold for a doomed buy-in), hold, check that the wallet's
+        hold is open and pays for exactly this, then seat; a hold that was not used is voided
+        (and would expire anyway). A hold the wallet answers for something else is not ours to
+        void: the refusal leaves it alone."""
+        state = self._tables[table_id].state
+        dry_run = build(state, self._clock_ms())
+        assert dry_run is not None
+        execute(state, dry_run)  # raises the rule error, if any, before the wallet is asked
+        player_id, amount = hold
+        held = await self._wallet.place_hold(
+            player_id, amount, hold_id=command_id, ttl_s=self._hold_ttl_s, table_id=table_id
+        )
+        verify_open_hold(
+            held, hold_id=command_id, player_id=player_id, table_id=table_id, amount=amount
+        )
+        try:
+            return await self._execute(table_id, command_id, build, digest)
+        except (StoreUnavailable, asyncio.CancelledError):
+            raise  # it may have landed: the hold must stay for the wallet to claim
+        except CommandIdReused:
+            raise  # the hold is the first command's: it pays for what that one did
+        except Exception:
+            await self._wallet.void_hold(player_id, command_id)
+            raise
+
+    async def _owned(self, table_id: str, *, creating: bool) -> LoadedTable:
+        """The table, owned by this process (taking it over if its lease is free)."""
+        loaded = self._tables.get(table_id)
+        if loaded is not None and self._gate.holds(table_id):
+            if table_id in self._stale:
+                loaded = self._tables[table_id] = await self._repository.catch_up(loaded)
+                self._stale.discard(table_id)
+            return loaded
+        if not await self._gate.acquire(table_id):
+            raise Unavailable(
+                f"Table {table_id} is served by another dealer right now; retry in a moment."
+            )
+        return await self._adopt_locked(table_id)
+
+    async def _adopt_locked(self, table_id: str) -> LoadedTable:
+        """Rebuild a table just acquired; void the hand a dead owner left running."""
+        self._stale.discard(table_id)
+        loaded = self._tables[table_id] = await self._repository.load(table_id)
+        self._views.pop(table_id, None)
+        state = loaded.state
+        if state is not None and state.hand_running and self._crash_rule is not CrashRule.RESUME:
+            _log.warning("crash_rule", table_id=table_id, rule=self._crash_rule.value)
+            crash_id = f"{INTERNAL_PREFIX}crash-v{state.version}"
+            await self._execute(table_id, crash_id, self._crash, b"")
+        else:
+            self.timers.arm(table_id, state)
+        return self._tables[table_id]
+
+    def _crash(self, state: TableState | None, now: int) -> Command | None:
+        if state is None or not state.hand_running:
+            return None
+        reason = "the dealer serving this table failed (RULES.md 6.6)"
+        if self._crash_rule is CrashRule.CLOSE:
+            return CloseTable(now, reason)
+        return VoidHand(now, reason)
+
+    async def _drop(self, table_id: str) -> None:
+        """Stop serving a table that is closed (or was never created) and free its lease."""
+        self.timers.cancel(table_id)
+        loaded = self._tables.pop(table_id, None)
+        if loaded is not None and loaded.state is not None:
+            self._views[table_id] = loaded  # reads go on without a rebuild
+        await self._gate.release(table_id)
+
+    async def _execute(
+        self, table_id: str, command_id: str, build: Build, digest: bytes
+    ) -> CommandResult:
+        """Decide and append, reloading on conflicts; the table lock is held."""
+        for attempt in range(1, self._max_attempts + 1):
+            loaded = self._tables[table_id]
+            seen = await self._repository.find_command(loaded, command_id)
+            if seen is not None:
+                return await self._repeated(loaded, command_id, seen, digest)
+            now = self._clock_ms()
+            command = build(loaded.state, now)
+            if command is None:
+                return CommandResult(table_id, command_id, loaded.version, 0, state=loaded.state)
+            state, events = execute(loaded.state, command)
+            if not self._gate.holds(table_id):
+                raise Unavailable(f"This dealer no longer serves table {table_id}; retry.")
+            try:
+                loaded = await self._repository.append(
+                    loaded, command_id, events, state, now, digest=digest
+                )
+            except ConcurrencyConflict:
+                self._metrics.conflicts.inc()
+                _log.info("append_conflict", attempt=attempt)
+                self._tables[table_id] = await self._repository.catch_up(loaded)
+                continue
+            except DuplicateAppend as duplicate:
+                return await self._resolve_duplicate(loaded, command_id, digest, duplicate)
+            except StoreUnavailable:
+                self._stale.add(table_id)  # it may have landed: catch up before the next command
+                raise
+            self._tables[table_id] = loaded
+            await self._applied(table_id, command, events, loaded)
+            return CommandResult(
+                table_id, command_id, loaded.version, len(events), state=loaded.state
+            )
+        raise Conflict(f"Table {table_id} kept changing under this command; retry it.")
+
+    async def _repeated(
+        self, loaded: LoadedTable, command_id: str, seen: Outcome, digest: bytes
+    ) -> CommandResult:
+        """The first outcome of a command id the log holds, if this is the same command."""
+        if digest:
+            first = await self._repository.proven_digest(loaded.table_id, seen)
+            command_ids.verify_same_command(command_id, first, digest)
+        events = seen.last - seen.first + 1
+        return CommandResult(loaded.table_id, command_id, seen.last, events, True, loaded.state)
+
+    async def _resolve_duplicate(
+        self, loaded: LoadedTable, command_id: str, digest: bytes, duplicate: DuplicateAppend
+    ) -> CommandResult:
+        """The store found ``command_id`` on a batch this table did not know of (another
+        dealer's, or one the index missed): nothing was appended. Catch up, so the table stays
+        in step with its log (never wedged), and answer from the batch the id names."""
+        table_id = loaded.table_id
+        self._metrics.duplicate_appends.inc()
+        _log.warning("append_duplicate", position=duplicate.position)
+        loaded = self._tables[table_id] = await self._repository.catch_up(loaded)
+        seen = await self._repository.find_command(loaded, command_id)
+        if seen is None:
+            seen = await self._repository.outcome_at(table_id, duplicate.position, command_id)
+        if seen is None:
+            raise Conflict(f"Table {table_id} changed under command {command_id}; retry it.")
+        return await self._repeated(loaded, command_id, seen, digest)
+
+    async def _applied(
+        self, table_id: str, command: Command, events: list[TableEventBody], loaded: LoadedTable
+    ) -> None:
+        state = loaded.state
+        assert state is not None
+        hand_id = state.hand.setup.hand_id if state.hand is not None else None
+        name = type(command).__name__
+        line = request_line_fields()
+        if line is None:  # a Play message, a timer: this is the command's one info line
+            _applied_log.get().info(
+                "command_applied",
+                command=name,
+                events=len(events),
+                seq=state.version,
+                hand_id=hand_id,
+            )
+        else:  # a unary call: the request line carries the outcome (one info line per command)
+            line["command"] = name
+            line["events"] = len(events)
+            line["seq"] = state.version
+            if hand_id is not None:
+                line["hand_id"] = hand_id
+            _applied_log.get().debug(
+                "command_applied",
+                command=name,
+                events=len(events),
+                seq=state.version,
+                hand_id=hand_id,
+            )
+        self._count(state, command, events)
+        self.timers.arm(table_id, state)
+
+    def _count(self, state: TableState, command: Command, events: list[TableEventBody]) -> None:
+        game, structure = state.config.game, state.config.structure.name.lower()
+        if isinstance(command, TimeOut):
+            self._metrics.actions.labels(action="timeout").inc()
+        for event in events:
+            kind = type(event).__name__
+            if kind == "HandStarted":
+                self._metrics.hands_started.labels(game=game, structure=structure).inc()
+            elif kind in ("HandEnded", "HandVoided"):
+                outcome = "ended" if kind == "HandEnded" else "voided"
+                self._metrics.hands_completed.labels(
+                    game=game, structure=structure, outcome=outcome
+                ).inc()
+            elif isinstance(command, (Act, Draw, AgreeSplit)):
+                action = _action_of(kind)
+                if action is not None:
+                    self._metrics.actions.labels(action=action).inc()
+
+    # --- timed steps ----------------------------------------------------------------------------
+
+    async def _on_wake(self, table_id: str, wake: Wake) -> None:
+        """A deadline or the end of a pause: issue the time-out or deal the next hand."""
+        command_id = f"{INTERNAL_PREFIX}{wake.kind}-v{wake.version}"
+
+        def build(state: TableState | None, now: int) -> Command | None:
+            if state is None or state.version != wake.version:
+                return None  # something happened since: that command re-armed the timer
+            if wake.kind == "timeout":
+                seat = state.seat(wake.seat)
+                player = seat.player_id if seat is not None else ""
+                return TimeOut(wake.seat, now, disconnected=not self._is_present(table_id, player))
+            hand_id = f"{table_id}.{state.hands_started + 1}"
+            return StartNextHand(hand_id, shuffled_deck(state), now)
+
+        try:
+            await self._command(table_id, command_id, build)
+        except (TimeNotUp, TooEarly):
+            self.timers.retry_later(table_id, wake, 0.05)  # our clock ran behind the deadline
+        except (TableRuleError, HandRuleError) as error:
+            _log.warning("timed_step_refused", table_id=table_id, error=str(error))
+        except (Unavailable, StoreUnavailable) as error:
+            _log.warning("timed_step_failed", table_id=table_id, error=str(error))
+            if self._gate.holds(table_id):
+                self.timers.retry_later(table_id, wake, 1.0)
+
+    # --- presence (the disconnection protection's trigger) ------------------------------------
+
+    @contextmanager
+    def _presence(self, table_id: str, player_id: str | None) -> Iterator[None]:
+        """A player watching his table counts as connected."""
+        if player_id is None:
+            yield
+            return
+        present = self._present.setdefault(table_id, Counter())
+        present[player_id] += 1
+        try:
+            yield
+        finally:
+            present[player_id] -= 1
+            if present[player_id] <= 0:
+                del present[player_id]
+
+    def _is_present(self, table_id: str, player_id: str) -> bool:
+        return self._present.get(table_id, Counter())[player_id] > 0
+
+
+def _seat_in_hand(state: TableState | None, player_id: str, hand_id: str) -> int:
+    """The seat of ``player_id``, who means hand ``hand_id``: it must be the hand in progress."""
+    assert state is not None
+    seat = state.seat_of(player_id)
+    if seat is None:
+        raise PermissionDenied("You have no seat at this table.")
+    if state.hand is None or state.hand.setup.hand_id != hand_id:
+        raise RuleViolation(f"Hand {hand_id} is not the hand in progress.")
+    return seat
+
+
+def shuffled_deck(state: TableState) -> tuple[Card, ...]:
+    """The table game's deck, shuffled by the operating system's randomness."""
+    deck = get_game(state.config.game).deck
+    return tuple(_random.sample(deck, len(deck)))
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+_ACTION_OF_KIND: dict[str, str | None] = {}
+
+
+def _action_of(kind: str) -> str | None:
+    """The action an event class name records (None for others), worked out once per class."""
+    try:
+        return _ACTION_OF_KIND[kind]
+    except KeyError:
+        action = _ACTION_OF_KIND[kind] = _ACTION_EVENTS.get(_snake(kind))
+        return action
+
+
+__all__ = ["CommandResult", "TableService", "shuffled_deck"]

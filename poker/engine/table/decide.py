@@ -1,0 +1,330 @@
+"""Decide what happens at a table: ``decide(table, command) -> [events]``.
+
+Each command is verified first (``verify_*`` of :mod:`poker.engine.table.rules`, or the hand
+machine's own checks for commands that reach the hand); then its events are produced one by one
+and each is applied with the same :func:`~poker.engine.table.evolve.evolve` a replay uses. Commands
+that play the hand delegate to the hand machine and add what the table does around it: sitting
+out a player who timed out, cashing out those who stood up once the hand is over, scheduling
+the next hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from poker.engine import hand as hand_machine
+from poker.engine.table.commands import (
+    Act,
+    AgreeSplit,
+    CloseTable,
+    Command,
+    CreateTable,
+    Draw,
+    SitDown,
+    SitIn,
+    SitOut,
+    StandUp,
+    StartNextHand,
+    TimeOut,
+    TopUp,
+    VoidHand,
+)
+from poker.engine.table.config import config_to_wire
+from poker.engine.table.errors import SeatStateError
+from poker.engine.table.events import TableEventBody
+from poker.engine.table.evolve import evolve
+from poker.engine.table.rules import (
+    busted_seats,
+    protection_open,
+    sat_out_too_long,
+    verify_buy_in,
+    verify_can_start,
+    verify_config,
+    verify_hand_running,
+    verify_id,
+    verify_no_table,
+    verify_not_in_hand,
+    verify_not_seated,
+    verify_occupant,
+    verify_seat_free,
+    verify_seat_number,
+    verify_seat_taken,
+    verify_table_open,
+    verify_top_up,
+)
+from poker.engine.table.state import TableState
+from pokerpb import events_pb2 as pb
+
+
+class _Recorder:
+    """The table so far and the events produced for one command."""
+
+    __slots__ = ("events", "state")
+
+    def __init__(self, state: TableState | None) -> None:
+        self.state = state
+        self.events: list[TableEventBody] = []
+
+    def emit(self, event: TableEventBody) -> TableState:
+        """Record ``event`` and apply it exactly as a replay does."""
+        self.state = evolve(self.state, event)
+        self.events.append(event)
+        return self.state
+
+    def emit_all(self, events: Iterable[TableEventBody]) -> None:
+        for event in events:
+            self.emit(event)
+
+    @property
+    def table(self) -> TableState:
+        assert self.state is not None
+        return self.state
+
+
+def execute(state: TableState | None, command: Command) -> tuple[TableState, list[TableEventBody]]:
+    """The events ``command`` causes and the table after them (the live path).
+
+    Raises a :class:`~poker.engine.table.errors.TableRuleError` (or, for commands that reach the
+    hand, a :class:`~poker.engine.hand.HandRuleError`) when the command breaks a rule.
+    """
+    handler = _COMMANDS.get(type(command))
+    if handler is None:
+        raise TypeError(f"{type(command).__name__} is not a table command.")
+    recorder = _Recorder(state)
+    handler(recorder, command)
+    return recorder.table, recorder.events
+
+
+def decide(state: TableState | None, command: Command) -> list[TableEventBody]:
+    """The events ``command`` causes; :func:`execute` also returns the resulting table."""
+    return execute(state, command)[1]
+
+
+# --- the table and its seats ---------------------------------------------------------------------
+
+
+def _create(recorder: _Recorder, command: CreateTable) -> None:
+    verify_no_table(recorder.state)
+    verify_config(command.config)
+    recorder.emit(pb.TableCreated(config=config_to_wire(command.config), at=command.now))
+
+
+def _sit_down(recorder: _Recorder, command: SitDown) -> None:
+    state = verify_table_open(recorder.state)
+    player = verify_id("player id", command.player_id)
+    hold = verify_id("wallet hold id", command.hold_id)
+    seat = verify_seat_number(state, command.seat)
+    verify_seat_free(state, seat)
+    verify_not_seated(state, player)
+    amount = verify_buy_in(state, player, command.amount, command.now)
+    recorder.emit(
+        pb.PlayerSeated(
+            seat=seat,
+            player_id=player,
+            amount=amount,
+            hold_id=hold,
+            post_big_blind=bool(command.post_big_blind),
+            at=command.now,
+        )
+    )
+
+
+def _top_up(recorder: _Recorder, command: TopUp) -> None:
+    state = verify_table_open(recorder.state)
+    hold = verify_id("wallet hold id", command.hold_id)
+    seat = verify_occupant(state, command.seat, command.player_id)
+    verify_not_in_hand(state, command.seat, "add chips")
+    amount = verify_top_up(state, seat, command.amount)
+    recorder.emit(
+        pb.ChipsAdded(seat=command.seat, player_id=seat.player_id, amount=amount, hold_id=hold)
+    )
+
+
+def _stand_up(recorder: _Recorder, command: StandUp) -> None:
+    state = verify_table_open(recorder.state)
+    seat = verify_occupant(state, command.seat, command.player_id)
+    if not state.in_hand(command.seat):
+        recorder.emit(_cash_out(command.seat, seat.player_id, seat.stack, pb.STOOD_UP, command.now))
+        return
+    if seat.leaving:
+        raise SeatStateError("You are already leaving when this hand ends.")
+    recorder.emit(pb.StandUpRequested(seat=command.seat))
+
+
+def _sit_out(recorder: _Recorder, command: SitOut) -> None:
+    state = verify_table_open(recorder.state)
+    seat = verify_occupant(state, command.seat, command.player_id)
+    if seat.sitting_out:
+        raise SeatStateError("You are already sitting out.")
+    recorder.emit(pb.PlayerSatOut(seat=command.seat, reason=pb.BY_CHOICE))
+
+
+def _sit_in(recorder: _Recorder, command: SitIn) -> None:
+    state = verify_table_open(recorder.state)
+    seat = verify_occupant(state, command.seat, command.player_id)
+    if not seat.sitting_out:
+        raise SeatStateError("You are not sitting out.")
+    if not seat.stack:
+        raise SeatStateError("You have no chips; add chips before sitting in.")
+    recorder.emit(pb.PlayerSatIn(seat=command.seat, post_blinds=bool(command.post_blinds)))
+
+
+def _cash_out(
+    seat: int, player_id: str, amount: int, reason: pb.CashOutReason.ValueType, now: int
+) -> pb.PlayerCashedOut:
+    return pb.PlayerCashedOut(seat=seat, player_id=player_id, amount=amount, reason=reason, at=now)
+
+
+# --- hands ---------------------------------------------------------------------------------------
+
+
+def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
+    """Unseat the busted and those who sat out ``sit_out_max_hands`` hands (decision A41), mark
+    missed blinds, then deal: the hand machine posts and deals."""
+    state = verify_table_open(recorder.state)
+    hand_id = verify_id("hand id", command.hand_id)
+    plan = verify_can_start(state, command.now)
+    for number in busted_seats(state):
+        recorder.emit(_cash_out(number, _player(state, number), 0, pb.BUSTED, command.now))
+    for number in sat_out_too_long(state):
+        amount = _stack(state, number)
+        player = _player(state, number)
+        recorder.emit(_cash_out(number, player, amount, pb.SAT_OUT_TOO_LONG, command.now))
+    if plan.missed:
+        missed = pb.BlindsMissed()
+        for number, small, big in plan.missed:
+            missed.seats.add(seat=number, small_blind=small, big_blind=big)
+        recorder.emit(missed)
+    table = recorder.table
+    seats = tuple(hand_machine.SeatStack(number, _stack(table, number)) for number in plan.seats)
+    start = hand_machine.StartHand(
+        hand_id,
+        table.config.hand,
+        seats,
+        plan.button,
+        command.deck,
+        command.now,
+        posts=plan.posts,
+        small_blind=plan.small_blind if plan.explicit else None,
+        big_blind=plan.big_blind if plan.explicit else None,
+    )
+    recorder.emit_all(hand_machine.decide(table.hand, start))
+
+
+def _act(recorder: _Recorder, command: Act) -> None:
+    act = hand_machine.Act(command.seat, command.action, command.amount, command.now)
+    _play(recorder, command.seat, command.player_id, act)
+
+
+def _draw(recorder: _Recorder, command: Draw) -> None:
+    draw = hand_machine.Draw(command.seat, command.discard, command.now, command.shuffle)
+    _play(recorder, command.seat, command.player_id, draw)
+
+
+def _agree_split(recorder: _Recorder, command: AgreeSplit) -> None:
+    answer = hand_machine.AgreeSplit(command.seat, command.agree, command.now)
+    _play(recorder, command.seat, command.player_id, answer)
+
+
+def _play(
+    recorder: _Recorder,
+    seat: int,
+    player_id: str,
+    move: hand_machine.Act | hand_machine.Draw | hand_machine.AgreeSplit,
+) -> None:
+    """A player's move in the running hand: the table and his seat checked, the hand machine
+    decides it, then whatever the hand's end brings about at the table."""
+    state = verify_table_open(recorder.state)
+    verify_occupant(state, seat, player_id)
+    verify_hand_running(state)
+    recorder.emit_all(hand_machine.decide(state.hand, move))
+    _after_hand(recorder, move.now)
+
+
+def _time_out(recorder: _Recorder, command: TimeOut) -> None:
+    """Check or fold, or the artificial all-in for a protected disconnected player (§6.4-6.5);
+    either way he sits out from the next hand on (decision A41; he may sit in again at once)."""
+    state = verify_table_open(recorder.state)
+    seat = verify_seat_taken(state, command.seat)
+    verify_hand_running(state)
+    protected = bool(command.disconnected) and protection_open(state, seat.player_id, command.now)
+    time_out = hand_machine.TimeOut(
+        command.seat,
+        command.now,
+        protected=protected,
+        count_forced_bets=state.config.artificial_allin_counts_forced_bets,
+    )
+    recorder.emit_all(hand_machine.decide(state.hand, time_out))
+    if not seat.sitting_out:
+        recorder.emit(pb.PlayerSatOut(seat=command.seat, reason=pb.TIMED_OUT))
+    _after_hand(recorder, command.now)
+
+
+def _void_hand(recorder: _Recorder, command: VoidHand) -> None:
+    state = verify_table_open(recorder.state)
+    verify_hand_running(state)
+    _void(recorder, command.now, command.reason)
+
+
+def _void(recorder: _Recorder, now: int, reason: str) -> None:
+    void = hand_machine.VoidHand(now, reason)
+    recorder.emit_all(hand_machine.decide(recorder.table.hand, void))
+    _after_hand(recorder, now)
+
+
+def _close(recorder: _Recorder, command: CloseTable) -> None:
+    """Void the unfinished hand, cash everyone out, close (RULES.md §6.6, decision A37)."""
+    state = verify_table_open(recorder.state)
+    if state.hand_running:
+        _void(recorder, command.now, command.reason or "table closed")
+    table = recorder.table
+    for number in table.occupied():
+        amount = _stack(table, number)
+        recorder.emit(
+            _cash_out(number, _player(table, number), amount, pb.TABLE_CLOSED, command.now)
+        )
+    recorder.emit(pb.TableClosed(reason=command.reason, at=command.now))
+
+
+def _after_hand(recorder: _Recorder, now: int) -> None:
+    """Once the hand is over: cash out those who stood up, schedule the next hand."""
+    table = recorder.table
+    if table.hand_running:
+        return
+    for number in table.occupied():
+        seat = table.seats[number - 1]
+        assert seat is not None
+        if seat.leaving:
+            recorder.emit(_cash_out(number, seat.player_id, seat.stack, pb.STOOD_UP, now))
+    pause = recorder.table.config.pause_between_hands_ms
+    recorder.emit(pb.NextHandScheduled(not_before=now + pause))
+
+
+def _player(state: TableState, number: int) -> str:
+    seat = state.seats[number - 1]
+    assert seat is not None
+    return seat.player_id
+
+
+def _stack(state: TableState, number: int) -> int:
+    seat = state.seats[number - 1]
+    assert seat is not None
+    return seat.stack
+
+
+_COMMANDS: Final[dict[type, Callable[[_Recorder, Any], None]]] = {
+    CreateTable: _create,
+    SitDown: _sit_down,
+    TopUp: _top_up,
+    StandUp: _stand_up,
+    SitOut: _sit_out,
+    SitIn: _sit_in,
+    StartNextHand: _start_next_hand,
+    Act: _act,
+    Draw: _draw,
+    AgreeSplit: _agree_split,
+    TimeOut: _time_out,
+    VoidHand: _void_hand,
+    CloseTable: _close,
+}

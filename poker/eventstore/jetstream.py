@@ -1,0 +1,286 @@
+"""The event store on NATS JetStream: one stream, one subject per log.
+
+Appends carry ``Nats-Expected-Last-Subject-Sequence`` (optimistic concurrency: a second writer
+for the same log fails) and ``Nats-Msg-Id`` (a retried append lands once). They go through the
+request/reply ``publish``, never ``publish_async``: an error ack never resolves a future there
+(nats.py issue 985), and every append here must learn whether it was refused.
+
+A duplicate ack (``ack.duplicate``: the Msg-Id landed before, within the duplicate window) is
+never taken for a new append: its ``seq`` is the first record's, which is read back; the same
+bytes are a retry that landed, other bytes raise :class:`~poker.eventstore.api.DuplicateAppend`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+
+import nats.errors
+import nats.js.errors
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext, api
+
+from poker.eventstore.api import (
+    ConcurrencyConflict,
+    DuplicateAppend,
+    Record,
+    StoreUnavailable,
+    verify_headers,
+    verify_key,
+)
+
+#: JetStream's error code for a failed ``Nats-Expected-Last-Subject-Sequence`` check.
+WRONG_LAST_SEQUENCE = 10071
+
+_TRANSIENT = (
+    nats.js.errors.NoStreamResponseError,
+    nats.errors.NoRespondersError,
+    nats.errors.TimeoutError,
+    asyncio.TimeoutError,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSettings:
+    """Where the logs live and how long an append may keep retrying.
+
+    ``retry_budget`` must outlast a JetStream leader election (about 5 s on a 3-node cluster).
+    """
+
+    stream: str = "POKER_TABLES"
+    subject_prefix: str = "poker.table"
+    duplicate_window_s: float = 120.0
+    retry_budget_s: float = 10.0
+    request_timeout_s: float = 2.0
+    replicas: int = 1
+
+
+class JetStreamEventStore:
+    """:class:`poker.eventstore.api.EventStore` over a JetStream stream that never deletes
+    history."""
+
+    def __init__(self, js: JetStreamContext, settings: StreamSettings | None = None) -> None:
+        self._js = js
+        self.settings = settings or StreamSettings()
+
+    async def ensure_stream(self) -> None:
+        """Create the stream, or check and repair its settings; history is never deleted."""
+        config = api.StreamConfig(
+            name=self.settings.stream,
+            subjects=[f"{self.settings.subject_prefix}.>"],
+            retention=api.RetentionPolicy.LIMITS,
+            storage=api.StorageType.FILE,
+            max_msgs=-1,
+            max_bytes=-1,
+            max_age=0,
+            max_msgs_per_subject=-1,
+            discard=api.DiscardPolicy.OLD,
+            duplicate_window=self.settings.duplicate_window_s,
+            deny_delete=True,
+            deny_purge=True,
+            allow_direct=True,
+            num_replicas=self.settings.replicas,
+        )
+        try:
+            await self._js.stream_info(self.settings.stream)
+        except nats.js.errors.NotFoundError:
+            await self._js.add_stream(config)
+        else:
+            await self._js.update_stream(config)
+
+    def subject(self, key: str) -> str:
+        """The subject of ``key``'s log; keys are single subject tokens."""
+        verify_key(key)
+        return f"{self.settings.subject_prefix}.{key}"
+
+    async def append(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        expected_position: int,
+        msg_id: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> int:
+        """See :meth:`poker.eventstore.api.EventStore.append`."""
+        subject = self.subject(key)
+        own = dict(headers or {})
+        verify_headers(own)
+        headers = {
+            **own,
+            # JetStream deduplicates per stream, not per subject: scope the id to its log.
+            "Nats-Msg-Id": f"{key}:{msg_id}",
+            "Nats-Expected-Last-Subject-Sequence": str(expected_position),
+        }
+        deadline = time.monotonic() + self.settings.retry_budget_s
+        delay = 0.02
+        while True:
+            try:
+                ack = await self._js.publish(
+                    subject, data, timeout=self.settings.request_timeout_s, headers=headers
+                )
+            except nats.js.errors.APIError as error:
+                if error.err_code != WRONG_LAST_SEQUENCE:
+                    raise
+                return await self._resolve_wrong_sequence(key, expected_position, msg_id, data)
+            except _TRANSIENT as error:
+                # Same Msg-Id on every try: if an earlier try landed, the server deduplicates.
+                if time.monotonic() + delay > deadline:
+                    raise StoreUnavailable(f"appending to {key!r} failed: {error!r}") from error
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            else:
+                if ack.duplicate:
+                    return await self._resolve_duplicate(key, int(ack.seq), msg_id, data)
+                return int(ack.seq)
+
+    async def _resolve_duplicate(self, key: str, position: int, msg_id: str, data: bytes) -> int:
+        """A duplicate ack names the record that first carried the Msg-Id: ours (a retry of this
+        very append that landed) only if it holds these bytes."""
+        first = await self.read_at(key, position)
+        if first is not None and first.data == data:
+            return position
+        raise DuplicateAppend(key, msg_id, position)
+
+    async def _resolve_wrong_sequence(
+        self, key: str, expected: int, msg_id: str, data: bytes
+    ) -> int:
+        """A refused append is a success if our own earlier try is among what moved the log.
+
+        JetStream checks the expected sequence before its duplicate window, so a retry of an
+        append that did land comes back as a wrong-sequence error; the records written since the
+        writer's view tell a landed retry from a real conflict.
+        """
+        actual = expected
+        async for record in self.read(key, after=expected):
+            if record.msg_id == msg_id:
+                if record.data != data:
+                    raise DuplicateAppend(key, msg_id, record.position)
+                return record.position
+            actual = record.position
+        raise ConcurrencyConflict(key, expected, actual)
+
+    async def read_at(self, key: str, position: int) -> Record | None:
+        """See :meth:`poker.eventstore.api.EventStore.read_at` (a direct get of the stream
+        sequence)."""
+        if position < 1:
+            return None
+        subject = self.subject(key)
+        try:
+            message = await self._js.get_msg(self.settings.stream, position, direct=True)
+        except nats.js.errors.NotFoundError:
+            return None
+        except _TRANSIENT as error:
+            raise StoreUnavailable(f"reading {key!r} at {position} failed: {error!r}") from error
+        if message.subject != subject:
+            return None
+        headers = message.headers or {}
+        return Record(
+            key=key,
+            position=int(message.seq or position),
+            msg_id=_unscoped(key, str(headers.get("Nats-Msg-Id", ""))),
+            data=message.data or b"",
+            headers=writer_headers(headers),
+        )
+
+    async def _last_message(self, key: str) -> Record | None:
+        try:
+            message = await self._js.get_last_msg(self.settings.stream, self.subject(key))
+        except nats.js.errors.NotFoundError:
+            return None
+        headers = message.headers or {}
+        return Record(
+            key=key,
+            position=int(message.seq or 0),
+            msg_id=_unscoped(key, str(headers.get("Nats-Msg-Id", ""))),
+            data=message.data or b"",
+            headers=writer_headers(headers),
+        )
+
+    async def last_position(self, key: str) -> int:
+        """See :meth:`poker.eventstore.api.EventStore.last_position`."""
+        last = await self._last_message(key)
+        return 0 if last is None else last.position
+
+    async def read(self, key: str, after: int = 0) -> AsyncIterator[Record]:
+        """See :meth:`poker.eventstore.api.EventStore.read` (:meth:`read_batches`, one at a
+        time)."""
+        async for batch in self.read_batches(key, after):
+            for record in batch:
+                yield record
+
+    async def read_batches(self, key: str, after: int = 0) -> AsyncIterator[list[Record]]:
+        """See :meth:`poker.eventstore.api.EventStore.read_batches`; an ordered consumer from
+        ``after + 1``.
+
+        The consumer's callback appends to a deque and wakes the reader, which takes everything
+        that arrived at once: no ``next_msg`` (a task, a uuid and a ``wait_for`` per message),
+        no queue futures, one resumption per batch instead of per record.
+        """
+        end = await self.last_position(key)
+        if end <= after:
+            return
+        arrived: deque[Msg] = deque()
+        wake = asyncio.Event()
+
+        async def deliver(message: Msg) -> None:
+            arrived.append(message)
+            wake.set()
+
+        subscription = await self._js.subscribe(
+            self.subject(key),
+            # Named, not looked up by subject: saves a round trip, and $JS.API.STREAM.NAMES
+            # (which lists every stream) is not among the services' NATS permissions.
+            stream=self.settings.stream,
+            cb=deliver,
+            ordered_consumer=True,
+            deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+            # Gone from the server soon after the read unsubscribes, not 5 s later: reads are
+            # many (every rebuild, every WatchTable catch-up) and each is a consumer meanwhile.
+            config=api.ConsumerConfig(
+                opt_start_seq=after + 1, inactive_threshold=READ_CONSUMER_INACTIVE_S
+            ),
+            pending_msgs_limit=-1,
+            pending_bytes_limit=-1,
+        )
+        prefix = f"{key}:"
+        timeout = self.settings.retry_budget_s
+        try:
+            while True:
+                if not arrived:
+                    wake.clear()
+                    try:
+                        await asyncio.wait_for(wake.wait(), timeout)
+                    except TimeoutError:
+                        raise nats.errors.TimeoutError from None
+                batch = []
+                while arrived:
+                    message = arrived.popleft()
+                    position = message.metadata.sequence.stream
+                    headers = message.headers or {}
+                    msg_id = headers.get("Nats-Msg-Id", "").removeprefix(prefix)
+                    own = writer_headers(headers) if len(headers) > 1 else {}
+                    batch.append(Record(key, position, msg_id, message.data, own))
+                    if position >= end:
+                        yield batch
+                        return
+                yield batch
+        finally:
+            await subscription.unsubscribe()
+
+
+def writer_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The writer's own headers of a stored message (without JetStream's ``Nats-*`` ones)."""
+    return {name: value for name, value in headers.items() if not name.startswith("Nats-")}
+
+
+#: How long the server keeps a read's (or a feed's) consumer once nobody subscribes to it.
+READ_CONSUMER_INACTIVE_S = 0.5
+
+
+def _unscoped(key: str, scoped_id: str) -> str:
+    """The writer's own id from the stream-wide ``<key>:<id>`` form."""
+    return scoped_id.removeprefix(f"{key}:")

@@ -1,0 +1,10 @@
+"""The service platform both services stand on: gRPC server, auth, errors, logs, metrics, NATS.
+
+- :mod:`poker.servicekit.server`: a grpc.aio server with health, reflection and a graceful stop.
+- :mod:`poker.servicekit.auth`: signed bearer tokens and the authenticating interceptor.
+- :mod:`poker.servicekit.errors`: the application's error families (plain Python, no gRPC).
+- :mod:`poker.servicekit.status`: the one table from those families to gRPC status, at the edge.
+- :mod:`poker.servicekit.observability`: structlog setup, request logs and Prometheus metrics.
+- :mod:`poker.servicekit.nats_connect`: a NATS connection with reconnects and a clean drain.
+- :mod:`poker.servicekit.interceptors`: the per-call scope mechanism the interceptors share.
+"""

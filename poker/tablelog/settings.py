@@ -1,0 +1,41 @@
+"""The names of the table log on NATS: one owner for both services' defaults.
+
+The dealer creates the stream and its buckets under these names (``--stream``,
+``--subject-prefix``, ``--snapshot-bucket``, ``--lease-bucket``); the wallet only looks them up
+(``--table-stream``, ``--table-subject-prefix``, ``--dealer-snapshot-bucket``,
+``--dealer-lease-bucket``) and must be given the same names. Both services' settings default to
+this class's defaults and expose their names as one :class:`TableLogSettings`.
+
+>>> TableLogSettings().subject("t1")
+'poker.table.t1'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from poker.eventstore.jetstream import StreamSettings
+
+
+@dataclass(frozen=True, slots=True)
+class TableLogSettings:
+    """Where the tables live: the stream, its subjects, the snapshot and the lease buckets."""
+
+    stream: str = "POKER_TABLES"
+    subject_prefix: str = "poker.table"
+    snapshot_bucket: str = "POKER_SNAPSHOTS"
+    lease_bucket: str = "POKER_LEASES"
+
+    def subject(self, table_id: str) -> str:
+        """The subject of ``table_id``'s log."""
+        return f"{self.subject_prefix}.{table_id}"
+
+    @property
+    def stream_settings(self) -> StreamSettings:
+        """The event store's settings of the tables stream (its stream and subject prefix)."""
+        return StreamSettings(stream=self.stream, subject_prefix=self.subject_prefix)
+
+
+#: The room's names, the defaults of both services' flags.
+DEFAULT_TABLE_LOG: Final = TableLogSettings()

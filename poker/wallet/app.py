@@ -1,0 +1,297 @@
+"""The composition root: NATS, the streams and buckets, the ledger, the consumer, gRPC.
+
+Start (ARCHITECTURE.md §6): connect to NATS (as the wallet's own user) -> ensure the wallet
+stream and its buckets (the table stream and the dealer's buckets are only looked up) -> gRPC
+listening with health NOT_SERVING -> campaign for the wallet lease (a second process waits here
+as the standby) -> once leading: rebuild the ledger, start the consumer (which binds once the
+dealer created the table stream), the hold-expiry timer and the reaper -> SERVING. Losing the
+lease reverses the last step (NOT_SERVING, stop writing, back to standby). Stop: NOT_SERVING ->
+finish in-flight calls -> stop the workers -> release the lease (the standby takes over at once)
+-> drain NATS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from grpc_health.v1 import health_pb2
+from nats.aio.client import Client
+from prometheus_client import CollectorRegistry
+
+from poker.eventstore.api import EventStore
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
+from poker.eventstore.sealing import Writer
+from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
+from poker.servicekit.background import BackgroundTask
+from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
+from poker.servicekit.observability import GrpcMetrics
+from poker.servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
+from poker.servicekit.settings import require_log_keys
+from poker.servicekit.tls import ServerTls
+from poker.tablelog.repository import TableRepository
+from poker.tablelog.seals import TableSeals
+from poker.wallet.book import LedgerBook
+from poker.wallet.config import WalletSettings
+from poker.wallet.consumer import BatchApplier, TableConsumer, dealer_stacks
+from poker.wallet.grpc_api import (
+    ERROR_FAMILIES,
+    ROLES_BY_METHOD,
+    SERVICE_NAME,
+    StacksReader,
+    WalletServicer,
+)
+from poker.wallet.journal import Journal
+from poker.wallet.ledger import ExpireHolds, LedgerState
+from poker.wallet.metrics import WalletMetrics
+from poker.wallet.reaper import DealerLeases, DealerSnapshots, Reaper
+from poker.wallet.standby import Leadership
+from pokerpb import wallet_pb2_grpc
+
+_log = structlog.get_logger(__name__)
+
+
+class HoldExpiry:
+    """Runs ``ExpireHolds`` every ``interval_s`` from the service clock."""
+
+    def __init__(self, book: LedgerBook, interval_s: float) -> None:
+        self._book = book
+        self._interval_s = interval_s
+        self._task = BackgroundTask(self._run, name="hold-expiry")
+
+    def start(self) -> None:
+        """Sweep in the background until :meth:`stop`."""
+        self._task.start()
+
+    async def stop(self) -> None:
+        """Stop sweeping."""
+        await self._task.stop()
+
+    async def sweep(self) -> int:
+        """One sweep; returns the holds expired."""
+        events = await self._book.execute([ExpireHolds(self._book.clock())])
+        return len(events)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval_s)
+            try:
+                expired = await self.sweep()
+            except Exception as error:  # a refusal or the store: the next sweep retries
+                _log.warning("hold_expiry_failed", error=repr(error))
+                continue
+            if expired:
+                _log.info("holds_expired", count=expired)
+
+
+@dataclass(slots=True)
+class Wallet:
+    """One running wallet process's parts."""
+
+    settings: WalletSettings
+    nats: Client
+    server: GrpcServer
+    book: LedgerBook
+    applier: BatchApplier
+    consumer: TableConsumer
+    expiry: HoldExpiry
+    reaper: Reaper
+    leadership: Leadership
+    metrics: WalletMetrics
+    _stopping: bool = field(default=False)
+
+    async def start(self) -> int:
+        """Listen (NOT_SERVING) and campaign for the lease; returns the gRPC port. SERVING
+        follows once this process leads (see :meth:`wait_leading`)."""
+        port = await self.server.start()
+        self.leadership.start()
+        return port
+
+    async def wait_leading(self, timeout_s: float | None = None) -> None:
+        """Until this process leads (and serves)."""
+        await asyncio.wait_for(self.leadership.leading.wait(), timeout_s)
+
+    async def elected(self) -> None:
+        """Took the lease: rebuild, start the workers, serve."""
+        await self.book.open()
+        self.applier.reset()
+        await self.consumer.start()
+        self.expiry.start()
+        self.reaper.start()
+        self.metrics.leader.set(1)
+        await self.server.set_serving()
+
+    async def deposed(self) -> None:
+        """Lost the lease (or stopping): stop writing at once, back to standby."""
+        if not self._stopping:
+            await _set_health(self.server, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.reaper.stop()
+        await self.expiry.stop()
+        await self.consumer.stop()
+        await self.book.flush_snapshots()  # written off the command path: finish the last one
+        self.book.close()
+        self.metrics.leader.set(0)
+
+    async def stop(self) -> None:
+        """The graceful stop (see the module docstring)."""
+        self._stopping = True
+        await self.server.stop()
+
+    async def crash(self) -> None:
+        """Stop as a crash would, for tests: no lease released, NATS closed without draining."""
+        self._stopping = True
+        await self.leadership.stop(release=False)
+        await self.server.stop()
+        if not self.nats.is_closed:
+            await self.nats.close()
+
+
+async def _set_health(server: GrpcServer, status: Any) -> None:
+    for service in (WHOLE_SERVER, SERVICE_NAME):
+        await server.health.set(service, status)
+
+
+def stacks_reader(table_log: EventStore, seals: TableSeals | None = None) -> StacksReader:
+    """The audit's view of the dealer: each open table's stacks at the ledger's cursor (only
+    from records a trusted writer sealed, given ``seals``)."""
+
+    async def stacks(state: LedgerState) -> dict[str, dict[str, int]]:
+        return {
+            table_id: await dealer_stacks(table_log, table_id, table.last_position, seals)
+            for table_id, table in state.tables.items_iter()
+            if not table.closed
+        }
+
+    return stacks
+
+
+async def build_wallet(
+    settings: WalletSettings, *, registry: CollectorRegistry | None = None
+) -> Wallet:
+    """Connect and wire everything; call :meth:`Wallet.start` next (in the same event loop)."""
+    keyring = require_log_keys(settings.log_keys, "wallet", "WALLET_")
+    seals = TableSeals(keyring, Writer.WALLET)
+    nats = await connect_nats(service_nats_settings(settings, f"wallet-{settings.owner_id}"))
+    js = nats.jetstream()
+    journal_store = JetStreamEventStore(
+        js, StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix)
+    )
+    await journal_store.ensure_stream()
+    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=settings.snapshot_bucket))
+    await snapshots.ensure_bucket()
+    leases = JetStreamLeaseStore(
+        js, LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s)
+    )
+    await leases.ensure_bucket()
+    # The dealer's side, never created or reconfigured here (the wallet's NATS user may not):
+    # the table stream, looked up by the consumer once a dealer created it, and the dealer's
+    # snapshots, read only, for the reaper's rebuilds.
+    table_log = settings.table_log
+    table_store = JetStreamEventStore(js, table_log.stream_settings)
+    table_snapshots = DealerSnapshots(js, table_log.snapshot_bucket)
+
+    metrics = WalletMetrics(registry)
+    book = LedgerBook(
+        Journal(
+            journal_store,
+            snapshots,
+            keyring=keyring,
+            snapshot_bucket=settings.snapshot_bucket,
+            snapshot_every=settings.snapshot_every,
+            on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
+        ),
+        metrics,
+        max_attempts=settings.max_attempts,
+        limits=settings.limits,
+    )
+    applier = BatchApplier(book, table_store, metrics, seals)
+    consumer = TableConsumer(
+        js,
+        applier,
+        metrics,
+        stream=table_log.stream,
+        subject_prefix=table_log.subject_prefix,
+        durable=settings.consumer_name,
+    )
+    # The table log's repository (the one the dealer uses), counting under the wallet's own
+    # names; it seals the close with the wallet's key and never saves a table snapshot (dealers
+    # accept only their own).
+    repository = TableRepository(
+        table_store,
+        table_snapshots,
+        metrics.table_log,
+        seals=seals,
+        snapshot_bucket=table_log.snapshot_bucket,
+        save_snapshots=False,
+    )
+    reaper = Reaper(
+        book,
+        repository,
+        DealerLeases(js, table_log.lease_bucket),
+        metrics,
+        abandon_after_s=settings.abandon_after_s,
+        interval_s=settings.reaper_interval_s,
+    )
+    expiry = HoldExpiry(book, settings.expiry_interval_s)
+
+    server = GrpcServer(
+        "wallet",
+        settings=ServerSettings(
+            host=settings.grpc_host,
+            port=settings.grpc_port,
+            grace_s=settings.grace_s,
+            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
+        ),
+        interceptors=standard_interceptors(
+            metrics=GrpcMetrics("wallet", registry),
+            token_secret=settings.token_keyring,
+            roles_by_method=ROLES_BY_METHOD,
+            extra_errors=ERROR_FAMILIES,
+        ),
+    )
+    servicer = WalletServicer(
+        book,
+        metrics,
+        stacks_reader(table_store, seals),
+        hold_ttl_ms=int(settings.hold_ttl_s * 1000),
+        # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
+        # deadline was missed, and the audit says so.
+        hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
+        findings=applier.findings,
+    )
+    server.add_service(
+        SERVICE_NAME,
+        lambda grpc_server: wallet_pb2_grpc.add_WalletServicer_to_server(servicer, grpc_server),
+    )
+
+    wallet: Wallet | None = None
+
+    async def elected() -> None:
+        assert wallet is not None
+        await wallet.elected()
+
+    async def deposed() -> None:
+        assert wallet is not None
+        await wallet.deposed()
+
+    leadership = Leadership(
+        leases,
+        settings.owner_id,
+        on_elected=elected,
+        on_deposed=deposed,
+        poll_s=settings.standby_poll_s,
+    )
+    wallet = Wallet(
+        settings, nats, server, book, applier, consumer, expiry, reaper, leadership, metrics
+    )
+
+    # Hooks run last registered first: stop the workers and free the lease, then drain NATS.
+    async def drain() -> None:
+        await drain_nats(nats)
+
+    server.on_shutdown(drain)
+    server.on_shutdown(leadership.stop)
+    return wallet

@@ -1,0 +1,93 @@
+"""The wallet's limits on every request field: the one table the checks and the docs read.
+
+Every number a client sends (amounts, a hold's time to live, page sizes) and every string (ids,
+keys, reasons, days) has a limit here, checked by :data:`WALLET_BOUNDS` before anything else a
+method does: out of bounds is INVALID_ARGUMENT with a sentence naming the field and the limit,
+and nothing is written to the ledger. Unknown enum numbers are refused
+(:mod:`poker.servicekit.bounds`).
+
+These are the edge's sanity limits, far inside int64 (a hold's deadline is now + at most a day);
+the ledger's own per-transaction and per-account maxima, business settings, are checked by the
+ledger behind them. ``docs/security/inputs.md`` lists them (``python -m poker.wallet.bounds``
+prints the table).
+
+>>> WALLET_BOUNDS.first_problem(wpb.PlaceHoldRequest(hold_id="h1", ttl_ms=2**63 - 1))
+'ttl_ms must be between 0 and 86,400,000 ms, not 9223372036854775807.'
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from google.protobuf.descriptor import Descriptor
+
+from poker.servicekit.bounds import IntRange, Items, Limit, RequestBounds, Text
+from pokerpb import wallet_pb2 as wpb
+
+#: The most one request may move or hold: 10 billion currency units at cents.
+MAX_AMOUNT: Final = 10**12
+DAY_MS: Final = 86_400_000
+#: A hold waits for its seat at most a day (the dealer asks for minutes).
+MAX_HOLD_TTL_MS: Final = DAY_MS
+MAX_PAGE: Final = 500
+#: Client idempotency keys (the ledger scopes them to the player).
+MAX_CLIENT_KEY: Final = 64
+
+# The ledger's ids (poker.wallet.ledger.accounts): no ':' can make two account names collide.
+_ID: Final = Text(128, r"[A-Za-z0-9_-]+", "letters, digits, '-' and '_'")
+_AMOUNT: Final = IntRange(0, MAX_AMOUNT, "minor units")
+_KEY: Final = Text(MAX_CLIENT_KEY)
+_REASON: Final = Text(200)
+_GAME: Final = Text(32, r"[a-z0-9-]+", "lower-case letters, digits and '-'")
+_DAY: Final = Text(10, r"[0-9]{4}-[0-9]{2}-[0-9]{2}", "a UTC day, YYYY-MM-DD")
+
+
+def _fields(message: str, limit: Limit, *names: str) -> dict[str, Limit]:
+    return {f"pokerpb.{message}.{name}": limit for name in names}
+
+
+#: Every request field of the Wallet service and its limit (enums: any number they define).
+LIMITS: Final[dict[str, Limit]] = {
+    **_fields("DepositRequest", _ID, "player_id"),
+    **_fields("DepositRequest", _AMOUNT, "amount"),
+    **_fields("DepositRequest", _KEY, "idempotency_key"),
+    **_fields("DepositRequest", _REASON, "reason"),
+    **_fields("WithdrawRequest", _ID, "player_id"),
+    **_fields("WithdrawRequest", _AMOUNT, "amount"),
+    **_fields("WithdrawRequest", _KEY, "idempotency_key"),
+    **_fields("WithdrawRequest", _REASON, "reason"),
+    **_fields("GetBalanceRequest", _ID, "player_id"),
+    **_fields("ListTransactionsRequest", _ID, "player_id"),
+    **_fields("ListTransactionsRequest", IntRange(0, MAX_PAGE, "transactions"), "page_size"),
+    **_fields("ListTransactionsRequest", Text(20, r"[0-9]+", "digits"), "page_token"),
+    **_fields("PlaceHoldRequest", _ID, "hold_id", "player_id", "table_id"),
+    **_fields("PlaceHoldRequest", _AMOUNT, "amount"),
+    **_fields("PlaceHoldRequest", IntRange(0, MAX_HOLD_TTL_MS, "ms"), "ttl_ms"),
+    **_fields("VoidHoldRequest", _ID, "hold_id"),
+    **_fields("VoidHoldRequest", _REASON, "reason"),
+    **_fields("GetTableEscrowRequest", _ID, "table_id"),
+    **_fields("GetRakeReportRequest", Items(3), "group_by"),
+    **_fields("GetRakeReportRequest", _ID, "table_id"),
+    **_fields("GetRakeReportRequest", _GAME, "game"),
+    **_fields("GetRakeReportRequest", _DAY, "day_from", "day_to"),
+}
+
+#: The wallet's request checker.
+WALLET_BOUNDS: Final = RequestBounds(LIMITS)
+
+
+def request_types() -> list[Descriptor]:
+    """The request message descriptors of every Wallet method."""
+    service = wpb.DESCRIPTOR.services_by_name["Wallet"]
+    return [method.input_type for method in service.methods]
+
+
+def markdown_rows() -> str:
+    """The limits as the rows of a Markdown table (field, limit), as docs/security/inputs.md
+    shows them."""
+    rows = WALLET_BOUNDS.rows(request_types())
+    return "\n".join(f"| `{name.removeprefix('pokerpb.')}` | {words} |" for name, words in rows)
+
+
+if __name__ == "__main__":  # pragma: no cover - a documentation helper
+    print(markdown_rows())

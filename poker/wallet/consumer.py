@@ -1,0 +1,466 @@
+"""Consuming the dealer's events exactly once: a durable pull consumer → mapping → ledger.
+
+**Exactly once.** JetStream delivers each message of the table stream at least once (explicit
+acks, unlimited deliveries, backoff). The ledger makes a second delivery harmless: each ledger
+transaction carries its dealer event's position (the table event's version) and the ledger keeps
+the last position applied per table, so a message whose money events are all at or below that
+cursor is a duplicate and is acked without writing anything. A message is acked only after its
+ledger events were appended, all in one journal record; a crash in between means a redelivery,
+which finds them applied.
+
+**Order, and stopping.** The cursor is "last applied position", so a table's money events must be
+applied in log order and none may be skipped. Before applying a message, the consumer checks that
+every money event before it in the table's log is applied (its view of the table, rebuilt from
+the log when it is not contiguous, says which was the last one); if not - a redelivery overtook
+an earlier message - it asks for the message again later. A message the ledger refuses (or that
+does not map) *stalls* its table: it is not acked, so JetStream redelivers it with backoff, and
+later messages of that table wait (alert: ``poker_wallet_tables_stalled``). Other tables go on.
+
+**Only trusted writers move money.** Before anything of a message is mapped, its seal is checked
+(:class:`poker.tablelog.seals.TableSeals`: a dealer key's MAC, or a wallet key's on the
+wallet's own close, over the table id, the position of the table's previous record, the command
+id and the exact bytes). A message that fails - forged, copied from elsewhere, replayed later -
+stalls its table like a refused one, is counted in ``poker_wallet_batches_refused`` by reason
+and is an Audit finding (:meth:`BatchApplier.findings`), as is every stalled table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import os
+import time
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import cast
+
+import nats.errors
+import nats.js.errors
+import structlog
+from google.protobuf.message import DecodeError
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext, api
+
+from poker.eventstore.api import EventStore, Record, StoreUnavailable
+from poker.eventstore.sealing import Refusal, SealRefused
+from poker.servicekit.errors import Conflict, Unavailable
+from poker.servicekit.observability import bound_context
+from poker.tablelog.seals import TableSeals
+from poker.wallet.book import LedgerBook
+from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV
+from poker.wallet.ledger import LedgerError, last_applied_position
+from poker.wallet.mapping import MappingError, TableView, fold_batch, map_batch, money_versions
+from poker.wallet.metrics import WalletMetrics
+from pokerpb import events_pb2 as pb
+
+_log = structlog.get_logger(__name__)
+
+
+class Outcome(enum.StrEnum):
+    """What became of one message; the first three are acked."""
+
+    APPLIED = "applied"  # its ledger events were appended
+    DUPLICATE = "duplicate"  # applied before (a redelivery)
+    NO_MONEY = "no_money"  # nothing in it moves money
+    OUT_OF_ORDER = "out_of_order"  # an earlier money message of the table is not applied yet
+    REFUSED = "refused"  # the ledger (or the mapping) refused it: the table stalls
+    RETRY = "retry"  # a transient failure (store, lease): try again soon
+
+
+ACKED = frozenset({Outcome.APPLIED, Outcome.DUPLICATE, Outcome.NO_MONEY})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something wrong the consumer knows of, for the Audit: ``kind`` is ``refused_batch`` (a
+    batch no trusted writer sealed there) or ``stalled_table`` (consumption of the table is
+    stopped, for whatever reason)."""
+
+    kind: str
+    table_id: str
+    position: int
+    reason: str
+    message: str
+
+
+class _Untrusted(Exception):
+    """A record of the table's log (read to rebuild a view) that fails its seal."""
+
+    def __init__(self, position: int, refused: SealRefused) -> None:
+        super().__init__(refused.message)
+        self.position = position
+        self.refused = refused
+
+
+def _records(store: EventStore, key: str, after: int) -> AsyncGenerator[Record, None]:
+    # Every store's read is an async generator; typed as an iterator by the protocol.
+    return cast(AsyncGenerator[Record, None], store.read(key, after))
+
+
+class BatchApplier:
+    """The consumer's logic, without NATS: one message in, an :class:`Outcome` out."""
+
+    def __init__(
+        self, book: LedgerBook, table_log: EventStore, metrics: WalletMetrics, seals: TableSeals
+    ) -> None:
+        self._book = book
+        self._table_log = table_log
+        self._metrics = metrics
+        self._seals = seals
+        self._views: dict[str, TableView] = {}
+        self._outcomes = {o: metrics.messages.labels(outcome=o.value) for o in Outcome}
+        #: table -> the stream position of the message it is stalled on
+        self.stalled: dict[str, int] = {}
+        #: table -> why it is stalled (the Audit's sentence)
+        self._stall_reasons: dict[str, str] = {}
+        #: table -> the batch refused for its seal
+        self.refused: dict[str, Finding] = {}
+
+    def reset(self) -> None:
+        """Forget every view (the ledger was reloaded: another process may have written)."""
+        self._views.clear()
+        self.stalled.clear()
+        self._stall_reasons.clear()
+        self.refused.clear()
+        self._metrics.tables_stalled.set(0)
+
+    def findings(self) -> list[Finding]:
+        """What the Audit must report: each refused batch and each stalled table."""
+        stalled = [
+            Finding(
+                "stalled_table",
+                table_id,
+                position,
+                "stalled",
+                f"the wallet stopped consuming table {table_id} at position {position}: "
+                f"{self._stall_reasons.get(table_id, 'unknown')}",
+            )
+            for table_id, position in sorted(self.stalled.items())
+        ]
+        return [*(self.refused[t] for t in sorted(self.refused)), *stalled]
+
+    async def apply(
+        self,
+        table_id: str,
+        position: int,
+        data: bytes,
+        *,
+        msg_id: str = "",
+        headers: Mapping[str, str] | None = None,
+    ) -> Outcome:
+        """Apply the message at stream ``position`` of ``table_id``'s log (see the module);
+        ``msg_id`` and ``headers`` are the message's own (its seal is among the headers)."""
+        with bound_context(table_id=table_id, seq=position):
+            outcome = await self._apply(table_id, position, data, msg_id, headers or {})
+        self._outcomes[outcome].inc()
+        return outcome
+
+    async def _apply(
+        self, table_id: str, position: int, data: bytes, msg_id: str, headers: Mapping[str, str]
+    ) -> Outcome:
+        stalled_on = self.stalled.get(table_id)
+        if stalled_on is not None and position > stalled_on:
+            return Outcome.OUT_OF_ORDER
+        try:
+            batch: pb.TableEventBatch | None = pb.TableEventBatch.FromString(data)
+        except DecodeError:
+            batch = None  # refused below, once its seal says who wrote it
+        first = batch.events[0].version if batch is not None and batch.events else -1
+        try:
+            # The seal binds the table's previous record: the view before this message has it.
+            view = await self._view_before(table_id, position, first)
+            self._seals.check(
+                table_id,
+                position,
+                previous_position=view.position,
+                msg_id=msg_id,
+                data=data,
+                headers=headers,
+            )
+        except _Untrusted as untrusted:
+            return self._refuse(table_id, untrusted.position, untrusted.refused)
+        except SealRefused as refused:
+            return self._refuse(table_id, position, refused)
+        if batch is None:
+            return self._stall(table_id, position, "undecodable message")
+        money = money_versions(batch)
+        cursor = last_applied_position(self._book.state, table_id)
+        if money and money[-1] <= cursor:
+            self._fold_if_contiguous(table_id, batch, position)
+            return Outcome.DUPLICATE
+        if money and money[0] <= cursor:  # half applied: records are atomic, so a bad log
+            return self._stall(table_id, position, f"partly applied up to {cursor}")
+        if view.last_money_version > cursor:
+            _log.info("consumer_out_of_order", last_money=view.last_money_version, cursor=cursor)
+            return Outcome.OUT_OF_ORDER
+        try:
+            after, commands = map_batch(view, batch, position=position, now=self._book.clock())
+            if commands:
+                await self._book.execute(commands)
+        except (MappingError, LedgerError) as error:
+            return self._stall(table_id, position, f"{type(error).__name__}: {error}")
+        except (StoreUnavailable, Unavailable, Conflict) as error:
+            _log.warning("consumer_retry", error=str(error))
+            return Outcome.RETRY
+        self._views[table_id] = after
+        if self.stalled.pop(table_id, None) is not None:
+            _log.info("table_unstalled")
+            self._stall_reasons.pop(table_id, None)
+            self.refused.pop(table_id, None)
+            self._metrics.tables_stalled.set(len(self.stalled))
+        if after.closed:
+            self._views.pop(table_id, None)  # nothing more will come
+        return Outcome.APPLIED if commands else Outcome.NO_MONEY
+
+    def _stall(self, table_id: str, position: int, why: str) -> Outcome:
+        if self.stalled.get(table_id) != position:
+            _log.error("table_stalled", reason=why)
+        self.stalled[table_id] = position
+        self._stall_reasons[table_id] = why
+        self._metrics.tables_stalled.set(len(self.stalled))
+        return Outcome.REFUSED
+
+    def mark_stalled(self, table_id: str, position: int, why: str) -> None:
+        """Stop ``table_id`` at ``position`` for a failure outside the applier (a bug)."""
+        self._stall(table_id, position, why)
+
+    def _refuse(self, table_id: str, position: int, refused: SealRefused) -> Outcome:
+        """Stop the table on a batch no trusted writer sealed: nothing of it is applied."""
+        reason: Refusal = refused.reason
+        known = self.refused.get(table_id)
+        if known is None or known.position != position:
+            self._metrics.batches_refused.labels(reason=reason.value).inc()
+            _log.warning(
+                "table_batch_refused",
+                table_id=table_id,
+                position=position,
+                reason=reason.value,
+                error=refused.message,
+            )
+        self.refused[table_id] = Finding(
+            "refused_batch", table_id, position, reason.value, refused.message
+        )
+        return self._stall(table_id, position, f"batch refused ({reason.value}): {refused.message}")
+
+    def _fold_if_contiguous(self, table_id: str, batch: pb.TableEventBatch, position: int) -> None:
+        view = self._views.get(table_id)
+        if view is None or not batch.events:
+            return
+        if view.position < position and batch.events[0].version == view.version + 1:
+            try:
+                self._views[table_id] = fold_batch(view, batch, position)
+                return
+            except MappingError:
+                pass
+        self._views.pop(table_id, None)  # rebuilt from the log when next needed
+
+    async def _view_before(self, table_id: str, position: int, first: int) -> TableView:
+        """The table as of the message just before ``position`` (whose first event is version
+        ``first``, -1 if unknown): the cached view if this message follows it, else rebuilt
+        from the log (a restart, a redelivery), every record read checked (:class:`_Untrusted`).
+        """
+        view = self._views.get(table_id)
+        if view is not None and view.position < position and first == view.version + 1:
+            return view
+        start = view if view is not None and view.position < position else TableView(table_id)
+        async with aclosing(_records(self._table_log, table_id, start.position)) as records:
+            async for record in records:
+                if record.position >= position:
+                    break
+                try:
+                    self._seals.check_record(record, start.position)
+                except SealRefused as refused:
+                    raise _Untrusted(record.position, refused) from refused
+                start = fold_batch(
+                    start, pb.TableEventBatch.FromString(record.data), record.position
+                )
+        return start
+
+
+async def dealer_stacks(
+    table_log: EventStore, table_id: str, cursor: int, seals: TableSeals | None = None
+) -> dict[str, int]:
+    """Each player's stack at ``table_id`` as the dealer's log has it once every money event up
+    to version ``cursor`` (the ledger's cursor) happened: what his escrow must hold. With
+    ``seals``, the fold stops at the first record no trusted writer sealed (the consumer stalls
+    there, and the Audit reports it)."""
+    view = TableView(table_id)
+    async with aclosing(_records(table_log, table_id, 0)) as records:
+        async for record in records:
+            if seals is not None:
+                try:
+                    seals.check_record(record, view.position)
+                except SealRefused:
+                    break
+            batch = pb.TableEventBatch.FromString(record.data)
+            if any(version > cursor for version in money_versions(batch)):
+                break
+            view = fold_batch(view, batch, record.position)
+    return dict(view.stacks)
+
+
+def _fault_exit_after() -> int | None:
+    value = os.environ.get(FAULT_EXIT_AFTER_APPEND_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+class TableConsumer:
+    """The durable JetStream pull consumer feeding a :class:`BatchApplier`."""
+
+    #: Redelivery schedule of a message left unacked (a stalled table), in seconds.
+    BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        applier: BatchApplier,
+        metrics: WalletMetrics,
+        *,
+        stream: str,
+        subject_prefix: str,
+        durable: str,
+        fetch_batch: int = 128,
+        batch_wait_s: float = 0.005,
+        retry_delay_s: float = 0.5,
+    ) -> None:
+        self._js = js
+        self._applier = applier
+        self._metrics = metrics
+        self._stream = stream
+        self._subject_prefix = subject_prefix
+        self._durable = durable
+        self._fetch_batch = fetch_batch
+        self._batch_wait_s = batch_wait_s
+        self._retry_delay_s = retry_delay_s
+        self._task: asyncio.Task[None] | None = None
+        self._sub: JetStreamContext.PullSubscription | None = None
+        self._fault_exit_after = _fault_exit_after()
+        self._appends = 0
+
+    async def start(self) -> None:
+        """Consume in the background: bind to (or create) the durable consumer once the table
+        stream exists (the dealer creates it; the wallet may only look it up), then fetch."""
+        self._task = asyncio.create_task(self._run(), name="table-consumer")
+
+    async def _subscribe(self) -> None:
+        """Create (or bind to) the durable consumer, waiting for the table stream to exist."""
+        config = api.ConsumerConfig(
+            ack_policy=api.AckPolicy.EXPLICIT,
+            deliver_policy=api.DeliverPolicy.ALL,
+            max_deliver=-1,
+            ack_wait=self.BACKOFF_S[0],
+            backoff=list(self.BACKOFF_S),
+            max_ack_pending=10_000,
+            filter_subject=f"{self._subject_prefix}.>",
+        )
+        waiting_logged = False
+        while True:
+            try:
+                self._sub = await self._js.pull_subscribe(
+                    f"{self._subject_prefix}.>",
+                    durable=self._durable,
+                    stream=self._stream,
+                    config=config,
+                )
+                return
+            except nats.js.errors.NotFoundError:  # no table stream yet: no dealer started
+                if not waiting_logged:
+                    _log.info("waiting_for_table_stream", stream=self._stream)
+                    waiting_logged = True
+            except (nats.errors.Error, TimeoutError) as error:
+                _log.warning("consumer_subscribe_failed", error=repr(error))
+            await asyncio.sleep(self._retry_delay_s)
+
+    async def stop(self) -> None:
+        """Stop consuming (unacked messages are redelivered to whoever consumes next)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            self._sub = None
+
+    async def _run(self) -> None:
+        await self._subscribe()
+        assert self._sub is not None
+        lag_at = 0.0
+        while True:
+            try:
+                messages = await self._fetch()
+            except Exception:
+                _log.exception("consumer_fetch_failed")
+                await asyncio.sleep(1.0)
+                continue
+            for message in messages:
+                await self._handle(message)
+            if time.monotonic() - lag_at > 1.0:
+                lag_at = time.monotonic()
+                await self._update_lag()
+
+    async def _fetch(self) -> list[Msg]:
+        """The next messages, none held back: those already waiting (up to a batch), else the
+        first one to arrive within a second (``[]`` if none does).
+
+        When nothing is waiting, nats-py's ``fetch(n)`` parks a pull request for ``n`` messages
+        and returns only once ``n`` arrived or its timeout passed: under a steady trickle the
+        first message of a batch would wait up to the timeout for the batch to fill (and beyond
+        ``ack_wait`` it is redelivered while still queued here). So the batch is asked for with a
+        timeout short enough to bound that wait, and the long wait is for one message only,
+        which returns the moment it arrives.
+        """
+        assert self._sub is not None
+        with contextlib.suppress(TimeoutError, nats.errors.TimeoutError):
+            return await self._sub.fetch(self._fetch_batch, timeout=self._batch_wait_s)
+        with contextlib.suppress(TimeoutError, nats.errors.TimeoutError):
+            return await self._sub.fetch(1, timeout=1.0)
+        return []
+
+    async def _handle(self, message: Msg) -> None:
+        meta = message.metadata
+        position = int(meta.sequence.stream)
+        if (meta.num_delivered or 1) > 1:
+            self._metrics.redeliveries.inc()
+        table_id = message.subject.rsplit(".", 1)[-1]
+        headers = message.headers or {}
+        msg_id = headers.get("Nats-Msg-Id", "").removeprefix(f"{table_id}:")
+        try:
+            outcome = await self._applier.apply(
+                table_id, position, message.data, msg_id=msg_id, headers=headers
+            )
+        except Exception as error:  # a bug: leave it unacked, it comes back with backoff
+            _log.exception("consumer_bug", table_id=table_id, seq=position)
+            self._applier.mark_stalled(
+                table_id, position, f"consumer failure {type(error).__name__}"
+            )
+            return
+        if outcome is Outcome.APPLIED:
+            self._after_append()
+        if outcome in ACKED:
+            await message.ack()
+        elif outcome in (Outcome.OUT_OF_ORDER, Outcome.RETRY):
+            # Behind a stalled message, wait as long as its own redelivery does.
+            stalled = table_id in self._applier.stalled
+            await message.nak(delay=self.BACKOFF_S[-1] if stalled else self._retry_delay_s)
+        # REFUSED: no ack, no nak: JetStream redelivers it on the backoff schedule.
+
+    def _after_append(self) -> None:
+        """The fault hook of the tests: die between the ledger append and the ack."""
+        self._appends += 1
+        if self._fault_exit_after is not None and self._appends >= self._fault_exit_after:
+            _log.warning("fault_exit_after_append", appends=self._appends)
+            os._exit(17)
+
+    async def _update_lag(self) -> None:
+        if self._sub is None:
+            return
+        try:
+            info = await self._sub.consumer_info()
+        except Exception as error:
+            _log.debug("consumer_info_failed", error=repr(error))
+            return
+        self._metrics.consumer_lag.set((info.num_pending or 0) + (info.num_ack_pending or 0))

@@ -1,0 +1,175 @@
+"""Read-only views of the ledger state: balances, escrows, holds, transactions, the rake report.
+
+Transaction listings are newest first and paged by transaction id: pass the ``next_before`` of a
+page as ``before`` to get the next one. Ids only grow, so a page never shifts when new transactions
+arrive while a client is paging.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from poker.wallet.ledger.accounts import cash_account, held_account
+from poker.wallet.ledger.state import Hold, LedgerState, RakeKey, RakeLine, Transaction
+
+RakeDimension = Literal["table", "game", "day"]
+_ALL_DIMENSIONS: tuple[RakeDimension, ...] = ("table", "game", "day")
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerBalance:
+    """A player's spendable cash and his cash reserved by pending holds (minor units)."""
+
+    player_id: str
+    cash: int
+    held: int
+
+
+def player_balance(state: LedgerState, player_id: str) -> PlayerBalance:
+    """The cash and held money of ``player_id`` (zeros for an unknown player)."""
+    return PlayerBalance(
+        player_id=player_id,
+        cash=state.balance(cash_account(player_id)),
+        held=state.balance(held_account(player_id)),
+    )
+
+
+def table_escrow(state: LedgerState, table_id: str) -> dict[str, int]:
+    """The escrow of each player seated (with an open escrow) at ``table_id``."""
+    table = state.tables.get(table_id)
+    if table is None:
+        return {}
+    return {player: table.escrow_balance(player) for player in sorted(table.seated)}
+
+
+def last_applied_position(state: LedgerState, table_id: str) -> int:
+    """The position of the last dealer event of ``table_id`` applied (0: none); the consumer
+    resumes after it."""
+    table = state.tables.get(table_id)
+    return 0 if table is None else table.last_position
+
+
+def find_hold(state: LedgerState, hold_id: str) -> Hold | None:
+    """The hold ``hold_id`` in its current status, or None."""
+    return state.holds.get(hold_id)
+
+
+def pending_holds(state: LedgerState, player_id: str | None = None) -> list[Hold]:
+    """The holds still waiting for a seat (of one player, or all), soonest deadline first."""
+    holds = [state.holds[hold_id] for hold_id in state.pending_holds]
+    mine = [h for h in holds if player_id is None or h.player_id == player_id]
+    return sorted(mine, key=lambda h: (h.expires_at, h.hold_id))
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionPage:
+    """Up to ``limit`` transactions, newest first; ``next_before`` is None on the last page."""
+
+    transactions: tuple[Transaction, ...]
+    next_before: int | None
+
+
+def list_transactions(
+    state: LedgerState, *, account: str | None = None, before: int | None = None, limit: int = 50
+) -> TransactionPage:
+    """The transactions (touching ``account``, if given) with an id below ``before``, newest
+    first. Cost: O(limit · log n); for one account the start is found by binary search."""
+    if limit <= 0:
+        raise ValueError("a page needs a positive limit")
+    page: list[Transaction] = []
+    for tx_id in _ids_below(state, account, before):
+        if len(page) == limit:
+            return TransactionPage(tuple(page), page[-1].transaction_id)
+        page.append(state.transaction(tx_id))
+    return TransactionPage(tuple(page), None)
+
+
+def _ids_below(state: LedgerState, account: str | None, before: int | None) -> Iterator[int]:
+    """Transaction ids below ``before`` (all if None), newest first."""
+    if account is None:
+        top = (
+            state.last_transaction_id
+            if before is None
+            else min(before - 1, state.last_transaction_id)
+        )
+        return iter(range(top, 0, -1))
+    entry = state.account(account)
+    if entry is None:
+        return iter(())
+    history = entry.history  # ascending ids: bisect for the first one at or above ``before``
+    end = len(history) if before is None else bisect_left(history, before)
+    return history.newest_first(below=end)
+
+
+@dataclass(frozen=True, slots=True)
+class RakeRow:
+    """Rake and hands settled under one group; a dimension not grouped by is None."""
+
+    table_id: str | None
+    game: str | None
+    day: str | None
+    hands: int
+    rake: int
+
+
+def rake_report(
+    state: LedgerState,
+    *,
+    by: tuple[RakeDimension, ...] = _ALL_DIMENSIONS,
+    table_id: str | None = None,
+    game: str | None = None,
+    day_from: str | None = None,
+    day_to: str | None = None,
+) -> list[RakeRow]:
+    """Rake grouped ``by`` table, game and/or UTC day (``YYYY-MM-DD``, inclusive bounds), sorted.
+
+    ``by=()`` gives one grand-total row (if any hand was settled).
+    """
+    groups: dict[tuple[str | None, ...], tuple[int, int]] = {}
+    for key, line in rake_lines(state):
+        if not _selected(key, table_id, game, day_from, day_to):
+            continue
+        group = (
+            key.table_id if "table" in by else None,
+            key.game if "game" in by else None,
+            key.day if "day" in by else None,
+        )
+        hands, rake = groups.get(group, (0, 0))
+        groups[group] = (hands + line.hands, rake + line.rake)
+    rows = [RakeRow(t, g, d, hands, rake) for (t, g, d), (hands, rake) in groups.items()]
+    return sorted(rows, key=lambda r: (r.day or "", r.table_id or "", r.game or ""))
+
+
+def rake_lines(state: LedgerState) -> Iterator[tuple[RakeKey, RakeLine]]:
+    """Every (table, game, UTC day) with hands settled, and its hands and rake."""
+    for table_id, table in state.tables.items_iter():
+        for (game, day), line in table.rake.items():
+            yield RakeKey(table_id, game, day), line
+
+
+def _selected(
+    key: RakeKey,
+    table_id: str | None,
+    game: str | None,
+    day_from: str | None,
+    day_to: str | None,
+) -> bool:
+    return (
+        (table_id is None or key.table_id == table_id)
+        and (game is None or key.game == game)
+        and (day_from is None or key.day >= day_from)
+        and (day_to is None or key.day <= day_to)
+    )
+
+
+def escrow_by_table(state: LedgerState) -> dict[str, dict[str, int]]:
+    """Every non-zero escrow balance, by table and player (seated or not)."""
+    result: dict[str, dict[str, int]] = {}
+    for table_id, table in state.tables.items_iter():
+        escrows = {player: entry.balance for player, entry in table.escrow.items() if entry.balance}
+        if escrows:
+            result[table_id] = dict(sorted(escrows.items()))
+    return result

@@ -1,0 +1,246 @@
+"""The ledger's state: a frozen value built only by folding ``evolve`` over the wallet's events.
+
+Where each account lives (all reachable by name through :meth:`LedgerState.account`):
+
+* ``cash:*`` and ``held:*`` in ``accounts``, a :class:`~poker.wallet.ledger.pmap.PMap` (a
+  persistent hash trie: a write copies a few small nodes, never the whole map);
+* ``escrow:<table>:*`` in that table's :class:`TableLedger`, next to its cursor and rake lines,
+  because a hand touches one table and nothing else;
+* ``house:rake`` and ``world:external`` in ``system_accounts``, a two-entry dict copied on write.
+
+The transaction log and each account's history are :class:`~poker.wallet.ledger.plog.PLog`
+values (append-only, shared between versions). Nothing in the state is ever mutated.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple, TypeAlias
+
+from poker.wallet.ledger.accounts import ESCROW, HOUSE_RAKE, WORLD, escrow_account
+from poker.wallet.ledger.commands import SourceEvent
+from poker.wallet.ledger.plog import PLog
+from poker.wallet.ledger.pmap import PMap
+
+_ESCROW_PREFIX = ESCROW + ":"
+SYSTEM_ACCOUNTS = frozenset({HOUSE_RAKE, WORLD})
+
+# Idempotency keys given by clients are stored under this prefix, apart from the ledger's own.
+CLIENT_KEY_PREFIX = "client:"
+
+
+class Kind(enum.IntEnum):
+    """Why a transaction was written (the numbers of ``pokerpb.TransactionKind``)."""
+
+    DEPOSIT = 1
+    WITHDRAWAL = 2
+    HOLD_PLACED = 3
+    HOLD_POSTED = 4
+    HOLD_VOIDED = 5
+    HOLD_EXPIRED = 6
+    HAND_SETTLED = 7
+    CASH_OUT = 8
+    TABLE_CLOSED_REFUND = 9
+
+
+class HoldStatus(enum.Enum):
+    """The life of a hold: pending, then exactly one of posted, voided or expired."""
+
+    PENDING = "pending"
+    POSTED = "posted"
+    VOIDED = "voided"
+    EXPIRED = "expired"
+
+
+# A posting is an ``(account, amount)`` pair, a plain tuple: the garbage collector stops tracking
+# a tuple of strings and ints, while it would track a NamedTuple forever, one per posting ever made.
+Posting: TypeAlias = tuple[str, int]
+
+
+class Transaction(NamedTuple):
+    """One posted transaction, as the queries and the audit see it.
+
+    A NamedTuple (cheap to build on the hot path), with the source event flattened into plain
+    fields for the same reason as :data:`Posting`; :attr:`source` gives it back whole.
+    """
+
+    transaction_id: int
+    idempotency_key: str
+    kind: Kind
+    postings: tuple[Posting, ...]
+    occurred_at: int
+    recorded_at: int
+    source_table_id: str = ""
+    source_position: int = 0
+    source_occurred_at: int = 0
+    hold_id: str = ""
+    hand_id: str = ""
+    game: str = ""
+    rake: int = 0
+    reason: str = ""
+    leaves_table: bool = False
+    player_id: str = ""
+
+    @property
+    def source(self) -> SourceEvent | None:
+        """The dealer event this transaction came from, if any."""
+        if not self.source_table_id:
+            return None
+        return SourceEvent(self.source_table_id, self.source_position, self.source_occurred_at)
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A reservation of a player's cash for a table (a pending transfer in ledger terms)."""
+
+    hold_id: str
+    player_id: str
+    table_id: str
+    amount: int
+    expires_at: int
+    status: HoldStatus = HoldStatus.PENDING
+    placed_by: int = 0
+    ended_by: int = 0
+
+
+class AccountState(NamedTuple):
+    """An account's balance and the transactions that touched it."""
+
+    balance: int
+    # Ids of the transactions that touched the account, oldest first.
+    history: PLog[int]
+
+
+class RakeKey(NamedTuple):
+    """The finest grain of the rake report: table, game and UTC day (``YYYY-MM-DD``)."""
+
+    table_id: str
+    game: str
+    day: str
+
+
+class RakeLine(NamedTuple):
+    """The hands settled and the rake taken under one :class:`RakeKey` (or one game and day of a
+    table)."""
+
+    hands: int
+    rake: int
+
+
+# The escrow of a table without any: shared by every such table, hence never mutated (nor is any
+# escrow dict: changes make new ones).
+_NO_ESCROW: Mapping[str, AccountState] = {}
+_NO_RAKE: Mapping[tuple[str, str], RakeLine] = {}
+
+
+class TableLedger(NamedTuple):
+    """What the ledger knows of one table: its exactly-once cursor, who has an open escrow there,
+    the escrow accounts themselves and the table's rake by (game, UTC day).
+
+    Escrows and rake live here, not in trie-wide maps: a hand settlement touches only this table,
+    so it copies one record with two small dicts (a table seats at most ten, and lives for a few
+    days of rake lines) instead of writing one trie path per player and one for the rake. The
+    dicts are never mutated; a change makes new ones (copy-on-write).
+    """
+
+    table_id: str
+    last_position: int = 0
+    seated: frozenset[str] = frozenset()
+    closed: bool = False
+    escrow: Mapping[str, AccountState] = _NO_ESCROW
+    rake: Mapping[tuple[str, str], RakeLine] = _NO_RAKE
+
+    def escrow_balance(self, player_id: str) -> int:
+        """The balance of ``player_id``'s escrow at this table (0 if he never had one)."""
+        entry = self.escrow.get(player_id)
+        return 0 if entry is None else entry.balance
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerState:
+    """The whole ledger after the event with ``sequence`` (0: nothing yet)."""
+
+    sequence: int = 0
+    # The players' cash and held accounts (and any account a foreign log invented). Escrows live
+    # in their TableLedger, and the two system accounts below.
+    accounts: PMap[str, AccountState] = field(default_factory=PMap)
+    # house:rake and world:external: touched by most transactions, so a two-entry dict copied
+    # on write beats a trie path.
+    system_accounts: Mapping[str, AccountState] = field(default_factory=dict)
+    holds: PMap[str, Hold] = field(default_factory=PMap)
+    # hold id -> deadline of the pending holds only, so that expiring scans only open holds.
+    pending_holds: PMap[str, int] = field(default_factory=PMap)
+    tables: PMap[str, TableLedger] = field(default_factory=PMap)
+    # Transaction ids are dense from 1: transaction n is transactions[n - 1].
+    transactions: PLog[Transaction] = field(default_factory=PLog)
+    # Client idempotency key ("client:<key>") -> transaction id. Holds are keyed by their hold id
+    # and dealer-driven transactions by the tables' positions, so they need no entry here.
+    keys: PMap[str, int] = field(default_factory=PMap)
+
+    @property
+    def last_transaction_id(self) -> int:
+        """The id of the newest transaction (0: none yet)."""
+        return len(self.transactions)
+
+    def transaction(self, transaction_id: int) -> Transaction:
+        """The transaction with this id; raise KeyError if there is none."""
+        if not 0 < transaction_id <= len(self.transactions):
+            raise KeyError(transaction_id)
+        return self.transactions[transaction_id - 1]
+
+    def account(self, name: str) -> AccountState | None:
+        """The state of the account ``name``, or None if no posting ever touched it."""
+        if name in SYSTEM_ACCOUNTS:
+            return self.system_accounts.get(name)
+        where = escrow_owner(name)
+        if where is None:
+            return self.accounts.get(name)
+        table = self.tables.get(where[0])
+        return None if table is None else table.escrow.get(where[1])
+
+    def balance(self, account: str) -> int:
+        """The balance of ``account`` (0 for an account never touched)."""
+        entry = self.account(account)
+        return 0 if entry is None else entry.balance
+
+    def balances(self, names: Iterable[str]) -> dict[str, int]:
+        """The balances of several accounts, looking each table up once."""
+        tables: dict[str, TableLedger | None] = {}
+        result: dict[str, int] = {}
+        for name in names:
+            owner = escrow_owner(name)
+            if name in SYSTEM_ACCOUNTS:
+                entry = self.system_accounts.get(name)
+            elif owner is None:
+                entry = self.accounts.get(name)
+            else:
+                if owner[0] not in tables:
+                    tables[owner[0]] = self.tables.get(owner[0])
+                table = tables[owner[0]]
+                entry = None if table is None else table.escrow.get(owner[1])
+            result[name] = 0 if entry is None else entry.balance
+        return result
+
+    def account_items(self) -> Iterator[tuple[str, AccountState]]:
+        """Every account ever touched, with its state (escrows after the others)."""
+        yield from self.system_accounts.items()
+        yield from self.accounts.items_iter()
+        for table_id, table in self.tables.items_iter():
+            for player_id, entry in table.escrow.items():
+                yield escrow_account(table_id, player_id), entry
+
+
+@lru_cache(maxsize=1 << 16)  # names repeat (the same players, hand after hand): parse each once
+def escrow_owner(account: str) -> tuple[str, str] | None:
+    """``(table_id, player_id)`` for an escrow account name, None for any other name.
+
+    >>> escrow_owner("escrow:t1:ann"), escrow_owner("cash:ann")
+    (('t1', 'ann'), None)
+    """
+    if not account.startswith(_ESCROW_PREFIX):
+        return None
+    parts = account.split(":")
+    return (parts[1], parts[2]) if len(parts) == 3 else None

@@ -1,0 +1,259 @@
+"""The wallet's reads, as the application answers them: plain values the servicer converts.
+
+Each function takes one frozen :class:`~poker.wallet.ledger.LedgerState` (the book's state at
+one instant), so an answer never mixes two moments of the ledger. Unknown accounts, holds and
+tables are :class:`~poker.servicekit.errors.NotFound`; nothing here knows the wire or gRPC
+(:mod:`poker.wallet.wire` turns the values into messages).
+
+>>> from poker.wallet.ledger import LedgerState
+>>> balance(LedgerState(), "ann")
+Balance(player_id='ann', cash=0, held=0, escrow=(), total=0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from poker.servicekit.errors import NotFound
+from poker.wallet import ledger
+from poker.wallet.consumer import Finding
+from poker.wallet.ledger import BreachKind, Hold, Transaction
+from poker.wallet.ledger.accounts import cash_account, escrow_account, held_account
+from poker.wallet.ledger.queries import RakeDimension, RakeRow
+from poker.wallet.ledger.state import CLIENT_KEY_PREFIX
+from poker.wallet.metrics import WalletMetrics
+from pokerpb.ledger_pb2 import LedgerEvent
+
+#: ``stacks(state)``: table id -> player -> the dealer's stack, for the open tables (the audit).
+StacksReader = Callable[[ledger.LedgerState], Awaitable[dict[str, dict[str, int]]]]
+#: The consumer's findings for the audit (:meth:`~poker.wallet.consumer.BatchApplier.findings`).
+FindingsReader = Callable[[], Sequence[Finding]]
+#: The kinds of finding the consumer reports (metric labels of ``poker_wallet_audit_breaches``).
+CONSUMER_FINDINGS = ("refused_batch", "stalled_table")
+
+
+# --- balances and accounts ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EscrowLine:
+    """A player's chips at one table (minor units)."""
+
+    table_id: str
+    player_id: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    """A player's cash, held money and chips at tables, and their sum (minor units)."""
+
+    player_id: str
+    cash: int
+    held: int
+    escrow: tuple[EscrowLine, ...]
+    total: int
+
+
+def balance(state: ledger.LedgerState, player_id: str) -> Balance:
+    """The player's cash, held money and chips at tables (zeros for an unknown player)."""
+    money = ledger.player_balance(state, player_id)
+    lines = tuple(
+        EscrowLine(table_id, player_id, escrows[player_id])
+        for table_id, escrows in ledger.escrow_by_table(state).items()
+        if player_id in escrows
+    )
+    total = money.cash + money.held + sum(line.amount for line in lines)
+    return Balance(player_id, money.cash, money.held, lines, total)
+
+
+def require_account(state: ledger.LedgerState, player_id: str) -> None:
+    """Raise :class:`NotFound` unless ``player_id`` has a cash account (money ever came in)."""
+    if state.account(cash_account(player_id)) is None:
+        raise NotFound(f"no account for player {player_id}")
+
+
+def moved_transaction_id(state: ledger.LedgerState, events: Sequence[LedgerEvent], key: str) -> int:
+    """The transaction a Deposit or Withdraw with client key ``key`` posted: the new one, or for
+    a repeat (no events) the first request's."""
+    if events:
+        return events[0].transaction_posted.transaction_id
+    return state.keys.get(CLIENT_KEY_PREFIX + key, 0)
+
+
+def player_accounts(state: ledger.LedgerState, player_id: str) -> list[str]:
+    """Every account of the player: cash, held and each escrow he ever had."""
+    accounts = [cash_account(player_id), held_account(player_id)]
+    for table_id, table in state.tables.items_iter():
+        if player_id in table.escrow:
+            accounts.append(escrow_account(table_id, player_id))
+    return accounts
+
+
+# --- transactions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionListing:
+    """One page of transactions, newest first; ``next_before`` is None on the last page.
+
+    ``visible`` is the accounts whose postings the caller may see (None: every posting, and the
+    rake): a player sees only his own.
+    """
+
+    transactions: tuple[Transaction, ...]
+    visible: frozenset[str] | None
+    next_before: int | None
+
+
+def transactions_page(
+    state: ledger.LedgerState, accounts: list[str] | None, before: int | None, limit: int
+) -> tuple[list[Transaction], int | None]:
+    """Up to ``limit`` transactions touching any of ``accounts`` (all if None), newest first,
+    below id ``before``; and the ``before`` of the next page (None: the last page)."""
+    if accounts is None:
+        page = ledger.list_transactions(state, before=before, limit=limit)
+        return list(page.transactions), page.next_before
+    # Each account's newest ``limit + 1`` ids below the cursor, merged: the page is the newest
+    # ``limit`` of the union, and there is more if the union holds more.
+    found: dict[int, Transaction] = {}
+    for account in accounts:
+        more = ledger.list_transactions(state, account=account, before=before, limit=limit + 1)
+        for tx in more.transactions:
+            found[tx.transaction_id] = tx
+    ordered = [found[tx_id] for tx_id in sorted(found, reverse=True)]
+    if len(ordered) > limit:
+        return ordered[:limit], ordered[limit - 1].transaction_id
+    return ordered, None
+
+
+def list_transactions(
+    state: ledger.LedgerState,
+    player_id: str | None,
+    *,
+    own_only: bool,
+    before: int | None,
+    limit: int,
+) -> TransactionListing:
+    """A page of the transactions of ``player_id`` (None: the whole ledger); ``own_only`` (the
+    caller is that player) keeps the other accounts' postings and the rake out of it."""
+    accounts = None if player_id is None else player_accounts(state, player_id)
+    page, next_before = transactions_page(state, accounts, before, limit)
+    visible = frozenset(accounts) if own_only and accounts is not None else None
+    return TransactionListing(tuple(page), visible, next_before)
+
+
+# --- holds, tables, rake ------------------------------------------------------------------------
+
+
+def hold(state: ledger.LedgerState, hold_id: str) -> Hold:
+    """The hold ``hold_id`` in its current status."""
+    found = ledger.find_hold(state, hold_id)
+    if found is None:  # pragma: no cover - placing or voiding it raised UnknownHold already
+        raise NotFound(f"no hold {hold_id}")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class TableEscrow:
+    """The chips each seated player has at a table, and how far the ledger followed it."""
+
+    table_id: str
+    escrow: tuple[EscrowLine, ...]
+    total: int
+    last_applied_position: int
+    closed: bool
+
+
+def table_escrow(state: ledger.LedgerState, table_id: str) -> TableEscrow:
+    """The escrow of ``table_id``; :class:`NotFound` if no money ever moved there."""
+    table = state.tables.get(table_id)
+    if table is None:
+        raise NotFound(f"no money has moved at table {table_id!r}")
+    escrows = ledger.table_escrow(state, table_id)
+    return TableEscrow(
+        table_id=table.table_id,
+        escrow=tuple(
+            EscrowLine(table.table_id, player, amount) for player, amount in escrows.items()
+        ),
+        total=sum(escrows.values()),
+        last_applied_position=table.last_position,
+        closed=table.closed,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RakeReport:
+    """The rake rows of a report, and their totals."""
+
+    rows: tuple[RakeRow, ...]
+    total_rake: int
+    total_hands: int
+
+
+def rake_report(
+    state: ledger.LedgerState,
+    by: tuple[RakeDimension, ...],
+    *,
+    table_id: str | None,
+    game: str | None,
+    day_from: str | None,
+    day_to: str | None,
+) -> RakeReport:
+    """Rake grouped ``by`` the dimensions, filtered (None: no filter), with its totals."""
+    rows = tuple(
+        ledger.rake_report(
+            state, by=by, table_id=table_id, game=game, day_from=day_from, day_to=day_to
+        )
+    )
+    return RakeReport(rows, sum(row.rake for row in rows), sum(row.hands for row in rows))
+
+
+# --- the audit ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Breach:
+    """One thing the audit found wrong: its kind, what it is about, a sentence."""
+
+    kind: str
+    subject: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """The audit of one instant of the ledger against the dealer's stacks."""
+
+    breaches: tuple[Breach, ...]
+    tables_checked: int
+    ledger_sequence: int
+
+    @property
+    def clean(self) -> bool:
+        """Nothing found wrong."""
+        return not self.breaches
+
+
+async def audit(
+    state: ledger.LedgerState,
+    stacks: StacksReader,
+    findings: FindingsReader,
+    *,
+    now: int,
+    overdue_after_ms: int,
+    metrics: WalletMetrics,
+) -> AuditReport:
+    """The ledger's own breaches at ``state`` (against the dealer's stacks at the ledger's
+    cursor) and the consumer's findings; each kind's count goes to ``metrics``."""
+    table_stacks = await stacks(state)
+    found = [
+        Breach(b.kind.value, b.subject, b.message)
+        for b in ledger.audit(state, table_stacks, now=now, overdue_after_ms=overdue_after_ms)
+    ]
+    found += [Breach(f.kind, f.table_id, f.message) for f in findings()]
+    for kind in (*(k.value for k in BreachKind), *CONSUMER_FINDINGS):
+        count = sum(1 for breach in found if breach.kind == kind)
+        metrics.audit_breaches.labels(kind=kind).set(count)
+    return AuditReport(tuple(found), len(table_stacks), state.sequence)

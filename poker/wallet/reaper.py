@@ -1,0 +1,179 @@
+"""Closing abandoned tables: when no dealer takes a table back, the wallet closes it itself.
+
+A table with players (escrow) whose lease in the dealer's bucket stays free for
+``abandon_after_s`` is closed here the way a dealer would: the table is rebuilt from its log
+(the table log's repository, :mod:`poker.tablelog.repository`, that the dealer uses too: snapshot
++ events), the engine's ``CloseTable`` decides the
+events (void the hand, cash everyone out, close), and they are appended as one
+``TableEventBatch`` with the expected last position. That check fences a late dealer out: if he
+appended first, this append fails and nothing happens; if this one lands first, the dealer that
+comes back rebuilds a closed table. The refunds themselves are the ordinary path: the consumer
+applies the cash-outs and the close exactly once like any other dealer events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import nats.errors
+import nats.js.errors
+import structlog
+from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
+
+from poker.engine.table import CloseTable, TableRuleError, execute
+from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
+from poker.eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
+from poker.servicekit.background import BackgroundTask
+from poker.tablelog.repository import TableRepository, UntrustedRecord
+from poker.tablelog.seals import WALLET_CLOSE_PREFIX
+from poker.wallet.book import LedgerBook
+from poker.wallet.metrics import WalletMetrics
+
+_log = structlog.get_logger(__name__)
+
+REASON = "no dealer took the table back: closed by the wallet (RULES.md 6.6)"
+
+
+class DealerLeases:
+    """Read-only view of the dealer's table leases (never written or reconfigured here: the
+    bucket's TTL is the dealer's setting)."""
+
+    def __init__(self, js: JetStreamContext, bucket: str) -> None:
+        self._js = js
+        self._bucket = bucket
+        self._kv: KeyValue | None = None
+
+    async def is_owned(self, table_id: str) -> bool | None:
+        """Whether a dealer holds the table's lease; None when that cannot be told now."""
+        try:
+            if self._kv is None:
+                self._kv = await self._js.key_value(self._bucket)
+            entry = await self._kv.get(table_id)
+        except nats.js.errors.KeyNotFoundError:  # absent, expired or released
+            return False
+        except (TimeoutError, nats.js.errors.BucketNotFoundError, nats.errors.Error):
+            return None
+        return bool(entry.value)
+
+
+class DealerSnapshots:
+    """Read-only view of the dealer's table snapshots, for the reaper's rebuilds.
+
+    The wallet's NATS user may read the dealer's bucket but not write or create it: the bucket
+    is bound on the first load (a wallet may start before any dealer created it; without it
+    a table is rebuilt from its log alone), and :meth:`save` writes nothing (the dealer that
+    next loads the table snapshots it)."""
+
+    def __init__(self, js: JetStreamContext, bucket: str) -> None:
+        self._store = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
+        self._bound = False
+
+    async def load(self, key: str) -> Snapshot | None:
+        """See :meth:`poker.eventstore.snapshots.SnapshotStore.load`; None while there is no
+        bucket."""
+        if not self._bound:
+            if not await self._store.bind_bucket():
+                return None
+            self._bound = True
+        return await self._store.load(key)
+
+    async def save(self, key: str, position: int, data: bytes) -> bool:
+        """Never written by the wallet: returns False (not stored)."""
+        return False
+
+
+class Reaper:
+    """Scans the tables with money on them every ``interval_s``; see the module docstring."""
+
+    def __init__(
+        self,
+        book: LedgerBook,
+        repository: TableRepository,
+        leases: DealerLeases,
+        metrics: WalletMetrics,
+        *,
+        abandon_after_s: float,
+        interval_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._book = book
+        self._repository = repository
+        self._leases = leases
+        self._metrics = metrics
+        self._abandon_after_s = abandon_after_s
+        self._interval_s = interval_s
+        self._clock = clock
+        self._unowned_since: dict[str, float] = {}
+        self._task = BackgroundTask(self._run, name="wallet-reaper")
+
+    def start(self) -> None:
+        """Scan in the background until :meth:`stop`."""
+        self._task.start()
+
+    async def stop(self) -> None:
+        """Stop scanning."""
+        await self._task.stop()
+        self._unowned_since.clear()
+
+    def _tables_with_money(self) -> list[str]:
+        state = self._book.state
+        return [
+            table_id
+            for table_id, table in state.tables.items_iter()
+            if not table.closed and table.seated
+        ]
+
+    async def scan_once(self) -> list[str]:
+        """One pass; returns the tables closed."""
+        closed: list[str] = []
+        candidates = self._tables_with_money()
+        for gone in set(self._unowned_since) - set(candidates):
+            del self._unowned_since[gone]
+        for table_id in candidates:
+            owned = await self._leases.is_owned(table_id)
+            if owned is None or owned:
+                self._unowned_since.pop(table_id, None)
+                continue
+            since = self._unowned_since.setdefault(table_id, self._clock())
+            if self._clock() - since >= self._abandon_after_s and await self._close(table_id):
+                closed.append(table_id)
+        return closed
+
+    async def _close(self, table_id: str) -> bool:
+        """Append the table's close unless it is closed already or a dealer got there first."""
+        try:
+            loaded = await self._repository.load(table_id)
+        except UntrustedRecord as error:  # the consumer stalls it too; never close on forgeries
+            _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
+            return False
+        table = loaded.state
+        if table is None or table.closed:
+            return False
+        now = self._book.clock()
+        try:
+            after, events = execute(table, CloseTable(now, REASON))
+            await self._repository.append(
+                loaded, f"{WALLET_CLOSE_PREFIX}v{table.version}", events, after, now
+            )
+        except ConcurrencyConflict:
+            _log.info("reaper_fenced", table_id=table_id, note="a dealer wrote first")
+            self._unowned_since.pop(table_id, None)
+            return False
+        except (TableRuleError, StoreUnavailable) as error:
+            _log.warning("reaper_close_failed", table_id=table_id, error=str(error))
+            return False
+        self._unowned_since.pop(table_id, None)
+        self._metrics.tables_reaped.inc()
+        _log.warning("table_reaped", table_id=table_id, seq=after.version)
+        return True
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.scan_once()
+            except Exception:
+                _log.exception("reaper_scan_failed")
+            await asyncio.sleep(self._interval_s)
