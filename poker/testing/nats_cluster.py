@@ -202,6 +202,53 @@ class NatsCluster:
         assert info.cluster is not None, f"{stream} is not clustered"
         return str(info.cluster.leader or "")
 
+    def client_names(self, node: ClusterNode) -> list[str]:
+        """The names of the clients connected to ``node`` (the services name theirs
+        ``dealer-<owner>`` and ``wallet-<owner>``)."""
+        info = _monitor(node, "connz?limit=1024")
+        connections = [] if info is None else info.get("connections") or []
+        return [str(connection.get("name") or "") for connection in connections]
+
+    async def consumer_leader(self, nc: Client, stream: str, consumer: str) -> str:
+        """The server name of the leader of ``stream``'s durable ``consumer``."""
+        info = await nc.jetstream().consumer_info(stream, consumer)
+        assert info.cluster is not None, f"{stream}/{consumer} is not clustered"
+        return str(info.cluster.leader or "")
+
+    async def move_leaders_off(
+        self,
+        nc: Client,
+        node: ClusterNode,
+        streams: list[str],
+        consumers: list[tuple[str, str]] = (),  # type: ignore[assignment]
+        timeout_s: float = 30.0,
+    ) -> None:
+        """Make every one of ``streams`` and ``consumers`` (stream, durable) led by another node
+        than ``node`` (a leader step-down each, then waiting for the new leader): killing
+        ``node`` afterwards costs followers only, no election."""
+        groups: list[tuple[str, str]] = [(stream, "") for stream in streams] + list(consumers)
+        deadline = time.monotonic() + timeout_s
+        for stream, consumer in groups:
+            while True:
+                with contextlib.suppress(JetStreamError, asyncio.TimeoutError, AssertionError):
+                    leader = await (
+                        self.consumer_leader(nc, stream, consumer)
+                        if consumer
+                        else self.stream_leader(nc, stream)
+                    )
+                    if leader and leader != node.name:
+                        break
+                    if leader == node.name:
+                        subject = (
+                            f"$JS.API.CONSUMER.LEADER.STEPDOWN.{stream}.{consumer}"
+                            if consumer
+                            else f"$JS.API.STREAM.LEADER.STEPDOWN.{stream}"
+                        )
+                        await nc.request(subject, b"", timeout=5.0)
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{stream} {consumer} stayed led by {node.name}")
+                await asyncio.sleep(0.1)
+
     async def wait_stream_current(
         self, nc: Client, stream: str, replicas: int, timeout_s: float = 30.0
     ) -> None:
