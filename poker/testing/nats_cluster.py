@@ -36,12 +36,12 @@ from typing import Any, Final
 from nats.aio.client import Client
 from nats.js.errors import Error as JetStreamError
 
+from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_permissions import Namespace
 from poker.testing.dealer import register_nats_authority, unregister_nats_authority
 from poker.testing.nats_server import NatsServer, free_port
 
-#: The route user's name: only nodes of the cluster know its password; no client user opens a route.
-ROUTE_USER: Final = "route"
+#: The tests' cluster name (not the deployment's: a stray test node never joins a real one).
 CLUSTER_NAME: Final = "poker-test"
 
 
@@ -56,20 +56,10 @@ class ClusterNode(NatsServer):
         self.route_port = free_port()
 
     def _cluster_block(self) -> str:
-        routes = "\n".join(
-            f'    "nats-route://{ROUTE_USER}:{self.cluster.route_password}@127.0.0.1:{node.route_port}"'
-            for node in self.cluster.nodes
-            if node is not self
-        )
-        return (
-            f"server_name: {self.name}\n"
-            "cluster {\n"
-            f"  name: {CLUSTER_NAME}\n"
-            f"  listen: 127.0.0.1:{self.route_port}\n"
-            f'  authorization {{ user: {ROUTE_USER}, password: "{self.cluster.route_password}" }}\n'
-            f"  routes: [\n{routes}\n  ]\n"
-            "}\n"
-        )
+        routes = [f"127.0.0.1:{node.route_port}" for node in self.cluster.nodes]
+        listen = f"127.0.0.1:{self.route_port}"
+        block = render_cluster(routes, listen, self.cluster.route_password, name=CLUSTER_NAME)
+        return f"server_name: {self.name}\n" + block
 
     def authorize(self, namespace: Namespace) -> None:
         """Grant ``namespace`` on every node of the cluster (a grant on one node only would
