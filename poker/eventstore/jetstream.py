@@ -28,6 +28,7 @@ from poker.eventstore.api import (
     DuplicateAppend,
     Record,
     StoreUnavailable,
+    retry_while_unavailable,
     verify_headers,
     verify_key,
 )
@@ -67,7 +68,20 @@ class JetStreamEventStore:
         self.settings = settings or StreamSettings()
 
     async def ensure_stream(self) -> None:
-        """Create the stream, or check and repair its settings; history is never deleted."""
+        """Create the stream, or check and repair its settings; history is never deleted.
+        Retried while JetStream does not answer, up to :data:`START_BUDGET_S` (then
+        :class:`~poker.eventstore.api.StoreUnavailable`)."""
+        await retry_while_unavailable(self._ensure_stream_once)
+
+    async def _ensure_stream_once(self) -> None:
+        try:
+            await self._create_or_update_stream()
+        except _TRANSIENT as error:
+            raise StoreUnavailable(
+                f"opening stream {self.settings.stream!r} failed: {error!r}"
+            ) from error
+
+    async def _create_or_update_stream(self) -> None:
         config = api.StreamConfig(
             name=self.settings.stream,
             subjects=[f"{self.settings.subject_prefix}.>"],

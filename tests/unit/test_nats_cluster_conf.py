@@ -54,3 +54,19 @@ def test_nats_server_accepts_the_deployed_config(tmp_path: Path, clustered: bool
     checked = _check(tmp_path / "nats.conf")
     assert checked.returncode == 0, checked.stderr
     assert "is valid" in checked.stdout + checked.stderr
+
+
+def test_nats_server_accepts_a_node_of_make_cluster(tmp_path: Path) -> None:
+    from poker.tools.devcluster import node_config
+
+    (tmp_path / "deploy" / "nats").mkdir(parents=True)
+    shutil.copy(DEPLOY / "permissions.conf", tmp_path / "deploy" / "nats" / "permissions.conf")
+    home = tmp_path / "var" / "cluster"
+    home.mkdir(parents=True)
+    passwords = {user: f"{user}-password-long-enough" for user in ("dealer", "wallet", "admin")}
+    config = home / "n2.conf"
+    config.write_text(node_config(1, passwords, "route-password-long-enough"))
+    checked = _check(config)
+    assert checked.returncode == 0, checked.stderr
+    text = config.read_text()
+    assert "server_name: n2" in text and "sync_interval: always" in text
