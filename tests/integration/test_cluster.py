@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import grpc
 import nats
@@ -15,6 +16,7 @@ import pytest
 from nats.aio.client import Client as Nats
 
 from poker.dealer.wallet_client import GrpcWallet
+from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.servicekit.auth import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_cluster import ClusterNode, NatsCluster
@@ -189,3 +191,20 @@ async def _a_follower_node(room: ClusterRoom, cluster: NatsCluster) -> ClusterNo
         room.nc, victim, room.streams, [(settings.table_stream, settings.consumer_name)]
     )
     return victim
+
+
+async def test_a_stream_made_at_one_replica_is_scaled_at_the_next_start(
+    nats_cluster: NatsCluster,
+) -> None:
+    name = uuid.uuid4().hex[:8]
+    nc = await nats.connect(servers=nats_cluster.servers)
+    try:
+        js = nc.jetstream()
+        settings = StreamSettings(stream=f"SC_{name}", subject_prefix=f"sc{name}")
+        await JetStreamEventStore(js, settings).ensure_stream()
+        await JetStreamEventStore(js, replace(settings, replicas=REPLICAS)).ensure_stream()
+        await nats_cluster.wait_stream_current(nc, settings.stream, REPLICAS)
+        info = await js.stream_info(settings.stream)
+        assert info.config.num_replicas == REPLICAS
+    finally:
+        await nc.close()
