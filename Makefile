@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PROTOS := $(wildcard protos/pokerpb/*.proto)
 PROTO_STAMP := pokerpb/.generated-stamp
 
-.PHONY: all setup proto lint typecheck unit test bench run demo clean
+.PHONY: all setup proto lint typecheck unit test bench run cluster demo clean
 
 all: test
 
@@ -47,6 +47,11 @@ bench: setup
 # `.venv/bin/pokerctl create` and `.venv/bin/pokerctl bots <table id>` in another terminal.
 run: setup
 	$(PY) -m poker.tools.devrun
+
+# Production's shape on loopback: a 3-node JetStream cluster (R3, fsync before every ack), two
+# dealers and two wallets (one standing by), until Ctrl-C; it prints their addresses.
+cluster: setup
+	$(PY) -m poker.tools.devcluster
 
 # The evaluation demo of the engine.
 demo: setup

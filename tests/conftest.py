@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from poker.testing.nats_cluster import NatsCluster
 from poker.testing.nats_server import NatsServer
 
 
@@ -19,3 +20,15 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
+    """A 3-node JetStream cluster on free loopback ports (the single server's users and grants
+    on every node); a test that kills a node starts it again before it ends."""
+    cluster = NatsCluster(Path(tmp_path_factory.mktemp("cluster")))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -107,10 +107,15 @@ async def build_dealer(
     # The dealer owns the table log: it creates the stream and buckets (the wallet looks them up).
     store = JetStreamEventStore(js, table_log.stream_settings)
     await store.ensure_stream()
-    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=table_log.snapshot_bucket))
+    snapshots = JetStreamSnapshotStore(
+        js, SnapshotSettings(bucket=table_log.snapshot_bucket, replicas=table_log.replicas)
+    )
     await snapshots.ensure_bucket()
     leases = JetStreamLeaseStore(
-        js, LeaseSettings(bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s)
+        js,
+        LeaseSettings(
+            bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=table_log.replicas
+        ),
     )
     await leases.ensure_bucket()
 

@@ -25,6 +25,7 @@ from poker.servicekit.settings import (
     add_env_flags,
     add_log_keys_flag,
     add_token_secret_flags,
+    check_replicas,
     client_tls,
     default_owner_id,
     env_name,
@@ -73,6 +74,9 @@ class DealerSettings:
     subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
     snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
     lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
+    # Copies JetStream keeps of the table stream and both buckets, set when the dealer creates
+    # them: 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
+    replicas: int = DEFAULT_TABLE_LOG.replicas
     snapshot_every: int = 100
     # Command ids per table kept in a dict (the rest: 16 bytes each in the archive of hashes).
     recent_command_ids: int = 2048
@@ -112,7 +116,7 @@ class DealerSettings:
     def table_log(self) -> TableLogSettings:
         """The table log's names (the stream, its subjects, the snapshot and lease buckets)."""
         return TableLogSettings(
-            self.stream, self.subject_prefix, self.snapshot_bucket, self.lease_bucket
+            self.stream, self.subject_prefix, self.snapshot_bucket, self.lease_bucket, self.replicas
         )
 
 
@@ -126,6 +130,7 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "subject-prefix": ("subject_prefix", str),
     "snapshot-bucket": ("snapshot_bucket", str),
     "lease-bucket": ("lease_bucket", str),
+    "replicas": ("replicas", int),
     "snapshot-every": ("snapshot_every", int),
     "recent-command-ids": ("recent_command_ids", int),
     "lease-ttl": ("lease_ttl_s", float),
@@ -183,6 +188,7 @@ def load_settings(
         raise SystemExit("--recent-command-ids must be positive")
     if args.max_streams_per_caller < 1 or args.watch_backlog < 1:
         raise SystemExit("--max-streams-per-caller and --watch-backlog must be positive")
+    check_replicas(args.replicas)
     server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
     client_tls(args.wallet_tls_ca, args.wallet_tls_cert, args.wallet_tls_key, flag="--wallet-tls")
     given = {name: getattr(args, name) for name, _ in _FLAGS.values()}

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol, TypeVar
+
+T = TypeVar("T")
+
+#: How long a store's start-up call (creating or binding its stream or bucket) goes on retrying
+#: while JetStream does not answer: a cluster that has just (re)started answers for a stream
+#: only once it has elected the stream's leader.
+START_BUDGET_S: Final = 30.0
 
 _KEY = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
@@ -136,3 +145,20 @@ class EventStore(Protocol):
     async def last_position(self, key: str) -> int:
         """The position of ``key``'s last record, 0 for an empty log."""
         ...
+
+
+async def retry_while_unavailable(
+    action: Callable[[], Awaitable[T]], budget_s: float = START_BUDGET_S
+) -> T:
+    """``await action()``, again after a pause (0.1 s doubling to 1 s) for as long as it raises
+    :class:`StoreUnavailable` and ``budget_s`` lasts; then its last error."""
+    deadline = time.monotonic() + budget_s
+    delay = 0.1
+    while True:
+        try:
+            return await action()
+        except StoreUnavailable:
+            if time.monotonic() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(2 * delay, 1.0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import nats.errors
@@ -28,6 +28,7 @@ from poker.eventstore.api import (
     DuplicateAppend,
     Record,
     StoreUnavailable,
+    retry_while_unavailable,
     verify_headers,
     verify_key,
 )
@@ -67,7 +68,20 @@ class JetStreamEventStore:
         self.settings = settings or StreamSettings()
 
     async def ensure_stream(self) -> None:
-        """Create the stream, or check and repair its settings; history is never deleted."""
+        """Create the stream, or check and repair its settings; history is never deleted.
+        Retried while JetStream does not answer, up to :data:`START_BUDGET_S` (then
+        :class:`~poker.eventstore.api.StoreUnavailable`)."""
+        await retry_while_unavailable(self._ensure_stream_once)
+
+    async def _ensure_stream_once(self) -> None:
+        try:
+            await self._create_or_update_stream()
+        except _TRANSIENT as error:
+            raise StoreUnavailable(
+                f"opening stream {self.settings.stream!r} failed: {error!r}"
+            ) from error
+
+    async def _create_or_update_stream(self) -> None:
         config = api.StreamConfig(
             name=self.settings.stream,
             subjects=[f"{self.settings.subject_prefix}.>"],
@@ -216,13 +230,46 @@ class JetStreamEventStore:
         """See :meth:`poker.eventstore.api.EventStore.read_batches`; an ordered consumer from
         ``after + 1``.
 
-        The consumer's callback appends to a deque and wakes the reader, which takes everything
-        that arrived at once: no ``next_msg`` (a task, a uuid and a ``wait_for`` per message),
-        no queue futures, one resumption per batch instead of per record.
+        A consumer that stops delivering (on a cluster, a read's consumer may be placed on a node
+        that just died, before the others noticed) or cannot be created is replaced by a new one
+        from the last record yielded, so no record comes twice or goes missing; after
+        ``retry_budget_s`` without progress the read raises
+        :class:`~poker.eventstore.api.StoreUnavailable`.
         """
         end = await self.last_position(key)
-        if end <= after:
-            return
+        position = after
+        deadline = time.monotonic() + self.settings.retry_budget_s
+        while position < end:
+            reader = self._read_consumer(key, position, end)
+            try:
+                while True:
+                    try:
+                        batch = await anext(reader)
+                    except StopAsyncIteration:
+                        return
+                    except _TRANSIENT as error:
+                        if time.monotonic() > deadline:
+                            raise StoreUnavailable(
+                                f"reading {key!r} after {position} failed: {error!r}"
+                            ) from error
+                        break  # a new consumer from where this one stopped
+                    yield batch
+                    position = batch[-1].position
+                    deadline = time.monotonic() + self.settings.retry_budget_s
+            finally:
+                await reader.aclose()
+            await asyncio.sleep(0.05)
+
+    async def _read_consumer(
+        self, key: str, after: int, end: int
+    ) -> AsyncGenerator[list[Record], None]:
+        """The records ``after + 1`` .. ``end`` of ``key`` through one ordered consumer.
+
+        The consumer's callback appends to a deque and wakes the reader, which takes everything
+        that arrived at once: no ``next_msg`` (a task, a uuid and a ``wait_for`` per message),
+        no queue futures, one resumption per batch instead of per record. Nothing arriving for
+        twice the request timeout raises ``nats.errors.TimeoutError``.
+        """
         arrived: deque[Msg] = deque()
         wake = asyncio.Event()
 
@@ -247,7 +294,7 @@ class JetStreamEventStore:
             pending_bytes_limit=-1,
         )
         prefix = f"{key}:"
-        timeout = self.settings.retry_budget_s
+        timeout = 2 * self.settings.request_timeout_s
         try:
             while True:
                 if not arrived:

@@ -44,7 +44,12 @@ import structlog
 from nats.js import JetStreamContext, api
 from nats.js.kv import KeyValue
 
-from poker.eventstore.api import EventStoreError, StoreUnavailable, verify_key
+from poker.eventstore.api import (
+    EventStoreError,
+    StoreUnavailable,
+    retry_while_unavailable,
+    verify_key,
+)
 
 #: JetStream's error codes for a failed expected-last-subject-sequence check.
 _WRONG_LAST_SEQUENCE = (10071, 10164)
@@ -250,7 +255,11 @@ class JetStreamLeaseStore:
         return self.settings.ttl_s
 
     async def ensure_bucket(self) -> None:
-        """Bind to the bucket, creating it, or setting its TTL if it differs."""
+        """Bind to the bucket, creating it, or setting its TTL if it differs. Retried while
+        JetStream does not answer, up to :data:`~poker.eventstore.api.START_BUDGET_S`."""
+        await retry_while_unavailable(self._ensure_bucket_once)
+
+    async def _ensure_bucket_once(self) -> None:
         bucket = self.settings.bucket
         with _unavailable_on_transient(f"opening bucket {bucket!r}"):
             try:

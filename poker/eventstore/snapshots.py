@@ -34,7 +34,12 @@ import nats.js.errors
 from nats.js import JetStreamContext, api
 from nats.js.kv import KeyValue
 
-from poker.eventstore.api import EventStoreError, StoreUnavailable, verify_key
+from poker.eventstore.api import (
+    EventStoreError,
+    StoreUnavailable,
+    retry_while_unavailable,
+    verify_key,
+)
 
 #: Value layout: a format byte, the position as an unsigned 64-bit big-endian int, then the data.
 _HEADER = struct.Struct(">BQ")
@@ -192,7 +197,11 @@ class JetStreamSnapshotStore:
         self._kv: KeyValue | None = None
 
     async def ensure_bucket(self) -> None:
-        """Bind to the bucket, creating it if it does not exist yet."""
+        """Bind to the bucket, creating it if it does not exist yet. Retried while
+        JetStream does not answer, up to :data:`~poker.eventstore.api.START_BUDGET_S`."""
+        await retry_while_unavailable(self._ensure_bucket_once)
+
+    async def _ensure_bucket_once(self) -> None:
         with _unavailable_on_transient(f"opening bucket {self.settings.bucket!r}"):
             try:
                 self._kv = await self._js.key_value(self.settings.bucket)

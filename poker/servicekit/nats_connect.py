@@ -203,10 +203,20 @@ class ServiceNatsFields(Protocol):
     def nats_tls_key(self) -> str: ...
 
 
+def server_urls(nats_url: str) -> tuple[str, ...]:
+    """The servers of a ``--nats-url``: one URL, or several separated by commas (the nodes of a
+    cluster, so that the first connect does not depend on one node being up).
+
+    >>> server_urls("nats://a:4222, nats://b:4222")
+    ('nats://a:4222', 'nats://b:4222')
+    """
+    return tuple(url.strip() for url in nats_url.split(",") if url.strip())
+
+
 def service_nats_settings(service: ServiceNatsFields, name: str) -> NatsSettings:
     """The :class:`NatsSettings` of a service's settings, the client named ``name``."""
     return NatsSettings(
-        servers=(service.nats_url,),
+        servers=server_urls(service.nats_url),
         name=name,
         credentials=service.nats_credentials,
         tls_ca=service.nats_tls_ca,

@@ -48,6 +48,8 @@ COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
 }
 
 DEFAULT_NATS_URL: Final = "nats://127.0.0.1:4222"
+#: JetStream keeps at most 5 copies of a stream (an odd number: a quorum is a majority).
+MAX_REPLICAS: Final = 5
 DEFAULT_GRPC_HOST: Final = "127.0.0.1"
 DEFAULT_GRACE_S: Final = 5.0
 DEFAULT_LOG_LEVEL: Final = "info"
@@ -184,6 +186,16 @@ def require_log_keys(keyring: Keyring | None, service: str, prefix: str) -> Keyr
             "see docs/security/table-log.md"
         )
     return keyring
+
+
+def check_replicas(replicas: int, flag: str = "--replicas") -> int:
+    """``replicas`` if JetStream can keep that many copies (1 to :data:`MAX_REPLICAS`); else
+    exit with a sentence (3 on a 3-node cluster, 1 on one node)."""
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise SystemExit(
+            f"{flag} must be 1 to {MAX_REPLICAS} (1 on one nats-server, 3 on a 3-node cluster)"
+        )
+    return replicas
 
 
 def server_tls(cert: str, key: str, client_ca: str) -> ServerTls | None:

@@ -20,12 +20,16 @@ from poker.eventstore.jetstream import StreamSettings
 
 @dataclass(frozen=True, slots=True)
 class TableLogSettings:
-    """Where the tables live: the stream, its subjects, the snapshot and the lease buckets."""
+    """Where the tables live: the stream, its subjects, the snapshot and the lease buckets, and
+    how many copies JetStream keeps of each (``replicas``: 1 on one node, 3 on a 3-node cluster,
+    where an append is acknowledged once a quorum of them has it; applied when the dealer
+    creates them, see docs in deploy/README.md)."""
 
     stream: str = "POKER_TABLES"
     subject_prefix: str = "poker.table"
     snapshot_bucket: str = "POKER_SNAPSHOTS"
     lease_bucket: str = "POKER_LEASES"
+    replicas: int = 1
 
     def subject(self, table_id: str) -> str:
         """The subject of ``table_id``'s log."""
@@ -34,7 +38,9 @@ class TableLogSettings:
     @property
     def stream_settings(self) -> StreamSettings:
         """The event store's settings of the tables stream (its stream and subject prefix)."""
-        return StreamSettings(stream=self.stream, subject_prefix=self.subject_prefix)
+        return StreamSettings(
+            stream=self.stream, subject_prefix=self.subject_prefix, replicas=self.replicas
+        )
 
 
 #: The room's names, the defaults of both services' flags.

@@ -76,8 +76,11 @@ class NatsServer:
         *,
         tls: bool = False,
         verify_clients: bool = False,
+        sync_interval: str = "",
     ) -> None:
         self.store_dir = store_dir
+        # JetStream's fsync interval ("always": before every ack; "": the server's default, 2 m).
+        self.sync_interval = sync_interval
         self.port = port or free_port()
         self.monitor_port = free_port()
         self.config_dir = store_dir.with_name(store_dir.name + "-config")
@@ -187,12 +190,22 @@ class NatsServer:
             "}\n"
         )
 
+    def _jetstream_block(self) -> str:
+        sync = f", sync_interval: {self.sync_interval}" if self.sync_interval else ""
+        return f'jetstream {{ store_dir: "{self.store_dir}"{sync} }}\n'
+
+    def _cluster_block(self) -> str:
+        """The node's name and ``cluster`` block; none for a single server (see
+        :mod:`poker.testing.nats_cluster`)."""
+        return ""
+
     def _write_config(self) -> None:
         self.config_dir.mkdir(parents=True, exist_ok=True)
         text = (
             f"listen: 127.0.0.1:{self.port}\n"
             f"http: 127.0.0.1:{self.monitor_port}\n"
-            f'jetstream {{ store_dir: "{self.store_dir}" }}\n'
+            + self._jetstream_block()
+            + self._cluster_block()
             + self._tls_block()
             + render_permissions_conf(self.namespaces)
             + render_users(self.passwords)

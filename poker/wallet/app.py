@@ -176,14 +176,23 @@ async def build_wallet(
     seals = TableSeals(keyring, Writer.WALLET)
     nats = await connect_nats(service_nats_settings(settings, f"wallet-{settings.owner_id}"))
     js = nats.jetstream()
+    # The wallet's own stream and buckets, at --replicas copies (3 on a cluster: the journal is
+    # the money; an append is acknowledged once a quorum of the nodes has it).
+    replicas = settings.replicas
     journal_store = JetStreamEventStore(
-        js, StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix)
+        js,
+        StreamSettings(
+            stream=settings.stream, subject_prefix=settings.subject_prefix, replicas=replicas
+        ),
     )
     await journal_store.ensure_stream()
-    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=settings.snapshot_bucket))
+    snapshots = JetStreamSnapshotStore(
+        js, SnapshotSettings(bucket=settings.snapshot_bucket, replicas=replicas)
+    )
     await snapshots.ensure_bucket()
     leases = JetStreamLeaseStore(
-        js, LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s)
+        js,
+        LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=replicas),
     )
     await leases.ensure_bucket()
     # The dealer's side, never created or reconfigured here (the wallet's NATS user may not):

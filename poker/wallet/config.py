@@ -24,6 +24,7 @@ from poker.servicekit.settings import (
     add_env_flags,
     add_log_keys_flag,
     add_token_secret_flags,
+    check_replicas,
     default_owner_id,
     log_keyring,
     server_tls,
@@ -70,6 +71,9 @@ class WalletSettings:
     subject_prefix: str = "poker.wallet"
     snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS"
     lease_bucket: str = "POKER_WALLET_LEASES"
+    # Copies JetStream keeps of the wallet's stream and buckets, set when the wallet creates
+    # them: 1 on one nats-server, 3 on a 3-node cluster (a journal append is acked by a quorum).
+    replicas: int = 1
     lease_ttl_s: float = 10.0
     snapshot_every: int = 1000
     # The dealer's side: the table log's names (poker.tablelog.settings owns the defaults), only
@@ -132,6 +136,7 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "subject-prefix": ("subject_prefix", str),
     "snapshot-bucket": ("snapshot_bucket", str),
     "lease-bucket": ("lease_bucket", str),
+    "replicas": ("replicas", int),
     "lease-ttl": ("lease_ttl_s", float),
     "snapshot-every": ("snapshot_every", int),
     "table-stream": ("table_stream", str),
@@ -181,6 +186,7 @@ def load_settings(
         **given,
     )
     server_tls(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
+    check_replicas(settings.replicas)
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
