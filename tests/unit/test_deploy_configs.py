@@ -18,6 +18,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from poker.dealer.config import load_settings as dealer_settings
 from poker.dealer.metrics import DealerMetrics
+from poker.servicekit.jetstream_monitor import JetStreamMetrics
 from poker.servicekit.looplag import LoopLagMonitor
 from poker.servicekit.observability import GrpcMetrics
 from poker.wallet.config import load_settings as wallet_settings
@@ -48,6 +49,8 @@ def _registered() -> dict[str, frozenset[str]]:
         GrpcMetrics("wallet", registry),
         LoopLagMonitor("dealer", registry),
         LoopLagMonitor("wallet", registry),
+        JetStreamMetrics("dealer", registry),
+        JetStreamMetrics("wallet", registry),
     ]
     names: dict[str, frozenset[str]] = {}
     for holder in holders:
