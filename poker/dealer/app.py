@@ -26,6 +26,7 @@ from poker.eventstore.jetstream import JetStreamEventStore
 from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
+from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
 from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
 from poker.servicekit.observability import GrpcMetrics
 from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
@@ -50,12 +51,14 @@ class Dealer:
     ownership: LeaseOwnership
     scanner: TakeoverScanner
     repository: TableRepository
+    jetstream: JetStreamMonitor
 
     async def start(self) -> int:
         """Listen, take over the free tables, then report SERVING; returns the gRPC port."""
         port = await self.server.start()
         await self.scanner.scan_once()
         self.scanner.start()
+        self.jetstream.start()
         await self.server.set_serving()
         return port
 
@@ -65,6 +68,7 @@ class Dealer:
 
     async def crash(self) -> None:
         """Stop as a crash would, for tests: no lease released, NATS closed without draining."""
+        await self.jetstream.stop()
         await self.scanner.stop()
         await self.tables.close()
         await self.ownership.close(release=False)
@@ -176,9 +180,22 @@ async def build_dealer(
         await scanner.stop()
         await tables.close()
 
+    # The table log as JetStream reports it: the stream and both buckets (the dealer's user may
+    # look up exactly these).
+    jetstream = JetStreamMonitor(
+        js,
+        JetStreamMetrics("dealer", registry),
+        streams=(
+            table_log.stream,
+            f"KV_{table_log.snapshot_bucket}",
+            f"KV_{table_log.lease_bucket}",
+        ),
+        interval_s=settings.jetstream_poll_s,
+    )
     server.on_shutdown(drain)
+    server.on_shutdown(jetstream.stop)
     if isinstance(wallet_port, GrpcWallet):
         server.on_shutdown(wallet_port.close)
     server.on_shutdown(ownership.close)
     server.on_shutdown(stop_tables)
-    return Dealer(settings, nats, server, tables, ownership, scanner, repository)
+    return Dealer(settings, nats, server, tables, ownership, scanner, repository, jetstream)

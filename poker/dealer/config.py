@@ -20,6 +20,7 @@ from poker.servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
     DEFAULT_GRPC_HOST,
+    DEFAULT_JETSTREAM_POLL_S,
     DEFAULT_LOG_LEVEL,
     DEFAULT_NATS_URL,
     add_env_flags,
@@ -103,6 +104,8 @@ class DealerSettings:
     max_streams_per_caller: int = 8
     watch_backlog: int = 256
     grace_s: float = DEFAULT_GRACE_S
+    # Seconds between polls of the JetStream API for the jetstream_* gauges (0: off).
+    jetstream_poll_s: float = DEFAULT_JETSTREAM_POLL_S
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the lease value names it, and a holder recognises its own lease by it.
     owner_id: str = field(default_factory=default_owner_id)

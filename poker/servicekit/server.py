@@ -45,6 +45,11 @@ ShutdownHook = Callable[[], Awaitable[object]]
 #: The health service's name for the server as a whole.
 WHOLE_SERVER = ""
 
+#: A health name that is SERVING from the start of listening to the start of the stop, whether
+#: or not the server serves calls yet (a wallet standing by does not): what a liveness probe
+#: asks (Kubernetes ``grpc: {service: poker.process}``), while readiness asks the whole server.
+PROCESS_ALIVE = "poker.process"
+
 
 @dataclass(frozen=True, slots=True)
 class ServerSettings:
@@ -157,6 +162,7 @@ class GrpcServer:
         if port == 0:
             raise OSError(f"could not bind gRPC to {address}")
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.health.set(PROCESS_ALIVE, health_pb2.HealthCheckResponse.SERVING)
         await self._server.start()
         self.port = port
         _log.info(

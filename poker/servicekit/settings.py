@@ -45,6 +45,9 @@ COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
     "tls-cert": ("tls_cert", str),
     "tls-key": ("tls_key", str),
     "tls-client-ca": ("tls_client_ca", str),
+    # Seconds between two polls of the JetStream API for the jetstream_* gauges
+    # (poker.servicekit.jetstream_monitor); 0 turns the polling off.
+    "jetstream-poll-interval": ("jetstream_poll_s", float),
 }
 
 DEFAULT_NATS_URL: Final = "nats://127.0.0.1:4222"
@@ -53,6 +56,8 @@ MAX_REPLICAS: Final = 5
 DEFAULT_GRPC_HOST: Final = "127.0.0.1"
 DEFAULT_GRACE_S: Final = 5.0
 DEFAULT_LOG_LEVEL: Final = "info"
+#: Seconds between polls of the JetStream API: a fraction of the alerts' windows (minutes).
+DEFAULT_JETSTREAM_POLL_S: Final = 15.0
 
 
 def env_name(prefix: str, flag: str) -> str:

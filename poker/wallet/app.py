@@ -27,6 +27,7 @@ from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
+from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
 from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
 from poker.servicekit.observability import GrpcMetrics
 from poker.servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
@@ -101,6 +102,7 @@ class Wallet:
     reaper: Reaper
     leadership: Leadership
     metrics: WalletMetrics
+    jetstream: JetStreamMonitor
     _stopping: bool = field(default=False)
 
     async def start(self) -> int:
@@ -108,6 +110,8 @@ class Wallet:
         follows once this process leads (see :meth:`wait_leading`)."""
         port = await self.server.start()
         self.leadership.start()
+        # Leader and standby alike: the standby's view is there when the leader is gone.
+        self.jetstream.start()
         return port
 
     async def wait_leading(self, timeout_s: float | None = None) -> None:
@@ -143,6 +147,7 @@ class Wallet:
     async def crash(self) -> None:
         """Stop as a crash would, for tests: no lease released, NATS closed without draining."""
         self._stopping = True
+        await self.jetstream.stop()
         await self.leadership.stop(release=False)
         await self.server.stop()
         if not self.nats.is_closed:
@@ -293,8 +298,32 @@ async def build_wallet(
         on_deposed=deposed,
         poll_s=settings.standby_poll_s,
     )
+    # Its own stream and buckets, the table stream and its durable consumer, as JetStream
+    # reports them (the wallet's user may look up exactly these).
+    jetstream = JetStreamMonitor(
+        js,
+        JetStreamMetrics("wallet", registry),
+        streams=(
+            settings.stream,
+            f"KV_{settings.snapshot_bucket}",
+            f"KV_{settings.lease_bucket}",
+            table_log.stream,
+        ),
+        consumers=((table_log.stream, settings.consumer_name),),
+        interval_s=settings.jetstream_poll_s,
+    )
     wallet = Wallet(
-        settings, nats, server, book, applier, consumer, expiry, reaper, leadership, metrics
+        settings,
+        nats,
+        server,
+        book,
+        applier,
+        consumer,
+        expiry,
+        reaper,
+        leadership,
+        metrics,
+        jetstream,
     )
 
     # Hooks run last registered first: stop the workers and free the lease, then drain NATS.
@@ -302,5 +331,6 @@ async def build_wallet(
         await drain_nats(nats)
 
     server.on_shutdown(drain)
+    server.on_shutdown(jetstream.stop)
     server.on_shutdown(leadership.stop)
     return wallet

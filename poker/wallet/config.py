@@ -19,6 +19,7 @@ from poker.servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
     DEFAULT_GRPC_HOST,
+    DEFAULT_JETSTREAM_POLL_S,
     DEFAULT_LOG_LEVEL,
     DEFAULT_NATS_URL,
     add_env_flags,
@@ -101,6 +102,8 @@ class WalletSettings:
     tls_key: str = ""
     tls_client_ca: str = ""
     grace_s: float = DEFAULT_GRACE_S
+    # Seconds between polls of the JetStream API for the jetstream_* gauges (0: off).
+    jetstream_poll_s: float = DEFAULT_JETSTREAM_POLL_S
     log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the wallet lease names it (see poker.eventstore.leases).
     owner_id: str = field(default_factory=partial(default_owner_id, "wallet-"))

@@ -36,7 +36,7 @@ from poker.servicekit.observability import (
     configure_logging,
     start_metrics_server,
 )
-from poker.servicekit.server import GrpcServer, ServerSettings
+from poker.servicekit.server import PROCESS_ALIVE, GrpcServer, ServerSettings
 from poker.servicekit.status import INTERNAL_DETAILS, maps_errors
 from tests.integration.servicekit_app import SERVICE, build_server, method
 
@@ -223,6 +223,8 @@ async def test_health_goes_not_serving_then_serving_then_not_serving_on_stop(
             # Health is public: no token needed.
             assert await health_status(channel) == NOT_SERVING
             assert await health_status(channel, SERVICE) == NOT_SERVING
+            # Alive before serving (what a liveness probe asks; readiness asks the whole server).
+            assert await health_status(channel, PROCESS_ALIVE) == SERVING
             health_stub: Any = health_pb2_grpc.HealthStub(channel)
             watch = health_stub.Watch(
                 health_pb2.HealthCheckRequest(service=SERVICE), timeout=CALL_TIMEOUT_S

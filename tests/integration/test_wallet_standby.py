@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from typing import Any
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CollectorRegistry
 
 from poker.servicekit.auth import Role
+from poker.servicekit.server import PROCESS_ALIVE
 from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import eventually, wallet_settings
@@ -40,6 +43,12 @@ async def test_the_standby_takes_over_with_the_whole_ledger(nats_server: NatsSer
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await waiting.balance("ann")
             assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+            # Standing by is alive, not ready: the liveness probe's name answers SERVING.
+            health: Any = health_pb2_grpc.HealthStub(second)
+            alive = await health.Check(health_pb2.HealthCheckRequest(service=PROCESS_ALIVE))
+            ready = await health.Check(health_pb2.HealthCheckRequest(service=""))
+            assert alive.status == health_pb2.HealthCheckResponse.SERVING
+            assert ready.status == health_pb2.HealthCheckResponse.NOT_SERVING
 
             await leader.stop()  # releases the lease: the standby takes over at once
             await standby.wait_leading(timeout_s=10)

@@ -18,6 +18,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from poker.dealer.config import load_settings as dealer_settings
 from poker.dealer.metrics import DealerMetrics
+from poker.servicekit.jetstream_monitor import JetStreamMetrics
 from poker.servicekit.looplag import LoopLagMonitor
 from poker.servicekit.observability import GrpcMetrics
 from poker.wallet.config import load_settings as wallet_settings
@@ -48,6 +49,8 @@ def _registered() -> dict[str, frozenset[str]]:
         GrpcMetrics("wallet", registry),
         LoopLagMonitor("dealer", registry),
         LoopLagMonitor("wallet", registry),
+        JetStreamMetrics("dealer", registry),
+        JetStreamMetrics("wallet", registry),
     ]
     names: dict[str, frozenset[str]] = {}
     for holder in holders:
@@ -182,3 +185,23 @@ def test_prometheus_scrapes_the_default_metrics_ports() -> None:
         "wallet": {f"127.0.0.1:{wallet_port}"},
     }
     assert re.search(r"rule_files:\s*\n\s*-\s*alerts\.yml", text)
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=lambda path: path.stem)
+def test_dashboard_picks_its_prometheus_by_a_datasource_variable(path: Path) -> None:
+    dashboard = _dashboard(path)
+    variables = {variable["name"]: variable for variable in dashboard["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    users = [variable for variable in variables.values() if "datasource" in variable]
+    users += [panel for panel in _panels(dashboard) if panel.get("datasource")]
+    users += [target for panel in _panels(dashboard) for target in panel.get("targets", [])]
+    assert users
+    for user in users:
+        assert user["datasource"]["uid"] == "${datasource}", user.get("title", user.get("name"))
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=lambda path: path.stem)
+def test_dashboard_has_a_jetstream_row(path: Path) -> None:
+    exprs = _dashboard_exprs(path)
+    assert any(f"poker_{path.stem}_jetstream_" in expr for expr in exprs)

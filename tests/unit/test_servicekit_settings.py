@@ -56,7 +56,7 @@ def test_eager_flags_convert_the_environment_or_the_default() -> None:
     defaults |= dict.fromkeys(
         ("nats_credentials", "nats_tls_ca", "nats_tls_cert", "nats_tls_key"), ""
     )
-    defaults |= {"tls_cert": "", "tls_key": "", "tls_client_ca": ""}
+    defaults |= {"tls_cert": "", "tls_key": "", "tls_client_ca": "", "jetstream_poll_s": 15.0}
     add_env_flags(parser, COMMON_FLAGS, {"X_METRICS_PORT": "9"}, "X_", defaults)
     args = parser.parse_args([])
     assert (args.grpc_port, args.metrics_port, args.grace_s, args.owner_id) == (1, 9, 5.0, "")
@@ -123,3 +123,15 @@ def test_the_wallet_validates_its_money_limits_at_start_up() -> None:
     for argv in (["--max-transaction", "0"], ["--max-ledger-total", str(2**62 + 1)]):
         with pytest.raises(SystemExit, match="must satisfy"):
             wallet_settings(["--token-secret", SECRET, *argv], environ={})
+
+
+@pytest.mark.parametrize(
+    ("load", "prefix"), [(dealer_settings, "DEALER_"), (wallet_settings, "WALLET_")]
+)
+def test_both_services_poll_jetstream_every_15_s_unless_told(load: object, prefix: str) -> None:
+    secret = ["--token-secret", SECRET]
+    assert load(secret, environ={}).jetstream_poll_s == 15.0  # type: ignore[operator]
+    told = {f"{prefix}JETSTREAM_POLL_INTERVAL": "0"}
+    assert load(secret, environ=told).jetstream_poll_s == 0.0  # type: ignore[operator]
+    flagged = [*secret, "--jetstream-poll-interval", "2.5"]
+    assert load(flagged, environ={}).jetstream_poll_s == 2.5  # type: ignore[operator]
