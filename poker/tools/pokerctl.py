@@ -76,10 +76,8 @@ class Ctl:
 
     settings: Settings
     json: bool = False
-    out: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
-    err: Console = field(
-        default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True)
-    )
+    out: Console = field(default_factory=lambda: _console())
+    err: Console = field(default_factory=lambda: _console(stderr=True))
 
     def emit(self, data: Any, human: Callable[[], None]) -> None:
         """``data`` as one JSON line with ``--json``, else what ``human`` prints."""
@@ -95,6 +93,15 @@ class Ctl:
     def dealer(self, channel: grpc.aio.Channel, subject: str, role: Role) -> Client:
         """A Dealer client as ``subject``."""
         return Client(channel, self.keys(), subject, role)
+
+
+def _console(*, stderr: bool = False) -> Console:
+    """A console for people: the terminal's width, or wide when piped (a file, a pager, a test),
+    so that tables are not cut to 80 columns."""
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=200)
+    return console
 
 
 # --- the plumbing: connections, one-line errors, --json -----------------------------------------
