@@ -70,13 +70,22 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True, "max_co
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+def _console(*, stderr: bool = False) -> Console:
+    """A console for people: the terminal's width, or wide when piped (a file, a pager, a test),
+    so that tables are not cut to 80 columns."""
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=200)
+    return console
+
+
 @dataclass
 class Ctl:
     """One pokerctl run: its settings and where it prints."""
 
     settings: Settings
     json: bool = False
-    out: Console = field(default_factory=lambda: _console())
+    out: Console = field(default_factory=_console)
     err: Console = field(default_factory=lambda: _console(stderr=True))
 
     def emit(self, data: Any, human: Callable[[], None]) -> None:
@@ -93,15 +102,6 @@ class Ctl:
     def dealer(self, channel: grpc.aio.Channel, subject: str, role: Role) -> Client:
         """A Dealer client as ``subject``."""
         return Client(channel, self.keys(), subject, role)
-
-
-def _console(*, stderr: bool = False) -> Console:
-    """A console for people: the terminal's width, or wide when piped (a file, a pager, a test),
-    so that tables are not cut to 80 columns."""
-    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
-    if not console.is_terminal:
-        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=200)
-    return console
 
 
 # --- the plumbing: connections, one-line errors, --json -----------------------------------------
