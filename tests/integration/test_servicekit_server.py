@@ -310,9 +310,7 @@ async def test_the_request_line_names_the_caller_and_the_reason_of_a_failure(
         if len(requests) >= 2:
             break
         await asyncio.sleep(0.01)
-    assert all(
-        (line["caller"], line["caller_role"]) == ("player-7", "player") for line in requests
-    )
+    assert all((line["caller"], line["caller_role"]) == ("player-7", "player") for line in requests)
     assert "reason" not in requests[0]
     assert requests[1]["reason"] == "that is not your seat"
 
