@@ -95,6 +95,8 @@ class BotSession:
         self.bots: dict[int, Bot] = {}
         self.result = SessionResult(table_id)
         self._leaving = False
+        #: The stand-up in flight after an interrupt (kept so the task is not collected).
+        self.leaving: asyncio.Future[None] | None = None
         self._turns: set[asyncio.Task[None]] = set()
         self._hand_has_bots = False
 

@@ -491,12 +491,31 @@ async def bots(
         if fund:
             await fund_bots(new, buy_in, lambda name, amount: _fund(ctl, name, amount))
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, lambda: asyncio.ensure_future(session.leave()))
+        running = asyncio.current_task()
+        presses = 0
+
+        def interrupted() -> None:
+            # The first Ctrl-C (or SIGTERM) stands the bots up and lets them finish their hand;
+            # a second one stops at once (the bots still seated are named).
+            nonlocal presses
+            presses += 1
+            if presses == 1:
+                progress.problem("leaving: the bots stand up after their hand (Ctrl-C again: now)")
+                session.leaving = asyncio.ensure_future(session.leave())
+            elif running is not None:
+                running.cancel()
+
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, interrupted)
         try:
             with progress:
                 result = await session.run(view, buy_in)
+        except asyncio.CancelledError:
+            seated = ", ".join(b.name for b in session.bots.values() if b.seated) or "none"
+            raise CtlError(f"stopped at once; bots still seated: {seated}") from None
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            for number in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(number)
         summary = {
             "table_id": table,
             "hands": result.hands,

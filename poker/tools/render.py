@@ -264,7 +264,9 @@ def table_view(view: dpb.TableView) -> RenderableType:
         owes = [n for n, o in (("SB", seat.owes_small_blind), ("BB", seat.owes_big_blind)) if o]
         if owes:
             marks.append("owes " + "+".join(owes))
-        cards = " ".join(part for part in (_spaced(seat.cards), _spaced(seat.up_cards)) if part)
+        # ``cards`` are all the cards the caller may see (his own, a shown hand), up cards
+        # included; else only the up cards are public.
+        cards = _spaced(seat.cards) or _spaced(seat.up_cards)
         seats.add_row(
             str(seat.seat),
             seat.player_id + (" (you)" if seat.seat == view.your_seat else ""),
