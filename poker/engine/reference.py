@@ -19,11 +19,19 @@ import typing
 from collections.abc import Iterable
 from typing import Any
 
+from poker.engine import betting, games
 from poker.engine.betting import BettingRules, Stakes, Structure
 from poker.engine.evaluation import RANKING_NAMES
 from poker.engine.games import GAMES, DealerKind, ForcedBets, GameDefinition, Street
 from poker.engine.hand.rake import RakeSchedule
+from poker.engine.table import commands, decide, plan, rules, state
+from poker.engine.table import config as table_config
 from poker.engine.table.config import TableConfig, default_buy_ins, make_config
+
+#: The modules whose docstrings the decisions index reads (the table and the games: where the
+#: room's decisions are applied between hands and in the definitions).
+_DECISION_SOURCES = (games, betting, table_config, plan, rules, decide, commands, state)
+_DECISION = re.compile(r"\bA(\d{1,2})\b")
 
 _HEADER = """# Rules reference
 
@@ -48,6 +56,7 @@ def rules_markdown() -> str:
         _switches("Betting switches (`TableConfig.rules`)", BettingRules),
         _switches("Rake (`TableConfig.rake`, real-money tables)", RakeSchedule),
         _choices(),
+        _decisions(),
     ]
     return "\n".join(parts).rstrip("\n") + "\n"
 
@@ -248,3 +257,38 @@ def _choices() -> str:
         members = ", ".join(f"`{member.name.lower()}`" for member in choice)
         lines.append(f"- **{name}**: {members}. {_doc(choice, one_line=True)}")
     return "\n".join(lines) + "\n"
+
+
+def _decisions() -> str:
+    """Every decision of the room's rule book that the table's and the games' definitions cite,
+    with the sentence that applies it and where."""
+    cited: dict[int, list[str]] = {}
+    for module in _DECISION_SOURCES:
+        name = module.__name__.removeprefix("poker.engine.")
+        for where, doc in _docstrings(module, name):
+            for sentence in re.split(r"(?<=[.;])\s+", " ".join(doc.split())):
+                for number in sorted({int(n) for n in _DECISION.findall(sentence)}):
+                    entry = f"`{where}`: {sentence[:400]}"
+                    if entry not in cited.setdefault(number, []):
+                        cited[number].append(entry)
+    lines = [
+        "## Decisions cited by the definitions\n",
+        "Where the table's and the games' definitions apply a decision of the room's rule book "
+        "(from their docstrings).\n",
+    ]
+    for number in sorted(cited):
+        lines.append(f"- **A{number}**")
+        lines.extend(f"  - {entry}" for entry in cited[number])
+    return "\n".join(lines) + "\n"
+
+
+def _docstrings(module: Any, name: str) -> Iterable[tuple[str, str]]:
+    if module.__doc__:
+        yield name, module.__doc__
+    for member_name, member in sorted(vars(module).items()):
+        if member_name.startswith("_") or getattr(member, "__module__", None) != module.__name__:
+            continue
+        if not member.__doc__:
+            continue
+        if inspect.isclass(member) or inspect.isfunction(member):
+            yield f"{name}.{member_name}", member.__doc__

@@ -107,21 +107,28 @@ class Ctl:
 # --- the plumbing: connections, one-line errors, --json -----------------------------------------
 
 
-async def _ready(channel: grpc.aio.Channel, what: str, address: str, flag: str) -> None:
-    """Fail in a moment with one sentence when nothing answers at ``address``."""
+async def _ready(
+    channel: grpc.aio.Channel, what: str, address: str, flag: str, *, tls: bool = False
+) -> None:
+    """Fail in a moment with one sentence when nothing answers at ``address`` (or the TLS
+    handshake fails: a wrong CA, no client certificate for a server that requires one)."""
     try:
         await asyncio.wait_for(channel.channel_ready(), ctlconfig.CONNECT_TIMEOUT_S)
     except TimeoutError:
+        hint = (
+            " (over TLS: are --tls-ca, --tls-cert and --tls-key the ones it trusts?)" if tls else ""
+        )
         raise CtlError(
-            f"cannot reach the {what} at {address}: start it with `make run` in the checkout, "
-            f"or point pokerctl at it with {flag}"
+            f"cannot reach the {what} at {address}{hint}: start it with `make run` in the "
+            f"checkout, or point pokerctl at it with {flag}"
         ) from None
 
 
 async def _with_dealer(ctl: Ctl, body: Callable[[grpc.aio.Channel], Awaitable[None]]) -> None:
     address = ctl.settings.dealer
-    async with aio_channel(address, ctl.settings.tls()) as channel:
-        await _ready(channel, "dealer", address, "--dealer (POKER_DEALER)")
+    tls = ctl.settings.tls()
+    async with aio_channel(address, tls) as channel:
+        await _ready(channel, "dealer", address, "--dealer (POKER_DEALER)", tls=tls is not None)
         await body(channel)
 
 
@@ -131,8 +138,9 @@ async def _wallet_call(
     """One Wallet call as ``role``; waits a few seconds for a wallet still taking its lease."""
     token = issue_token(ctl.keys(), subject=subject, role=role)
     address = ctl.settings.wallet
-    async with aio_channel(address, ctl.settings.tls()) as channel:
-        await _ready(channel, "wallet", address, "--wallet (POKER_WALLET)")
+    tls = ctl.settings.tls()
+    async with aio_channel(address, tls) as channel:
+        await _ready(channel, "wallet", address, "--wallet (POKER_WALLET)", tls=tls is not None)
         rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
         deadline = asyncio.get_running_loop().time() + _WALLET_STANDBY_S
         while True:
