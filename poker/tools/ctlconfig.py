@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import grpc
 
-from poker.servicekit.auth import TokenKeys
+from poker.servicekit.auth import TokenKeyring, TokenKeys
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls
 
@@ -117,9 +117,11 @@ class Settings:
             text = path.read_text(encoding="ascii").strip()
             source = str(path)
         try:
-            return bytes.fromhex(text)
-        except ValueError:
-            raise CtlError(f"the token secret in {source} is not hex") from None
+            secret = bytes.fromhex(text)
+            TokenKeyring.single(secret)  # the services' own check: long enough
+        except ValueError as error:
+            raise CtlError(f"the token secret in {source} is not usable: {error}") from None
+        return secret
 
 
 def rpc_sentence(error: grpc.aio.AioRpcError) -> str:
