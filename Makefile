@@ -10,7 +10,22 @@ PROTO_STAMP := pokerpb/.generated-stamp
 
 all: test
 
+# A .venv whose python does not run, or is older than 3.11 (left by a set-up that failed with a
+# too-old Python, or by a Python since removed), is not trusted: its stamp goes, so the rule below
+# runs again and builds the .venv from scratch.
+VENV_PYTHON_OK := $(shell $(PY) -c 'import sys; print(sys.version_info >= (3, 11))' 2>/dev/null)
+ifneq ($(VENV_PYTHON_OK),True)
+$(shell rm -f $(STAMP))
+endif
+
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+		echo "make: this project needs Python 3.11 or newer; '$(PYTHON)' is" \
+			"$$($(PYTHON) -c 'import platform; print(platform.python_version())' 2>/dev/null || echo 'not a working Python')." \
+			"Install one and run e.g. 'make PYTHON=python3.12 $(MAKECMDGOALS)'."; exit 1; }
+	@if [ -e $(VENV) ] && [ "$(VENV_PYTHON_OK)" != True ]; then \
+		echo "make: $(VENV) has no working Python 3.11+ (a set-up that failed?): rebuilding it"; \
+		rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# compat mode puts the checkout on sys.path, so the generated pokerpb package is importable too.

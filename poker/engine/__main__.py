@@ -1,8 +1,10 @@
-"""Command line of the rules engine: ``python -m poker.engine {rank,demo,phh}``.
+"""Command line of the rules engine: ``python -m poker.engine {rank,demo,phh,rules}``.
 
 ``rank`` names the value of one hand under one ranking; ``demo`` deals a few random hands of each
 ranking and shows how they compare; ``phh replay FILE ...`` plays PHH hand histories through the
-hand machine (see :mod:`poker.engine.phh.cli`). Randomness lives here, at the edge, never in the
+hand machine (see :mod:`poker.engine.phh.cli`); ``rules --markdown [--output FILE]`` writes the
+rules reference from the engine's definitions (:mod:`poker.engine.reference`, ``docs/rules.md``).
+Randomness lives here, at the edge, never in the
 engine.
 """
 
@@ -12,10 +14,12 @@ import argparse
 import secrets
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from poker.engine.cards import DECK_32, Card, format_cards, parse_cards
 from poker.engine.evaluation import RANKING_NAMES, HandValue, get_ranking, rank_hand
 from poker.engine.phh.cli import replay_files
+from poker.engine.reference import rules_markdown
 
 # How many hole and board cards a demo deal gives under each ranking.
 _DEMO_SHAPES: dict[str, tuple[int, int]] = {
@@ -80,6 +84,15 @@ def _phh_replay_command(args: argparse.Namespace) -> int:
     return replay_files(args.files, sys.stdout)
 
 
+def _rules_command(args: argparse.Namespace) -> int:
+    text = rules_markdown()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the engine's command line; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m poker.engine", description=__doc__)
@@ -97,6 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     phh_replay = phh_commands.add_parser("replay", help="replay PHH files, one JSON line a hand")
     phh_replay.add_argument("files", nargs="+", metavar="FILE")
     phh_replay.set_defaults(handler=_phh_replay_command)
+    rules = commands.add_parser("rules", help="the rules reference from the engine's definitions")
+    rules.add_argument(
+        "--markdown", action="store_true", help="as Markdown (the only format; the default)"
+    )
+    rules.add_argument("--output", default="", help="write it to this file (default: stdout)")
+    rules.set_defaults(handler=_rules_command)
     args = parser.parse_args(argv)
     handler = args.handler
     return int(handler(args))

@@ -9,15 +9,43 @@ seen by the servicer and vanish with the call.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 
 #: ``scope(context, method)`` -> the async context manager one call runs in.
 RpcScope = Callable[[Any, str], AbstractAsyncContextManager[None]]
+
+
+@dataclass(slots=True)
+class CallInfo:
+    """What the scopes of one call share: its request message (the first one's iterator for a
+    client stream) and notes for its request log line (e.g. the caller, noted by the
+    authentication scope), so the log scope outside them can say who asked what."""
+
+    request: Any
+    notes: dict[str, object] = field(default_factory=dict)
+
+
+_CALL: ContextVar[CallInfo | None] = ContextVar("servicekit_call", default=None)
+
+
+def current_call() -> CallInfo | None:
+    """The call being served in this task, or None outside one."""
+    return _CALL.get()
+
+
+def note_call(**fields: object) -> None:
+    """Add ``fields`` to the current call's request log line (nothing outside a call)."""
+    call = _CALL.get()
+    if call is not None:
+        call.notes.update(fields)
 
 
 def wrap_handler(handler: Any, method: str, scope: RpcScope) -> Any:
@@ -49,8 +77,14 @@ def wrap_handler(handler: Any, method: str, scope: RpcScope) -> Any:
 
 def _around_call(behaviour: Any, method: str, scope: RpcScope) -> Any:
     async def call(request: Any, context: Any) -> Any:
-        async with scope(context, method):
-            return await behaviour(request, context)
+        # The outermost scope's wrapper opens the call's info; the inner ones share it.
+        token = _CALL.set(CallInfo(request)) if _CALL.get() is None else None
+        try:
+            async with scope(context, method):
+                return await behaviour(request, context)
+        finally:
+            if token is not None:
+                _CALL.reset(token)
         raise AssertionError("unreachable: a scope never swallows an exception")  # pragma: no cover
 
     return call
@@ -61,9 +95,16 @@ def _around_stream(behaviour: Any, method: str, scope: RpcScope) -> Any:
         return _around_call(behaviour, method, scope)  # the context.write() style
 
     async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-        async with scope(context, method):
-            async for response in behaviour(request, context):
-                yield response
+        token = _CALL.set(CallInfo(request)) if _CALL.get() is None else None
+        try:
+            async with scope(context, method):
+                async for response in behaviour(request, context):
+                    yield response
+        finally:
+            if token is not None:
+                # A stream the client dropped may be finished in another context.
+                with contextlib.suppress(ValueError):
+                    _CALL.reset(token)
 
     return stream
 

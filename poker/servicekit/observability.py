@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any, TextIO
 from wsgiref.simple_server import WSGIServer
@@ -33,12 +33,20 @@ import structlog
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from poker.servicekit.interceptors import ScopeInterceptor
+from poker.servicekit.interceptors import CallInfo, ScopeInterceptor, current_call
 
 _SERVICE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 #: Health probes arrive every few seconds: counted in metrics, logged at debug only.
 QUIET_SERVICES = ("grpc.health.v1.Health",)
+
+#: Reads that clients repeat (a table view after every move): their successful calls are logged
+#: at debug, like :data:`QUIET_OK_ENV`'s; failures at info as always.
+QUIET_OK_BY_DEFAULT = frozenset({"GetTable"})
+
+#: Request fields named on the request line when the request has them (which table, hand or
+#: player): identifiers only, never money or cards.
+REQUEST_ID_FIELDS = ("table_id", "hand_id", "player_id")
 
 #: Comma-separated gRPC methods (``/package.Service/Method`` or bare ``Method`` names) whose
 #: *successful* calls are logged at debug instead of info: a switch for very high request rates.
@@ -184,6 +192,21 @@ class _RequestLine:
 _REQUEST_LINE: ContextVar[_RequestLine | None] = ContextVar("servicekit_request_line", default=None)
 
 
+def open_request_line() -> tuple[_RequestLine, Token[_RequestLine | None]]:
+    """Open the current call's request line (what :func:`request_line_fields` adds to); close
+    it with :func:`close_request_line`, then log its fields."""
+    line = _RequestLine(asyncio.current_task(), {})
+    return line, _REQUEST_LINE.set(line)
+
+
+def close_request_line(line: _RequestLine, token: Token[_RequestLine | None]) -> dict[str, object]:
+    """Close ``line`` (tasks the call started see it closed); its fields."""
+    line.task = None
+    with suppress(ValueError):  # not in the call's own context: nothing to undo
+        _REQUEST_LINE.reset(token)
+    return line.fields
+
+
 def request_line_fields() -> dict[str, object] | None:
     """The fields the request line of the current call will carry (add to the dict: table_id,
     command_id, ...), so a handler can log its outcome on that one line instead of a line of its
@@ -288,6 +311,38 @@ def _matches(method: str, names: Collection[str]) -> bool:
     return method in names or method.rpartition("/")[2] in names
 
 
+def _line_fields(
+    fields: dict[str, object] | None, call: CallInfo | None, context: Any, code: str
+) -> dict[str, object]:
+    """The request line's fields: the handler's, the call's notes (the caller), the table and
+    hand the request names, and for a failure the reason (the status details)."""
+    merged: dict[str, object] = dict(call.notes) if call is not None else {}
+    request = call.request if call is not None else None
+    for name in REQUEST_ID_FIELDS:
+        value = getattr(request, name, "") if request is not None else ""
+        if value and isinstance(value, str):
+            merged[name] = value
+    if fields:
+        merged.update(fields)
+    if code != "OK":
+        details = _details(context)
+        if details:
+            merged["reason"] = details
+    return merged
+
+
+def _details(context: Any) -> str:
+    """The status details the call ended with ("" when unknown)."""
+    reader = getattr(context, "details", None)
+    try:
+        details = reader() if callable(reader) else ""
+    except Exception:  # a context that cannot say (a test double): no reason, not a failure
+        return ""
+    if isinstance(details, bytes):
+        details = details.decode("utf-8", "replace")
+    return str(details or "")[:300]
+
+
 class RequestObserver:
     """The per-request line and metrics of one service, with everything per method worked out
     once: whether it is quiet, and the metrics' label children."""
@@ -298,7 +353,7 @@ class RequestObserver:
         self._metrics = metrics
         self._fixed_logger = logger
         self._cached = CachedLogger("poker.servicekit.grpc")
-        self._quiet_ok = frozenset(quiet_ok)
+        self._quiet_ok = frozenset(quiet_ok) | QUIET_OK_BY_DEFAULT
         self._levels: dict[str, tuple[bool, bool]] = {}
 
     def finished(
@@ -308,9 +363,12 @@ class RequestObserver:
         error: BaseException | None,
         started: float,
         fields: dict[str, object] | None = None,
+        *,
+        call: CallInfo | None = None,
     ) -> None:
         """Record the call to ``method`` that started at ``started`` (perf_counter); ``fields``
-        ride on the log line."""
+        ride on the log line, with what ``call`` noted (the caller) and names (the table, the
+        hand), and the reason of a failure."""
         duration_s = time.perf_counter() - started
         code = _outcome_code(context, error)
         self._metrics.observe(method, code, duration_s)
@@ -320,6 +378,8 @@ class RequestObserver:
         log = self._fixed_logger if self._fixed_logger is not None else self._cached.get()
         quiet = levels[0] or (levels[1] and code == "OK")
         duration_ms = round(duration_s * 1e3, 3)
+        if call is not None or code != "OK":
+            fields = _line_fields(fields, call, context, code)
         if fields:
             (log.debug if quiet else log.info)(
                 "grpc_request", method=method, code=code, duration_ms=duration_ms, **fields
@@ -360,6 +420,7 @@ class ObservabilityInterceptor(ScopeInterceptor):
     @asynccontextmanager
     async def _observed(self, context: Any, method: str) -> AsyncIterator[None]:
         started = time.perf_counter()
+        call = current_call()
         error: BaseException | None = None
         # Only unary responses: a stream's messages log lines of their own.
         line = (
@@ -377,5 +438,10 @@ class ObservabilityInterceptor(ScopeInterceptor):
                 with suppress(ValueError):  # not in the call's own context: nothing to undo
                     _REQUEST_LINE.reset(token)  # type: ignore[arg-type]
             self.observer.finished(
-                context, method, error, started, line.fields if line is not None else None
+                context,
+                method,
+                error,
+                started,
+                line.fields if line is not None else None,
+                call=call,
             )

@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from typing import Any
 
 import grpc
 
 from poker.servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
 from poker.servicekit.decoding import guard_decoding
-from poker.servicekit.interceptors import wrap_handler
-from poker.servicekit.observability import GrpcMetrics, ObservabilityInterceptor
+from poker.servicekit.interceptors import CallInfo, RpcScope, note_call, wrap_handler
+from poker.servicekit.observability import (
+    GrpcMetrics,
+    ObservabilityInterceptor,
+    close_request_line,
+    open_request_line,
+)
 from poker.servicekit.status import ExtraFamilies, abort_with, error_scope
 
 _AbortError = grpc.aio.AbortError
@@ -92,7 +97,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         handler = wrap_handler(handler, method, self._error_scope)
         if authenticates:
             assert self._auth is not None
-            handler = wrap_handler(handler, method, self._auth._authenticated)
+            handler = wrap_handler(handler, method, _noting_caller(self._auth._authenticated))
         return wrap_handler(handler, method, self._observability._observed)
 
     def _unary(self, behaviour: Any, method: str, authenticates: bool) -> Any:
@@ -104,11 +109,15 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         async def call(request: Any, context: Any) -> Any:
             started = perf_counter()
             error: BaseException | None = None
+            line, line_token = open_request_line()
+            notes: dict[str, object] = {}
             try:
                 reset = None
                 if authenticates:
                     assert authenticate is not None
-                    reset = _principal.set(await authenticate(context, method))
+                    principal = await authenticate(context, method)
+                    notes = {"caller": principal.subject, "caller_role": principal.role.value}
+                    reset = _principal.set(principal)
                 try:
                     return await behaviour(request, context)
                 except Exception as raised:  # CancelledError is not an Exception
@@ -124,9 +133,24 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 error = raised
                 raise
             finally:
-                finished(context, method, error, started)
+                fields = close_request_line(line, line_token)
+                finished(context, method, error, started, fields, call=CallInfo(request, notes))
 
         return call
+
+
+def _noting_caller(scope: RpcScope) -> RpcScope:
+    """The authentication ``scope``, noting the caller it found for the request line."""
+
+    @contextlib.asynccontextmanager
+    async def noted(context: Any, method: str) -> AsyncIterator[None]:
+        async with scope(context, method):
+            principal = _principal.get()
+            if principal is not None:
+                note_call(caller=principal.subject, caller_role=principal.role.value)
+            yield
+
+    return noted
 
 
 class _WrappedGenericHandler(grpc.GenericRpcHandler):

@@ -35,9 +35,24 @@ from poker.eventstore.sealing import new_keyring, write_keyring
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NATS_ADDRESS = ("127.0.0.1", 4222)
+NATS_MONITORING = ("127.0.0.1", 8222)
 WALLET_ADDRESS = ("127.0.0.1", 50061)
+DEALER_ADDRESS = ("127.0.0.1", 50051)
+#: Every port `make run` listens on, with what listens there: all must be free before it starts,
+#: or it would print addresses that another program answers on (another nats-server, an older
+#: `make run`).
+PORTS: dict[tuple[str, int], str] = {
+    NATS_ADDRESS: "NATS",
+    NATS_MONITORING: "NATS monitoring",
+    WALLET_ADDRESS: "the wallet's gRPC",
+    ("127.0.0.1", 9465): "the wallet's metrics",
+    DEALER_ADDRESS: "the dealer's gRPC",
+    ("127.0.0.1", 9464): "the dealer's metrics",
+}
+#: How long one child may take to listen on its port.
+START_TIMEOUT_S = 30.0
 #: Funded at every start (idempotently): players to seat by hand, and the bots' bank.
 DEMO_ACCOUNTS = {"alice": 10_000, "bob": 10_000, "carol": 10_000, "dave": 10_000}
 
@@ -108,16 +123,52 @@ def _nats_config(credentials: dict[str, Path]) -> Path:
     return path
 
 
-def _wait_for_port(
-    address: tuple[str, int], process: subprocess.Popen[bytes], name: str = "nats-server"
+def port_taken(address: tuple[str, int]) -> bool:
+    """Whether something already listens on ``address`` (or it cannot be bound)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # Not SO_REUSEADDR: a port in use must fail the bind, as it would for the child.
+        try:
+            probe.bind(address)
+        except OSError:
+            return True
+    return False
+
+
+def check_ports_free(ports: dict[tuple[str, int], str] = PORTS) -> None:
+    """Exit with one sentence per taken port before anything starts."""
+    taken = [(address, what) for address, what in ports.items() if port_taken(address)]
+    if taken:
+        lines = [
+            f"make run: port {port} on {host} ({what}) is already in use"
+            for (host, port), what in taken
+        ]
+        lines.append(
+            "another nats-server or `make run` may be running: stop it (e.g. `lsof -i :PORT` "
+            "names it) and try again; nothing was started."
+        )
+        raise SystemExit("\n".join(lines))
+
+
+def wait_until_listening(
+    address: tuple[str, int],
+    process: subprocess.Popen[bytes],
+    name: str,
+    timeout_s: float = START_TIMEOUT_S,
 ) -> None:
-    for _ in range(400):
+    """Return once ``process`` is alive and ``address`` accepts connections; exit with a
+    sentence if the process dies first (e.g. "address already in use") or never listens."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"{name} exited with code {process.returncode}")
+            raise SystemExit(
+                f"make run: {name} exited with code {process.returncode} before listening on "
+                f"{address[0]}:{address[1]} (its reason is printed above)"
+            )
         with contextlib.suppress(OSError), socket.create_connection(address, timeout=0.2):
-            return
+            if process.poll() is None:  # still ours: the port was free when we started
+                return
         time.sleep(0.05)
-    raise SystemExit(f"{name} did not start listening")
+    raise SystemExit(f"make run: {name} did not listen on {address[0]}:{address[1]} in time")
 
 
 def _seed_accounts(secret: Path) -> None:
@@ -156,6 +207,7 @@ def _stop(process: subprocess.Popen[bytes], name: str) -> None:
 
 def main() -> None:
     """Run NATS, the wallet and the dealer until interrupted."""
+    check_ports_free()
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
     log_keys = _log_keys_file()
@@ -170,7 +222,7 @@ def main() -> None:
     dealer: subprocess.Popen[bytes] | None = None
     wallet: subprocess.Popen[bytes] | None = None
     try:
-        _wait_for_port(NATS_ADDRESS, nats)
+        wait_until_listening(NATS_ADDRESS, nats, "nats-server")
         print(
             "nats-server  nats://127.0.0.1:4222  (monitoring http://127.0.0.1:8222; users and "
             "passwords in var/nats-credentials/)",
@@ -191,7 +243,7 @@ def main() -> None:
             cwd=ROOT,
             start_new_session=True,
         )
-        _wait_for_port(WALLET_ADDRESS, wallet, "the wallet")
+        wait_until_listening(WALLET_ADDRESS, wallet, "the wallet")
         address = f"{WALLET_ADDRESS[0]}:{WALLET_ADDRESS[1]}"
         print(f"wallet       grpc {address}, metrics http://127.0.0.1:9465/metrics", flush=True)
         dealer = subprocess.Popen(
@@ -211,6 +263,7 @@ def main() -> None:
             cwd=ROOT,
             start_new_session=True,
         )
+        wait_until_listening(DEALER_ADDRESS, dealer, "the dealer")
         _seed_accounts(secret)
         print(
             "dealer       grpc 127.0.0.1:50051, metrics http://127.0.0.1:9464/metrics\n"
@@ -225,6 +278,13 @@ def main() -> None:
         while all(process.poll() is None for process in processes):
             if signal.sigtimedwait({signal.SIGINT, signal.SIGTERM}, 1.0) is not None:
                 break
+        for process, name in (
+            (dealer, "the dealer"),
+            (wallet, "the wallet"),
+            (nats, "nats-server"),
+        ):
+            if process.poll() is not None:
+                print(f"make run: {name} exited with code {process.returncode}", file=sys.stderr)
     except KeyboardInterrupt:
         pass
     finally:

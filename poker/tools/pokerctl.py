@@ -1,253 +1,620 @@
-"""``pokerctl``: a command-line client of the dealer, with bot players, for newcomers and demos.
+"""``pokerctl``: the command line of the dealer and the wallet, with bot players.
 
     pokerctl create --game holdem --blinds 1/2          # prints the new table id
-    pokerctl bots <table> --count 3 --hands 5           # seats bots and plays 5 hands
-    pokerctl watch <table>                              # the table's events as a spectator
+    pokerctl bots <table> --count 3 --hands 5           # seats bots, plays 5 hands, they leave
+    pokerctl watch <table>                              # the table's hands as they are played
     pokerctl show <table> [--as bot-1]                  # the table (bot-1's cards with --as)
     pokerctl history <hand id>                          # a finished hand in PHH
     pokerctl tables | close <table> | token <subject>
-
     pokerctl deposit alice 5000 [--key K] | withdraw alice 100 --key K   # the wallet
     pokerctl balance alice | transactions alice | escrow <table> | rake | audit
 
-Tokens are signed with the services' keys: the current key of a keyring file (``--token-keys``
-or ``POKER_TOKEN_KEYS``), else the one secret of ``--secret-file`` (default ``var/token-secret``,
-written by ``make run``) or ``POKER_TOKEN_SECRET`` in hex: a local-development convenience, the
-way a real client would get its token from a login service. Deposits and withdrawals (the bots'
-funding included) go with a cashier token, as the payments service's would; ``pokerctl token
-SUBJECT --role cashier`` prints one.
+Every command takes ``--json`` (one JSON object, or one per line for ``watch`` and ``bots``).
 
-TLS: ``--tls-ca`` (``POKER_TLS_CA``) trusts the CA that signed the dealer's and the wallet's
-certificates; ``--tls-cert``/``--tls-key`` (``POKER_TLS_CERT``/``POKER_TLS_KEY``) present a client
-certificate to servers that require mutual TLS. None set: plaintext (the loopback ``make run``).
+Where things are (flag, else environment variable, else the config file, else the default; see
+:mod:`poker.tools.ctlconfig`): the dealer ``--dealer``/``POKER_DEALER``, the wallet
+``--wallet``/``POKER_WALLET``, the token keys (``--token-keys``/``POKER_TOKEN_KEYS``, a keyring
+file; else ``POKER_TOKEN_SECRET`` in hex; else ``--secret-file``/``POKER_SECRET_FILE``; else
+``var/token-secret`` of ``--home``/``POKER_HOME``, of the nearest folder up from here that has
+one, or of the checkout pokerctl runs from - what ``make run`` writes), and TLS
+(``--tls-ca/--tls-cert/--tls-key``, ``POKER_TLS_*``; none: plaintext, the loopback ``make run``).
+Deposits and withdrawals (the bots' funding included) go with a cashier token, as the payments
+service's would; ``pokerctl token SUBJECT --role cashier`` prints one.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
-import secrets
+import json
+import signal
 import sys
 import uuid
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from functools import partial, wraps
+from typing import Any, TypeVar
 
+import click
 import grpc
-from google.protobuf import text_format
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
 
 from poker.engine.games import GAMES, ForcedBets
 from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
-from poker.servicekit.settings import client_tls, load_token_keys
-from poker.servicekit.tls import ClientTls, aio_channel
-from poker.tools.bot import play_turn
+from poker.servicekit.tls import aio_channel
+from poker.tools import ctlconfig
+from poker.tools.botrun import BotSession, fund_bots
 from poker.tools.client import Client
+from poker.tools.ctlconfig import CtlError, Settings
+from poker.tools.render import (
+    STRUCTURES,
+    Narrator,
+    as_json,
+    game_name,
+    local_time,
+    stakes_text,
+    structure_name,
+    table_view,
+)
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 
-_STRUCTURES = {
-    "no-limit": pb.NO_LIMIT,
-    "pot-limit": pb.POT_LIMIT,
-    "half-pot-limit": pb.HALF_POT_LIMIT,
-    "fixed-limit": pb.FIXED_LIMIT,
-}
-_MAX_BOT_TURNS = 100_000
-_WALLET_RETRIES = 40  # the wallet may still be taking its lease right after `make run` starts
+#: How long the wallet may answer UNAVAILABLE (a standby taking the lease right after
+#: `make run` starts) before pokerctl gives up.
+_WALLET_STANDBY_S = 5.0
+_CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True, "max_content_width": 100}
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _secret(args: argparse.Namespace) -> TokenKeys:
-    if args.token_keys:
-        return load_token_keys(args.token_keys)
-    text = os.environ.get("POKER_TOKEN_SECRET", "")
-    if not text:
-        path = Path(args.secret_file)
-        if not path.exists():
-            raise SystemExit(f"no token secret: start the dealer with `make run` ({path})")
-        text = path.read_text(encoding="ascii").strip()
-    return bytes.fromhex(text)
+def _console(*, stderr: bool = False) -> Console:
+    """A console for people: the terminal's width, or wide when piped (a file, a pager, a test),
+    so that tables are not cut to 80 columns."""
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=200)
+    return console
 
 
-def _tls(args: argparse.Namespace) -> ClientTls | None:
-    """TLS settings of ``--tls-ca/--tls-cert/--tls-key``; None (plaintext) when none is set."""
-    return client_tls(args.tls_ca, args.tls_cert, args.tls_key, flag="--tls")
+@dataclass
+class Ctl:
+    """One pokerctl run: its settings and where it prints."""
+
+    settings: Settings
+    json: bool = False
+    out: Console = field(default_factory=_console)
+    err: Console = field(default_factory=lambda: _console(stderr=True))
+
+    def emit(self, data: Any, human: Callable[[], None]) -> None:
+        """``data`` as one JSON line with ``--json``, else what ``human`` prints."""
+        if self.json:
+            print(json.dumps(data, sort_keys=True), flush=True)
+        else:
+            human()
+
+    def keys(self) -> TokenKeys:
+        """The token keys (read on first use: ``token`` and the others need them, help does not)."""
+        return self.settings.signing_keys()
+
+    def dealer(self, channel: grpc.aio.Channel, subject: str, role: Role) -> Client:
+        """A Dealer client as ``subject``."""
+        return Client(channel, self.keys(), subject, role)
 
 
-def _client(
-    channel: grpc.aio.Channel, args: argparse.Namespace, subject: str, role: Role
-) -> Client:
-    return Client(channel, _secret(args), subject, role)
+# --- the plumbing: connections, one-line errors, --json -----------------------------------------
 
 
-def _cid() -> str:
-    return uuid.uuid4().hex
+async def _ready(
+    channel: grpc.aio.Channel, what: str, address: str, flag: str, *, tls: bool = False
+) -> None:
+    """Fail in a moment with one sentence when nothing answers at ``address`` (or the TLS
+    handshake fails: a wrong CA, no client certificate for a server that requires one)."""
+    try:
+        await asyncio.wait_for(channel.channel_ready(), ctlconfig.CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        hint = (
+            " (over TLS: are --tls-ca, --tls-cert and --tls-key the ones it trusts?)" if tls else ""
+        )
+        raise CtlError(
+            f"cannot reach the {what} at {address}{hint}: start it with `make run` in the "
+            f"checkout, or point pokerctl at it with {flag}"
+        ) from None
 
 
-def _line(event: pb.TableEvent) -> str:
-    body = event.WhichOneof("body") or "?"
-    fields = text_format.MessageToString(getattr(event, body), as_one_line=True)
-    hand = f" [{event.hand_id}]" if event.hand_id else ""
-    return f"#{event.version}{hand} {body} {fields}"
+async def _with_dealer(ctl: Ctl, body: Callable[[grpc.aio.Channel], Awaitable[None]]) -> None:
+    address = ctl.settings.dealer
+    tls = ctl.settings.tls()
+    async with aio_channel(address, tls) as channel:
+        await _ready(channel, "dealer", address, "--dealer (POKER_DEALER)", tls=tls is not None)
+        await body(channel)
 
 
-async def _create(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    operator = _client(channel, args, "operator", Role.OPERATOR)
-    reply = await operator.call(
-        "CreateTable",
-        dpb.CreateTableRequest(
-            command_id=_cid(),
-            table_id=args.table_id,
-            game=args.game,
-            structure=_STRUCTURES[args.structure],
-            stakes=_stakes(args),
-            play_money=not args.real_money,
-            action_timer_ms=args.timer_ms,
-            pause_between_hands_ms=args.pause_ms,
-        ),
-    )
-    print(reply.table_id)
+async def _wallet_call(
+    ctl: Ctl, method: str, request: Any, subject: str = "operator", role: Role = Role.OPERATOR
+) -> Any:
+    """One Wallet call as ``role``; waits a few seconds for a wallet still taking its lease."""
+    token = issue_token(ctl.keys(), subject=subject, role=role)
+    address = ctl.settings.wallet
+    tls = ctl.settings.tls()
+    async with aio_channel(address, tls) as channel:
+        await _ready(channel, "wallet", address, "--wallet (POKER_WALLET)", tls=tls is not None)
+        rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
+        deadline = asyncio.get_running_loop().time() + _WALLET_STANDBY_S
+        while True:
+            try:
+                return await rpc(request, metadata=bearer_metadata(token), timeout=5)
+            except grpc.aio.AioRpcError as error:
+                late = asyncio.get_running_loop().time() > deadline
+                if error.code() != grpc.StatusCode.UNAVAILABLE or late:
+                    raise
+                await asyncio.sleep(0.25)
 
 
-def _stakes(args: argparse.Namespace) -> pb.Stakes:
+def _json_option(function: _F) -> _F:
+    return click.option(
+        "--json", "as_json_", is_flag=True, help="Print JSON for scripts instead of text."
+    )(function)
+
+
+def _run(function: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """A click command body that runs ``function(ctl, **params)`` in an event loop."""
+
+    @wraps(function)
+    def command(as_json_: bool = False, **params: Any) -> None:
+        ctl: Ctl = click.get_current_context().find_object(Ctl)  # type: ignore[assignment]
+        ctl.json = as_json_
+        asyncio.run(function(ctl, **params))
+
+    return command
+
+
+class _Pair(click.ParamType):  # type: ignore[type-arg]
+    """``SMALL/BIG``: two whole amounts (blinds, fixed-limit bets)."""
+
+    name = "SMALL/BIG"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        small, slash, big = str(value).partition("/")
+        if not slash or not small.strip().isdigit() or not big.strip().isdigit():
+            self.fail(f"{value!r} is not two whole amounts like 1/2", param, ctx)
+        return int(small), int(big)
+
+
+_PAIR = _Pair()
+_GAME_HELP = "The game: " + ", ".join(f"{key} ({game.name})" for key, game in GAMES.items())
+
+
+# --- the commands ---------------------------------------------------------------------------
+
+
+@click.group(
+    context_settings=_CONTEXT,
+    help="The command line of the dealer and the wallet, with bot players. "
+    "`pokerctl COMMAND --help` says more; every command takes --json.",
+)
+@click.option(
+    "--dealer",
+    "--address",
+    envvar="POKER_DEALER",
+    default=ctlconfig.DEFAULT_DEALER,
+    help="The dealer's gRPC address (env POKER_DEALER).",
+)
+@click.option(
+    "--wallet",
+    envvar="POKER_WALLET",
+    default=ctlconfig.DEFAULT_WALLET,
+    help="The wallet's gRPC address (env POKER_WALLET).",
+)
+@click.option(
+    "--home",
+    envvar="POKER_HOME",
+    default="",
+    show_default=False,
+    help="The checkout whose var/token-secret `make run` wrote (env POKER_HOME; default: the "
+    "nearest folder up from here with one, else pokerctl's own checkout).",
+)
+@click.option(
+    "--secret-file",
+    envvar="POKER_SECRET_FILE",
+    default="",
+    show_default=False,
+    help="The local token secret (env POKER_SECRET_FILE; default: <home>/var/token-secret).",
+)
+@click.option(
+    "--token-keys",
+    envvar="POKER_TOKEN_KEYS",
+    default="",
+    show_default=False,
+    help="A token keyring file (JSON) whose current key signs; wins over the secret.",
+)
+@click.option(
+    "--tls-ca",
+    envvar="POKER_TLS_CA",
+    default="",
+    show_default=False,
+    help="CA (PEM) of the servers.",
+)
+@click.option(
+    "--tls-cert",
+    envvar="POKER_TLS_CERT",
+    default="",
+    show_default=False,
+    help="Client certificate (PEM).",
+)
+@click.option(
+    "--tls-key",
+    envvar="POKER_TLS_KEY",
+    default="",
+    show_default=False,
+    help="Its private key (PEM).",
+)
+@click.pass_context
+def cli(ctx: click.Context, /, **options: str) -> None:
+    """The pokerctl group: its options say where the services and the keys are."""
+    ctx.obj = Ctl(Settings(**options))
+
+
+@cli.command()
+@click.option(
+    "--game", type=click.Choice(sorted(GAMES)), metavar="GAME", default="holdem", help=_GAME_HELP
+)
+@click.option(
+    "--structure", type=click.Choice(sorted(STRUCTURES)), default="no-limit", help="Betting."
+)
+@click.option("--blinds", type=_PAIR, default=None, help="Button games' blinds [default: 1/2].")
+@click.option("--ante", type=click.IntRange(0), default=None, help="[default: 1 in stud, else 0]")
+@click.option("--bring-in", type=click.IntRange(0), default=0, help="Stud; 0: twice the ante.")
+@click.option("--bets", type=_PAIR, default=None, help="Fixed-limit small/big bets.")
+@click.option(
+    "--table-id",
+    default="",
+    show_default=False,
+    help="The table's id (default: the dealer picks one).",
+)
+@click.option("--timer-ms", type=click.IntRange(1), default=15_000, help="Time to act, in ms.")
+@click.option("--pause-ms", type=click.IntRange(1), default=2_000, help="Pause between hands.")
+@click.option("--real-money", is_flag=True, help="Real money (raked) instead of play money.")
+@_json_option
+@_run
+async def create(ctl: Ctl, **args: Any) -> None:
+    """Open a table; prints its id."""
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        reply = await ctl.dealer(channel, "operator", Role.OPERATOR).call(
+            "CreateTable",
+            dpb.CreateTableRequest(
+                command_id=_cid(),
+                table_id=args["table_id"],
+                game=args["game"],
+                structure=STRUCTURES[args["structure"]],
+                stakes=_stakes(args),
+                play_money=not args["real_money"],
+                action_timer_ms=args["timer_ms"],
+                pause_between_hands_ms=args["pause_ms"],
+            ),
+        )
+        ctl.emit(
+            {"table_id": reply.table_id, "version": reply.version},
+            lambda: print(reply.table_id),
+        )
+
+    await _with_dealer(ctl, body)
+
+
+def _stakes(args: dict[str, Any]) -> pb.Stakes:
     """The stakes ``create`` asks for: blinds for the button games, an ante (and the room's
     bring-in, twice the ante, unless given) for the stud-type games; fixed limit's bets default
     to the big blind (or twice the bring-in) and twice that."""
-    stud = args.game in GAMES and GAMES[args.game].forced_bets is ForcedBets.ANTE_BRING_IN
-    blinds = args.blinds or ("" if stud else "1/2")
-    small, _, big = blinds.partition("/")
-    ante = args.ante if args.ante is not None else (1 if stud else 0)
-    stakes = pb.Stakes(
-        small_blind=int(small or 0), big_blind=int(big or 0), ante=ante, bring_in=args.bring_in
-    )
-    if args.bets:
-        small_bet, _, big_bet = args.bets.partition("/")
-        stakes.small_bet, stakes.big_bet = int(small_bet), int(big_bet)
-    elif args.structure == "fixed-limit":
-        stakes.small_bet = stakes.big_blind or 2 * (args.bring_in or 2 * ante)
+    stud = GAMES[args["game"]].forced_bets is ForcedBets.ANTE_BRING_IN
+    small, big = args["blinds"] or ((0, 0) if stud else (1, 2))
+    ante = args["ante"] if args["ante"] is not None else (1 if stud else 0)
+    stakes = pb.Stakes(small_blind=small, big_blind=big, ante=ante, bring_in=args["bring_in"])
+    if args["bets"]:
+        stakes.small_bet, stakes.big_bet = args["bets"]
+    elif args["structure"] == "fixed-limit":
+        stakes.small_bet = stakes.big_blind or 2 * (args["bring_in"] or 2 * ante)
         stakes.big_bet = 2 * stakes.small_bet
     return stakes
 
 
-async def _tables(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    reply = await _client(channel, args, "operator", Role.OPERATOR).call(
-        "ListTables", dpb.ListTablesRequest()
-    )
-    for table in reply.tables:
-        state = "closed" if table.closed else ("playing" if table.hand_running else "waiting")
-        stakes = table.stakes
-        forced = (
-            f"{stakes.small_blind}/{stakes.big_blind}"
-            if stakes.big_blind
-            else f"ante {stakes.ante} bring-in {stakes.bring_in}"
+@cli.command()
+@_json_option
+@_run
+async def tables(ctl: Ctl) -> None:
+    """List the tables: game, stakes, seats, money and state."""
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        operator = ctl.dealer(channel, "operator", Role.OPERATOR)
+        reply = await operator.call("ListTables", dpb.ListTablesRequest())
+        views = await asyncio.gather(*(operator.table(t.table_id) for t in reply.tables))
+        rows = [
+            {
+                **as_json(summary),
+                "real_money": view.config.real_money,
+                "chips": sum(seat.stack for seat in view.seats),
+                "hands_started": view.hands_started,
+            }
+            for summary, view in zip(reply.tables, views, strict=True)
+        ]
+        ctl.emit({"tables": rows}, lambda: _print_tables(ctl, reply.tables, views))
+
+    await _with_dealer(ctl, body)
+
+
+def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableView]) -> None:
+    if not summaries:
+        ctl.out.print("no tables yet: `pokerctl create` opens one")
+        return
+    grid = Table(header_style="bold", show_edge=False)
+    for column in ("table", "game", "structure", "stakes", "seats", "money", "chips", "hands"):
+        grid.add_column(column)
+    grid.add_column("state")
+    for summary, view in zip(summaries, views, strict=True):
+        state = "closed" if summary.closed else ("playing" if summary.hand_running else "waiting")
+        grid.add_row(
+            summary.table_id,
+            game_name(summary.game),
+            structure_name(summary.structure),
+            stakes_text(summary.stakes),
+            f"{summary.players}/{summary.seat_count}",
+            "real" if view.config.real_money else "play",
+            str(sum(seat.stack for seat in view.seats)),
+            str(view.hands_started),
+            state,
         )
-        seats = f"{table.players}/{table.seat_count}"
-        print(f"{table.table_id}  {table.game}  {forced}  {seats}  {state}")
+    ctl.out.print(grid)
 
 
-async def _show(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    client = (
-        _client(channel, args, args.as_player, Role.PLAYER)
-        if args.as_player
-        else _client(channel, args, "operator", Role.OPERATOR)
-    )
-    view = await client.call("GetTable", dpb.GetTableRequest(table_id=args.table))
-    print(text_format.MessageToString(view))
+_AS = click.option(
+    "--as",
+    "as_player",
+    default="",
+    show_default=False,
+    help="See it as this player (his own cards); default: operator.",
+)
 
 
-async def _watch(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    client = (
-        _client(channel, args, args.as_player, Role.PLAYER)
-        if args.as_player
-        else _client(channel, args, "operator", Role.OPERATOR)
-    )
-    stream = client.stub.WatchTable(
-        dpb.WatchTableRequest(table_id=args.table, from_seq=args.from_seq),
-        metadata=client.metadata,
-    )
-    async for event in stream:
-        print(_line(event), flush=True)
+def _viewer(ctl: Ctl, channel: grpc.aio.Channel, as_player: str) -> Client:
+    if as_player:
+        return ctl.dealer(channel, as_player, Role.PLAYER)
+    return ctl.dealer(channel, "operator", Role.OPERATOR)
 
 
-async def _history(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    client = (
-        _client(channel, args, args.as_player, Role.PLAYER)
-        if args.as_player
-        else _client(channel, args, "operator", Role.OPERATOR)
-    )
-    reply = await client.call("GetHandHistory", dpb.GetHandHistoryRequest(hand_id=args.hand_id))
-    print(reply.phh)
+@cli.command()
+@click.argument("table")
+@_AS
+@_json_option
+@_run
+async def show(ctl: Ctl, table: str, as_player: str) -> None:
+    """The table now: seats, stacks, visible cards, the pot, whose turn and what he may do."""
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        view = await _viewer(ctl, channel, as_player).table(table)
+        ctl.emit(as_json(view), lambda: ctl.out.print(table_view(view)))
+
+    await _with_dealer(ctl, body)
 
 
-async def _close(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    reply = await _client(channel, args, "operator", Role.OPERATOR).call(
-        "CloseTable", dpb.CloseTableRequest(command_id=_cid(), table_id=args.table)
-    )
-    print(f"closed at version {reply.version}")
+@cli.command()
+@click.argument("table")
+@_AS
+@click.option("--from-seq", type=click.IntRange(0), default=0, help="Events after this version.")
+@_json_option
+@_run
+async def watch(ctl: Ctl, table: str, as_player: str, from_seq: int) -> None:
+    """Follow the table: every hand as it is played (Ctrl-C to stop)."""
 
-
-async def _bots(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    """Seat ``--count`` bots in the free seats, then play until ``--hands`` more hands ended."""
-    operator = _client(channel, args, "operator", Role.OPERATOR)
-    view = await operator.call("GetTable", dpb.GetTableRequest(table_id=args.table))
-    taken = {seat.seat for seat in view.seats}
-    free = [n for n in range(1, view.config.seat_count + 1) if n not in taken][: args.count]
-    bots: dict[str, Client] = {}
-    for number in free:
-        name = f"bot-{secrets.token_hex(2)}"
-        if args.fund:
-            await _fund_bot(args, name)
-        bots[name] = _client(channel, args, name, Role.PLAYER)
-        await bots[name].call(
-            "SitDown",
-            dpb.SitDownRequest(
-                command_id=_cid(), table_id=args.table, seat=number, buy_in=args.buy_in
-            ),
+    async def body(channel: grpc.aio.Channel) -> None:
+        client = _viewer(ctl, channel, as_player)
+        view = await client.table(table)
+        narrator = Narrator({seat.seat: seat.player_id for seat in view.seats})
+        stream = client.stub.WatchTable(
+            dpb.WatchTableRequest(table_id=table, from_seq=from_seq), metadata=client.metadata
         )
-        print(f"{name} sits in seat {number} with {args.buy_in}")
-    rng = secrets.SystemRandom()
-    target = view.hands_started + args.hands
-    for _ in range(_MAX_BOT_TURNS):
-        view = await operator.call("GetTable", dpb.GetTableRequest(table_id=args.table))
-        hand_over = not view.hand.seat_to_act
-        if view.closed or (view.hands_started >= target and hand_over):
-            break
-        to_act = next((s for s in view.seats if s.seat == view.hand.seat_to_act), None)
-        bot = bots.get(to_act.player_id) if to_act is not None else None
-        if bot is not None and to_act is not None:
-            await asyncio.sleep(args.think_ms / 1000)
-            try:
-                # Its own view: a draw needs the bot's own cards.
-                move = await play_turn(bot, await bot.table(args.table), rng)
-                print(f"{view.hand.hand_id}: {to_act.player_id} {move}", flush=True)
-            except grpc.aio.AioRpcError as error:  # the timer may have acted first
-                print(f"{to_act.player_id}: {error.details()}", file=sys.stderr)
+        async for event in stream:
+            lines = narrator.lines(event)
+            ctl.emit(as_json(event), partial(_print_lines, ctl, lines))
+
+    await _with_dealer(ctl, body)
+
+
+def _print_lines(ctl: Ctl, lines: Sequence[str]) -> None:
+    for line in lines:
+        ctl.out.print(line, markup=False)
+
+
+@cli.command()
+@click.argument("hand_id")
+@_AS
+@_json_option
+@_run
+async def history(ctl: Ctl, hand_id: str, as_player: str) -> None:
+    """A finished hand in PHH (hand ids are <table>.<number>)."""
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        reply = await _viewer(ctl, channel, as_player).call(
+            "GetHandHistory", dpb.GetHandHistoryRequest(hand_id=hand_id)
+        )
+        ctl.emit(as_json(reply), lambda: print(reply.phh))
+
+    await _with_dealer(ctl, body)
+
+
+@cli.command()
+@click.argument("table")
+@_json_option
+@_run
+async def close(ctl: Ctl, table: str) -> None:
+    """Close a table: a running hand is voided, everyone cashed out."""
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        reply = await ctl.dealer(channel, "operator", Role.OPERATOR).call(
+            "CloseTable", dpb.CloseTableRequest(command_id=_cid(), table_id=table)
+        )
+        ctl.emit(
+            {"table_id": table, "version": reply.version},
+            lambda: print(f"{table} closed at version {reply.version}"),
+        )
+
+    await _with_dealer(ctl, body)
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--count", type=click.IntRange(1, 10), default=3, help="How many bots.")
+@click.option("--buy-in", type=click.IntRange(1), default=200, help="Each bot's buy-in.")
+@click.option("--hands", type=click.IntRange(0), default=5, help="Hands the bots play.")
+@click.option("--think-ms", type=click.IntRange(0), default=300, help="Thinking time a turn.")
+@click.option("--fund/--no-fund", default=True, help="Deposit each bot's buy-in first.")
+@_json_option
+@_run
+async def bots(
+    ctl: Ctl, table: str, *, count: int, buy_in: int, hands: int, think_ms: int, fund: bool
+) -> None:
+    """Seat bots, let them play, then stand them up and cash them out (also on Ctrl-C)."""
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        operator = ctl.dealer(channel, "operator", Role.OPERATOR)
+        view = await operator.table(table)
+        if view.closed:
+            raise CtlError(f"table {table} is closed")
+        progress = _BotProgress(ctl, hands, {seat.seat: seat.player_id for seat in view.seats})
+        session = BotSession(
+            channel,
+            ctl.keys(),
+            table,
+            hands=hands,
+            think_ms=think_ms,
+            on_event=progress.event,
+            on_problem=progress.problem,
+        )
+        new = session.new_bots(view, count)
+        if not new:
+            raise CtlError(f"table {table} has no free seat")
+        if fund:
+            await fund_bots(new, buy_in, lambda name, amount: _fund(ctl, name, amount))
+        loop = asyncio.get_running_loop()
+        running = asyncio.current_task()
+        presses = 0
+
+        def interrupted() -> None:
+            # The first Ctrl-C (or SIGTERM) stands the bots up and lets them finish their hand;
+            # a second one stops at once (the bots still seated are named).
+            nonlocal presses
+            presses += 1
+            if presses == 1:
+                progress.problem("leaving: the bots stand up after their hand (Ctrl-C again: now)")
+                session.leaving = asyncio.ensure_future(session.leave())
+            elif running is not None:
+                running.cancel()
+
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, interrupted)
+        try:
+            with progress:
+                result = await session.run(view, buy_in)
+        except asyncio.CancelledError:
+            seated = ", ".join(b.name for b in session.bots.values() if b.seated) or "none"
+            raise CtlError(f"stopped at once; bots still seated: {seated}") from None
+        finally:
+            for number in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(number)
+        summary = {
+            "table_id": table,
+            "hands": result.hands,
+            "last_hand_id": result.last_hand_id,
+            "bought_in": result.bought_in,
+            "cashed_out": result.cashed_out,
+            "left_seated": result.left_seated,
+        }
+        ctl.emit({"result": summary}, lambda: _print_bot_result(ctl, result))
+
+    await _with_dealer(ctl, body)
+
+
+class _BotProgress:
+    """What ``bots`` prints as it goes: the hands as a person reads them, and hands played of
+    the total (a progress bar on a terminal, a line per hand elsewhere)."""
+
+    def __init__(self, ctl: Ctl, total: int, names: dict[int, str]) -> None:
+        self._ctl = ctl
+        self._total = total
+        self._narrator = Narrator(names)
+        self._done = 0
+        self._bar: Progress | None = None
+        if ctl.out.is_terminal and not ctl.json:
+            self._bar = Progress(
+                TextColumn("hands played"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=ctl.out,
+                transient=True,
+            )
+            self._task = self._bar.add_task("hands", total=total)
+
+    def __enter__(self) -> _BotProgress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def event(self, event: Any, done: int, total: int) -> None:
+        lines = self._narrator.lines(event)
+        if self._ctl.json:
+            print(json.dumps({"event": as_json(event), "hands_done": done}), flush=True)
         else:
-            await asyncio.sleep(0.1)
-    print(f"played up to hand {view.hand.hand_id}; `pokerctl history {view.hand.hand_id}`")
+            _print_lines(self._ctl, lines)
+            if done != self._done and self._bar is None:
+                self._ctl.out.print(f"[{done}/{total} hands played]", markup=False)
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done)
+        self._done = done
+
+    def problem(self, sentence: str) -> None:
+        self._ctl.err.print(sentence, markup=False)
 
 
-async def _wallet_call(
-    args: argparse.Namespace,
-    method: str,
-    request: Any,
-    subject: str = "operator",
-    role: Role = Role.OPERATOR,
-) -> Any:
-    """One Wallet call as ``role`` (retried while the wallet is not serving yet)."""
-    token = issue_token(_secret(args), subject=subject, role=role)
-    async with aio_channel(args.wallet, _tls(args)) as channel:
-        rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
-        for attempt in range(_WALLET_RETRIES):
-            try:
-                return await rpc(request, metadata=bearer_metadata(token), timeout=5)
-            except grpc.aio.AioRpcError as error:
-                if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == _WALLET_RETRIES - 1:
-                    raise
-                await asyncio.sleep(0.25)
-    raise AssertionError("unreachable")  # pragma: no cover
+def _print_bot_result(ctl: Ctl, result: Any) -> None:
+    for name, amount in result.bought_in.items():
+        out = result.cashed_out.get(name)
+        money = f"cashed out {out} ({out - amount:+d})" if out is not None else "STILL SEATED"
+        ctl.out.print(f"{name}: bought in {amount}, {money}", markup=False)
+    if result.last_hand_id:
+        ctl.out.print(
+            f"{result.hands} hand{'s' if result.hands != 1 else ''} played; "
+            f"the last: `pokerctl history {result.last_hand_id}`",
+            markup=False,
+        )
+
+
+async def _fund(ctl: Ctl, name: str, amount: int) -> None:
+    """Give a new bot its buy-in through the wallet; a dealer on the dev wallet needs none."""
+    request = wpb.DepositRequest(player_id=name, amount=amount, idempotency_key=_cid())
+    try:
+        await _wallet_call(ctl, "Deposit", request, "cashier", Role.CASHIER)
+    except grpc.aio.AioRpcError as error:
+        ctl.err.print(f"(no deposit for {name}: {error.code().name})", markup=False)
+
+
+@cli.command()
+@click.argument("subject")
+@click.option(
+    "--role", type=click.Choice([role.value for role in Role]), default="player", help="Its role."
+)
+@_json_option
+@_run
+async def token(ctl: Ctl, subject: str, role: str) -> None:
+    """Print a bearer token for other gRPC clients (grpcurl ...)."""
+    text = issue_token(ctl.keys(), subject=subject, role=Role(role))
+    ctl.emit({"token": text, "subject": subject, "role": role}, lambda: print(text))
 
 
 def _money(balance: wpb.Balance) -> str:
@@ -260,195 +627,168 @@ def _money(balance: wpb.Balance) -> str:
     )
 
 
-async def _deposit(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    method, request_type = (
-        ("Deposit", wpb.DepositRequest)
-        if args.command == "deposit"
-        else ("Withdraw", wpb.WithdrawRequest)
-    )
-    request = request_type(
-        player_id=args.player, amount=args.amount, idempotency_key=args.key or _cid()
-    )
-    reply = await _wallet_call(args, method, request, "cashier", Role.CASHIER)
-    print(f"transaction {reply.transaction_id}; {_money(reply.balance)}")
-
-
-async def _balance(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    for player in args.players:
-        print(
-            _money(await _wallet_call(args, "GetBalance", wpb.GetBalanceRequest(player_id=player)))
+def _money_command(method: str) -> Callable[..., Coroutine[Any, Any, None]]:
+    async def move(ctl: Ctl, player: str, amount: int, key: str) -> None:
+        request_type = wpb.DepositRequest if method == "Deposit" else wpb.WithdrawRequest
+        request = request_type(player_id=player, amount=amount, idempotency_key=key or _cid())
+        reply = await _wallet_call(ctl, method, request, "cashier", Role.CASHIER)
+        ctl.emit(
+            as_json(reply),
+            lambda: print(f"transaction {reply.transaction_id}; {_money(reply.balance)}"),
         )
 
+    move.__doc__ = f"{method} money for a player (as the cashier; idempotent per key)."
+    return move
 
-async def _transactions(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    request = wpb.ListTransactionsRequest(player_id=args.player, page_size=args.limit)
-    reply = await _wallet_call(args, "ListTransactions", request)
-    for tx in reply.transactions:
-        kind = lpb.TransactionKind.Name(tx.kind)
-        legs = " ".join(f"{p.account}{p.amount:+d}" for p in tx.postings)
-        where = f" {tx.table_id}@{tx.position}" if tx.table_id else ""
-        print(
-            f"#{tx.transaction_id} {kind.removeprefix('TRANSACTION_KIND_').lower()}{where} {legs}"
+
+for _name in ("deposit", "withdraw"):
+    cli.command(_name, help=f"{_name.title()} money for a player (idempotent per --key).")(
+        click.argument("player")(
+            click.argument("amount", type=click.IntRange(1))(
+                click.option(
+                    "--key",
+                    default="",
+                    show_default=False,
+                    help="Idempotency key (default: a fresh one).",
+                )(_json_option(_run(_money_command(_name.title()))))
+            )
         )
-
-
-async def _escrow(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    reply = await _wallet_call(
-        args, "GetTableEscrow", wpb.GetTableEscrowRequest(table_id=args.table)
     )
-    for line in reply.escrow:
-        print(f"{line.player_id}: {line.amount}")
-    state = "closed" if reply.closed else "open"
-    print(f"total {reply.total} ({state}, applied up to event {reply.last_applied_position})")
 
 
-async def _rake(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
+@cli.command()
+@click.argument("players", nargs=-1, required=True)
+@_json_option
+@_run
+async def balance(ctl: Ctl, players: tuple[str, ...]) -> None:
+    """Players' cash, held money and chips at tables."""
+    replies = [
+        await _wallet_call(ctl, "GetBalance", wpb.GetBalanceRequest(player_id=p)) for p in players
+    ]
+
+    def human() -> None:
+        for reply in replies:
+            print(_money(reply))
+
+    ctl.emit({"balances": [as_json(r) for r in replies]}, human)
+
+
+@cli.command()
+@click.argument("player", default="")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, help="How many, newest first.")
+@_json_option
+@_run
+async def transactions(ctl: Ctl, player: str, limit: int) -> None:
+    """A player's ledger (everyone's without a player), newest first."""
+    request = wpb.ListTransactionsRequest(player_id=player, page_size=limit)
+    reply = await _wallet_call(ctl, "ListTransactions", request)
+
+    def human() -> None:
+        grid = Table(header_style="bold", show_edge=False)
+        for column in ("#", "when", "kind", "table@event", "postings"):
+            grid.add_column(column)
+        for tx in reply.transactions:
+            kind = lpb.TransactionKind.Name(tx.kind).removeprefix("TRANSACTION_KIND_").lower()
+            grid.add_row(
+                str(tx.transaction_id),
+                local_time(tx.occurred_at),
+                kind,
+                f"{tx.table_id}@{tx.position}" if tx.table_id else "",
+                " ".join(f"{p.account} {p.amount:+d}" for p in tx.postings),
+            )
+        ctl.out.print(grid)
+
+    ctl.emit(as_json(reply), human)
+
+
+@cli.command()
+@click.argument("table")
+@_json_option
+@_run
+async def escrow(ctl: Ctl, table: str) -> None:
+    """The money at a table, per player."""
+    reply = await _wallet_call(ctl, "GetTableEscrow", wpb.GetTableEscrowRequest(table_id=table))
+
+    def human() -> None:
+        for line in reply.escrow:
+            print(f"{line.player_id}: {line.amount}")
+        state = "closed" if reply.closed else "open"
+        print(f"total {reply.total} ({state}, applied up to event {reply.last_applied_position})")
+
+    ctl.emit(as_json(reply), human)
+
+
+@cli.command()
+@_json_option
+@_run
+async def rake(ctl: Ctl) -> None:
+    """The rake report by day, table and game."""
     request = wpb.GetRakeReportRequest(
         group_by=[wpb.RAKE_BY_DAY, wpb.RAKE_BY_TABLE, wpb.RAKE_BY_GAME]
     )
-    reply = await _wallet_call(args, "GetRakeReport", request)
-    for row in reply.rows:
-        print(f"{row.day}  {row.table_id}  {row.game}  hands {row.hands}  rake {row.rake}")
-    print(f"total rake {reply.total_rake} over {reply.total_hands} hands")
+    reply = await _wallet_call(ctl, "GetRakeReport", request)
+
+    def human() -> None:
+        grid = Table(header_style="bold", show_edge=False)
+        for column in ("day (UTC)", "table", "game", "hands", "rake"):
+            grid.add_column(column)
+        for row in reply.rows:
+            grid.add_row(row.day, row.table_id, row.game, str(row.hands), str(row.rake))
+        ctl.out.print(grid)
+        ctl.out.print(f"total rake {reply.total_rake} over {reply.total_hands} hands")
+
+    ctl.emit(as_json(reply), human)
 
 
-async def _audit(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    reply = await _wallet_call(args, "Audit", wpb.AuditRequest())
-    for breach in reply.breaches:
-        print(f"BREACH {breach.kind} {breach.subject}: {breach.message}")
-    verdict = "clean" if reply.clean else f"{len(reply.breaches)} breaches"
-    print(f"audit {verdict}: ledger event {reply.ledger_sequence}, {reply.tables_checked} tables")
+@cli.command()
+@_json_option
+@_run
+async def audit(ctl: Ctl) -> None:
+    """Check every invariant of the ledger against the tables."""
+    reply = await _wallet_call(ctl, "Audit", wpb.AuditRequest())
 
-
-async def _fund_bot(args: argparse.Namespace, name: str) -> None:
-    """Give a new bot its buy-in through the wallet; a dealer on the dev wallet needs none."""
-    request = wpb.DepositRequest(player_id=name, amount=args.buy_in, idempotency_key=_cid())
-    try:
-        await _wallet_call(args, "Deposit", request, "cashier", Role.CASHIER)
-    except grpc.aio.AioRpcError as error:
-        print(f"(no deposit for {name}: {error.code().name})", file=sys.stderr)
-
-
-async def _token(channel: grpc.aio.Channel, args: argparse.Namespace) -> None:
-    print(issue_token(_secret(args), subject=args.subject, role=Role(args.role)))
-
-
-_COMMANDS: dict[str, Any] = {
-    "create": _create,
-    "tables": _tables,
-    "show": _show,
-    "watch": _watch,
-    "history": _history,
-    "close": _close,
-    "bots": _bots,
-    "token": _token,
-    "deposit": _deposit,
-    "withdraw": _deposit,
-    "balance": _balance,
-    "transactions": _transactions,
-    "escrow": _escrow,
-    "rake": _rake,
-    "audit": _audit,
-}
-
-
-def _add_key_flags(parser: argparse.ArgumentParser) -> None:
-    """Where the token keys come from: a keyring file, else the one secret of ``make run``."""
-    parser.add_argument("--secret-file", default="var/token-secret")
-    parser.add_argument(
-        "--token-keys",
-        default=os.environ.get("POKER_TOKEN_KEYS", ""),
-        help="a token keyring file (JSON); its current key signs (wins over --secret-file)",
-    )
-
-
-def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
-    """Where the dealer and the wallet are, the token keys, and TLS to both (the same files):
-    the CA that signed their certificates, and a client certificate and key for servers that
-    require mutual TLS."""
-    parser.add_argument("--address", default=os.environ.get("POKER_DEALER", "127.0.0.1:50051"))
-    parser.add_argument("--wallet", default=os.environ.get("POKER_WALLET", "127.0.0.1:50061"))
-    _add_key_flags(parser)
-    for flag, what in (
-        ("ca", "CA certificate (PEM) the servers' certificates are checked against"),
-        ("cert", "client certificate (PEM), for servers that require mutual TLS"),
-        ("key", "the client certificate's private key (PEM)"),
-    ):
-        parser.add_argument(
-            f"--tls-{flag}", default=os.environ.get(f"POKER_TLS_{flag.upper()}", ""), help=what
+    def human() -> None:
+        for breach in reply.breaches:
+            print(f"BREACH {breach.kind} {breach.subject}: {breach.message}")
+        verdict = "clean" if reply.clean else f"{len(reply.breaches)} breaches"
+        print(
+            f"audit {verdict}: ledger event {reply.ledger_sequence}, {reply.tables_checked} tables"
         )
 
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pokerctl", description=__doc__.split("\n\n")[0])
-    _add_connection_flags(parser)
-    commands = parser.add_subparsers(dest="command", required=True)
-    create = commands.add_parser("create", help="open a table (prints its id)")
-    create.add_argument("--game", default="holdem")
-    create.add_argument("--structure", choices=sorted(_STRUCTURES), default="no-limit")
-    create.add_argument("--blinds", default="", help="small/big (button games; default 1/2)")
-    create.add_argument("--ante", type=int, default=None, help="default: 1 in stud games, else 0")
-    create.add_argument("--bring-in", type=int, default=0, help="stud games; 0: twice the ante")
-    create.add_argument("--bets", default="", help="fixed limit small/big bets")
-    create.add_argument("--table-id", default="")
-    create.add_argument("--timer-ms", type=int, default=15_000)
-    create.add_argument("--pause-ms", type=int, default=2_000)
-    create.add_argument("--real-money", action="store_true")
-    commands.add_parser("tables", help="list the tables")
-    for name in ("show", "watch"):
-        sub = commands.add_parser(name, help=f"{name} a table")
-        sub.add_argument("table")
-        sub.add_argument("--as", dest="as_player", default="")
-        if name == "watch":
-            sub.add_argument("--from-seq", type=int, default=0)
-    history = commands.add_parser("history", help="a finished hand in PHH")
-    history.add_argument("hand_id")
-    history.add_argument("--as", dest="as_player", default="")
-    close = commands.add_parser("close", help="close a table")
-    close.add_argument("table")
-    bots = commands.add_parser("bots", help="seat bot players and let them play")
-    bots.add_argument("table")
-    bots.add_argument("--count", type=int, default=3)
-    bots.add_argument("--buy-in", type=int, default=200)
-    bots.add_argument("--hands", type=int, default=5)
-    bots.add_argument("--think-ms", type=int, default=300)
-    bots.add_argument(
-        "--no-fund", dest="fund", action="store_false", help="do not deposit the bots' buy-ins"
-    )
-    for name in ("deposit", "withdraw"):
-        move = commands.add_parser(name, help=f"{name} money (the wallet)")
-        move.add_argument("player")
-        move.add_argument("amount", type=int)
-        move.add_argument("--key", default="", help="idempotency key (default: a fresh one)")
-    balance = commands.add_parser("balance", help="players' cash, held money and chips at tables")
-    balance.add_argument("players", nargs="+")
-    transactions = commands.add_parser("transactions", help="a player's ledger, newest first")
-    transactions.add_argument("player", nargs="?", default="")
-    transactions.add_argument("--limit", type=int, default=20)
-    escrow = commands.add_parser("escrow", help="the money at a table, per player")
-    escrow.add_argument("table")
-    commands.add_parser("rake", help="the rake report by day, table and game")
-    commands.add_parser("audit", help="check every invariant of the ledger")
-    token = commands.add_parser("token", help="print a bearer token")
-    token.add_argument("subject")
-    token.add_argument("--role", choices=[role.value for role in Role], default="player")
-    return parser
+    ctl.emit(as_json(reply), human)
 
 
-async def _run(args: argparse.Namespace) -> None:
-    async with aio_channel(args.address, _tls(args)) as channel:
-        await _COMMANDS[args.command](channel, args)
+def _cid() -> str:
+    return uuid.uuid4().hex
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The ``pokerctl`` entry point."""
-    args = _parser().parse_args(argv)
+    """The ``pokerctl`` entry point: one line on stderr for every error, never a traceback."""
     try:
-        asyncio.run(_run(args))
+        cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="pokerctl",
+            default_map=ctlconfig.load_config_file(),
+            standalone_mode=False,
+        )
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except CtlError as error:
+        _fail(str(error))
     except grpc.aio.AioRpcError as error:
-        raise SystemExit(f"{error.code().name}: {error.details()}") from None
-    except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C, or `pokerctl watch t | head`
+        _fail(ctlconfig.rpc_sentence(error))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:  # `pokerctl watch t | head`
         sys.stderr.close()
+
+
+def _fail(sentence: str) -> None:
+    print(f"pokerctl: {sentence}", file=sys.stderr)
+    sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import contextlib
 import enum
 import os
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import cast
@@ -54,6 +54,7 @@ from poker.wallet.ledger import LedgerError, last_applied_position
 from poker.wallet.mapping import MappingError, TableView, fold_batch, map_batch, money_versions
 from poker.wallet.metrics import WalletMetrics
 from pokerpb import events_pb2 as pb
+from pokerpb import ledger_pb2 as lpb
 
 _log = structlog.get_logger(__name__)
 
@@ -198,7 +199,7 @@ class BatchApplier:
         try:
             after, commands = map_batch(view, batch, position=position, now=self._book.clock())
             if commands:
-                await self._book.execute(commands)
+                _log_money(await self._book.execute(commands))
         except (MappingError, LedgerError) as error:
             return self._stall(table_id, position, f"{type(error).__name__}: {error}")
         except (StoreUnavailable, Unavailable, Conflict) as error:
@@ -464,3 +465,18 @@ class TableConsumer:
             _log.debug("consumer_info_failed", error=repr(error))
             return
         self._metrics.consumer_lag.set((info.num_pending or 0) + (info.num_ack_pending or 0))
+
+
+def _log_money(events: Sequence[lpb.LedgerEvent]) -> None:
+    """One info line per transaction the table's events caused: its kind and id, the table
+    event it came from, and every account's movement (``cash:<player>``, ``escrow:<table>:
+    <player>``, ``house:rake``, ...): who got or paid how much, for an operator's trail."""
+    for event in events:
+        tx = event.transaction_posted
+        _log.info(
+            "money_moved",
+            kind=lpb.TransactionKind.Name(tx.kind).removeprefix("TRANSACTION_KIND_").lower(),
+            transaction_id=tx.transaction_id,
+            position=tx.source.position,
+            postings={posting.account: posting.amount for posting in tx.postings},
+        )

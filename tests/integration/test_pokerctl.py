@@ -1,72 +1,245 @@
-"""``pokerctl`` (a real child process) against a real dealer and nats-server: a newcomer's first
-steps - create a table, seat bots that play a few hands, read a hand history - for a button game,
-a stud game and a draw game."""
+"""``pokerctl`` as a newcomer runs it (a real child process) against a real wallet, dealer and
+nats-server: create a table, seat bots that are all dealt in from the first hand, play a few
+hands and leave (also on Ctrl-C), a second run on the same table, the hand history; errors in
+one line (bad arguments, a service that is down), ``--json`` that parses, and the token secret
+found from any folder."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
+import signal
+import socket
 import sys
+import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from poker.dealer.wallet_client import GrpcWallet
 from poker.servicekit.auth import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ROOT
+from poker.testing.wallet import WalletHarness, wallet_settings
 
 SECRET = new_secret()
 
 
+@dataclass
+class Room:
+    """A wallet and a dealer using it."""
+
+    wallet: WalletHarness
+    dealer: DealerHarness
+
+    def flags(self) -> list[str]:
+        return ["--dealer", f"127.0.0.1:{self.dealer.port}", "--wallet", self.wallet.address]
+
+
 @pytest.fixture
-async def dealer(nats_server: NatsServer) -> AsyncIterator[DealerHarness]:
-    async with DealerHarness(namespace_settings(nats_server.url, SECRET)) as harness:
-        yield harness
+async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
+    settings = namespace_settings(nats_server.url, SECRET)
+    async with WalletHarness(wallet_settings(settings, hold_ttl_s=60)) as wallet:
+        port = GrpcWallet([wallet.address], settings.token_secret)
+        try:
+            async with DealerHarness(settings, wallet=port) as dealer:
+                yield Room(wallet, dealer)
+        finally:
+            await port.close()
 
 
-async def pokerctl(dealer: DealerHarness, *args: str) -> str:
-    """Run ``pokerctl ARGS`` (the dealer keeps serving in this loop meanwhile); its stdout."""
-    process = await asyncio.create_subprocess_exec(
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("POKER_", "POKERCTL_"))}
+    return {**env, "POKER_TOKEN_SECRET": SECRET.hex(), "COLUMNS": "200", **extra}
+
+
+async def _start(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "poker.tools.pokerctl",
-        "--address",
-        f"127.0.0.1:{dealer.port}",
         *args,
-        cwd=ROOT,
-        env={**os.environ, "POKER_TOKEN_SECRET": SECRET.hex()},
+        cwd=cwd,
+        env=env if env is not None else _env(),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
-    assert process.returncode == 0, err.decode()
-    return out.decode()
+
+
+async def pokerctl_result(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> tuple[int, str, str]:
+    """Run ``pokerctl ARGS`` (the services keep serving in this loop meanwhile)."""
+    process = await _start(*args, env=env, cwd=cwd)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=90)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def pokerctl(room: Room, *args: str, env: dict[str, str] | None = None) -> str:
+    """``pokerctl ARGS`` that must succeed; its stdout."""
+    code, out, err = await pokerctl_result(*room.flags(), *args, env=env)
+    assert code == 0, err
+    return out
+
+
+async def new_table(room: Room, game: str = "holdem", structure: str = "no-limit") -> str:
+    out = await pokerctl(
+        room, "create", "--game", game, "--structure", structure, "--pause-ms", "300"
+    )
+    return out.strip()
+
+
+def first_hand_dealt(output: str) -> int:
+    """How many players the first hand of a ``bots`` run dealt in."""
+    line = next(line for line in output.splitlines() if line.startswith("button "))
+    return len(line.split("dealt in: ", 1)[1].split(", "))
 
 
 @pytest.mark.parametrize(
-    ("game", "structure", "header"),
+    ("game", "structure", "count", "header"),
     [
-        ("holdem", "no-limit", ('variant = "NT"', "blinds_or_straddles = [1, 2")),
-        ("seven-card-stud", "fixed-limit", ('variant = "F7S"', "bring_in = 2")),
-        ("deuce-seven-triple-draw", "fixed-limit", ('variant = "F2L3D"', "big_bet = 4")),
+        ("holdem", "no-limit", 3, ('variant = "NT"', "blinds_or_straddles = [1, 2")),
+        ("seven-card-stud", "fixed-limit", 3, ('variant = "F7S"', "bring_in = 2")),
+        ("deuce-seven-triple-draw", "fixed-limit", 3, ('variant = "F2L3D"', "big_bet = 4")),
+        ("draw32", "pot-limit", 4, ("finishing_stacks",)),
     ],
 )
-async def test_create_bots_and_history(
-    dealer: DealerHarness, game: str, structure: str, header: tuple[str, str]
+async def test_bots_are_dealt_in_play_and_leave(
+    room: Room, game: str, structure: str, count: int, header: tuple[str, ...]
 ) -> None:
-    table_id = (
-        await pokerctl(
-            dealer, "create", "--game", game, "--structure", structure, "--pause-ms", "1"
-        )
-    ).strip()
+    table_id = await new_table(room, game, structure)
     played = await pokerctl(
-        dealer, "bots", table_id, "--hands", "2", "--think-ms", "0", "--no-fund"
+        room, "bots", table_id, "--count", str(count), "--hands", "2", "--think-ms", "0"
     )
-    assert "sits in seat" in played
-    view = await dealer.client("op", Role.OPERATOR).table(table_id)
+    assert first_hand_dealt(played) == count, played
+    assert "hand over" in played
+    assert "STILL SEATED" not in played
+    view = await room.dealer.client("op", Role.OPERATOR).table(table_id)
     assert view.hands_started >= 2
-    assert len(view.seats) == 3
-    history = await pokerctl(dealer, "history", f"{table_id}.2")
+    assert not view.seats, "every bot stood up and cashed out"
+    history = await pokerctl(room, "history", f"{table_id}.2")
     assert all(line in history for line in header)
     assert "finishing_stacks" in history
+
+
+async def test_a_second_run_on_the_same_table_works(room: Room) -> None:
+    table_id = await new_table(room)
+    for _ in range(2):
+        played = await pokerctl(
+            room, "bots", table_id, "--count", "3", "--hands", "1", "--think-ms", "0"
+        )
+        assert first_hand_dealt(played) == 3, played
+    view = await room.dealer.client("op", Role.OPERATOR).table(table_id)
+    assert not view.seats
+    assert view.hands_started >= 2
+
+
+async def test_ctrl_c_stands_the_bots_up(room: Room) -> None:
+    table_id = await new_table(room)
+    process = await _start(*room.flags(), "bots", table_id, "--hands", "1000", "--think-ms", "20")
+    assert process.stdout is not None
+    started = 0
+    while started < 2:  # two hands under way
+        line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
+        assert line, "pokerctl bots ended early"
+        started += line.startswith("── hand ")
+    process.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    assert "Traceback" not in err.decode()
+    view = await room.dealer.client("op", Role.OPERATOR).table(table_id)
+    assert not view.seats, out.decode()[-2000:]
+
+
+async def test_json_on_every_command_parses(room: Room) -> None:
+    created = json.loads(await pokerctl(room, "create", "--pause-ms", "300", "--json"))
+    table_id = created["table_id"]
+    lines = await pokerctl(room, "bots", table_id, "--hands", "1", "--think-ms", "0", "--json")
+    objects = [json.loads(line) for line in lines.splitlines()]
+    assert objects[-1]["result"]["left_seated"] == []
+    assert objects[-1]["result"]["hands"] == 1
+    assert any("hand_started" in o.get("event", {}) for o in objects)
+    tables = json.loads(await pokerctl(room, "tables", "--json"))
+    assert table_id in [row["table_id"] for row in tables["tables"]]
+    view = json.loads(await pokerctl(room, "show", table_id, "--json"))
+    assert view["table_id"] == table_id
+    for command in (
+        ["history", f"{table_id}.1"],
+        ["deposit", "carol", "500"],
+        ["balance", "carol"],
+        ["transactions", "carol"],
+        ["escrow", table_id],
+        ["rake"],
+        ["audit"],
+        ["token", "carol"],
+    ):
+        json.loads(await pokerctl(room, *command, "--json"))
+
+
+async def test_show_and_tables_read_like_a_table(room: Room) -> None:
+    table_id = await new_table(room)
+    shown = await pokerctl(room, "show", table_id)
+    assert "Texas Hold'em no-limit, blinds 1/2" in shown
+    listed = await pokerctl(room, "tables")
+    assert re.search(r"table\W+game\W+structure\W+stakes", listed)
+    assert table_id in listed
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_errors_are_one_line_without_traceback(room: Room) -> None:
+    code, _, err = await pokerctl_result(*room.flags(), "create", "--blinds", "abc")
+    assert code == 2 and "Traceback" not in err and "'abc' is not two whole amounts" in err
+    # What starting pokerctl costs on this machine now (the suite loads it): the baseline.
+    began = time.monotonic()
+    code, _, err = await pokerctl_result("token", "somebody")
+    assert code == 0, err
+    startup_s = time.monotonic() - began
+    dead = f"127.0.0.1:{_free_port()}"
+    for args in (["--dealer", dead, "tables"], ["--wallet", dead, "balance", "alice"]):
+        began = time.monotonic()
+        code, _, err = await pokerctl_result(*args)
+        assert code == 1
+        assert len(err.strip().splitlines()) == 1, err
+        assert dead in err and "make run" in err
+        waited_s = time.monotonic() - began - startup_s
+        assert waited_s < 6, f"no silent wait: {waited_s:.1f} s beyond starting up"
+    code, _, err = await pokerctl_result("token", "x", env={**_env(), "POKER_TOKEN_SECRET": "00"})
+    assert code == 1 and "Traceback" not in err and "at least 32 bytes" in err, err
+    code, _, err = await pokerctl_result(*room.flags(), "show", "no-such-table")
+    assert code == 1 and err.startswith("pokerctl: NOT_FOUND"), err
+    assert len(err.strip().splitlines()) == 1
+
+
+async def test_the_secret_is_found_from_any_folder(room: Room, tmp_path: Path) -> None:
+    home = tmp_path / "checkout"
+    (home / "var").mkdir(parents=True)
+    (home / "var" / "token-secret").write_text(SECRET.hex() + "\n", encoding="ascii")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in _env().items() if k != "POKER_TOKEN_SECRET"}
+    code, _, err = await pokerctl_result(
+        *room.flags(), "tables", env={**env, "POKER_HOME": str(home)}, cwd=elsewhere
+    )
+    assert code == 0, err
+    nested = home / "sub" / "dir"
+    nested.mkdir(parents=True)
+    code, _, err = await pokerctl_result(*room.flags(), "tables", env=env, cwd=nested)
+    assert code == 0, err
+    missing = tmp_path / "nothing"
+    code, _, err = await pokerctl_result(
+        *room.flags(), "tables", env={**env, "POKER_HOME": str(missing)}, cwd=elsewhere
+    )
+    assert code == 1 and str(missing) in err and "make run" in err

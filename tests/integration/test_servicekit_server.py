@@ -302,6 +302,21 @@ async def test_each_request_logs_one_line_with_method_code_and_duration(
     assert all(line["level"] == "info" for line in requests)
 
 
+async def test_the_request_line_names_the_caller_and_the_reason_of_a_failure(
+    channel: Any, log_lines: io.StringIO
+) -> None:
+    await call(channel, "Raise", b"ok")
+    await failure(channel, "Raise", b"permission")
+    for _ in range(200):
+        requests = [line for line in parsed(log_lines) if line["event"] == "grpc_request"]
+        if len(requests) >= 2:
+            break
+        await asyncio.sleep(0.01)
+    assert all((line["caller"], line["caller_role"]) == ("player-7", "player") for line in requests)
+    assert "reason" not in requests[0]
+    assert requests[1]["reason"] == "that is not your seat"
+
+
 async def test_the_quiet_switch_logs_successful_calls_at_debug_but_failures_at_info(
     registry: CollectorRegistry, log_lines: io.StringIO, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,134 @@
+"""Where pokerctl finds the services and the keys, from wherever it runs, and its one-line errors.
+
+Each setting comes from its flag, else its environment variable, else the config file, else the
+default. The config file is ``$POKERCTL_CONFIG``, else ``~/.config/pokerctl/config.toml`` when it
+exists: TOML whose top-level keys are the group's options and whose tables are commands'
+options, with dashes as underscores::
+
+    dealer = "10.0.0.5:50051"          # --dealer / POKER_DEALER
+    wallet = "10.0.0.5:50061"          # --wallet / POKER_WALLET
+    home = "/home/me/poker"            # --home / POKER_HOME: the checkout `make run` runs in
+    # secret_file, token_keys, tls_ca, tls_cert, tls_key likewise
+    [bots]
+    count = 4
+
+The token keys: ``--token-keys`` (a keyring file), else ``POKER_TOKEN_SECRET`` (hex), else
+``--secret-file``, else ``var/token-secret`` of ``--home``, of the nearest folder up from the
+working directory that has one, or of the checkout pokerctl itself runs from.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+
+from poker.servicekit.auth import TokenKeyring, TokenKeys
+from poker.servicekit.settings import client_tls, load_token_keys
+from poker.servicekit.tls import ClientTls
+
+DEFAULT_DEALER: Final = "127.0.0.1:50051"
+DEFAULT_WALLET: Final = "127.0.0.1:50061"
+#: How long pokerctl waits for a service to answer the connection before it says so.
+CONNECT_TIMEOUT_S: Final = 2.0
+_SECRET: Final = Path("var") / "token-secret"
+#: The checkout pokerctl runs from (an editable install: poker/tools/ctlconfig.py -> root).
+_OWN_CHECKOUT: Final = Path(__file__).resolve().parents[2]
+
+
+class CtlError(Exception):
+    """A problem pokerctl tells the user in one sentence (no traceback)."""
+
+
+def config_file() -> Path | None:
+    """The config file pokerctl reads, or None."""
+    named = os.environ.get("POKERCTL_CONFIG", "")
+    if named:
+        return Path(named)
+    default = Path.home() / ".config" / "pokerctl" / "config.toml"
+    return default if default.exists() else None
+
+
+def load_config_file() -> dict[str, Any]:
+    """The config file's settings as click's ``default_map`` (empty without a file)."""
+    path = config_file()
+    if path is None:
+        return {}
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise CtlError(f"cannot read the config file {path}: {error}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The group's options, resolved lazily (``--help`` reads no file)."""
+
+    dealer: str = DEFAULT_DEALER
+    wallet: str = DEFAULT_WALLET
+    home: str = ""
+    secret_file: str = ""
+    token_keys: str = ""
+    tls_ca: str = ""
+    tls_cert: str = ""
+    tls_key: str = ""
+
+    def tls(self) -> ClientTls | None:
+        """TLS to both services; None (plaintext) when no TLS file is set."""
+        try:
+            return client_tls(self.tls_ca, self.tls_cert, self.tls_key, flag="--tls")
+        except SystemExit as error:
+            raise CtlError(str(error)) from None
+
+    def secret_path(self) -> Path:
+        """The token secret file this run uses (see the module doc)."""
+        if self.secret_file:
+            return Path(self.secret_file).expanduser()
+        if self.home:
+            return Path(self.home).expanduser() / _SECRET
+        here = Path.cwd().resolve()
+        for folder in (here, *here.parents):
+            if (folder / _SECRET).exists():
+                return folder / _SECRET
+        return _OWN_CHECKOUT / _SECRET
+
+    def signing_keys(self) -> TokenKeys:
+        """The keys pokerctl signs its tokens with."""
+        if self.token_keys:
+            try:
+                return load_token_keys(self.token_keys)
+            except SystemExit as error:
+                raise CtlError(str(error)) from None
+        text = os.environ.get("POKER_TOKEN_SECRET", "")
+        source = "POKER_TOKEN_SECRET"
+        if not text:
+            path = self.secret_path()
+            if not path.exists():
+                raise CtlError(
+                    f"no token secret at {path}: start the services with `make run` in the "
+                    "checkout, or say where it is with --home / POKER_HOME (the checkout) or "
+                    "--secret-file / POKER_SECRET_FILE"
+                )
+            text = path.read_text(encoding="ascii").strip()
+            source = str(path)
+        try:
+            secret = bytes.fromhex(text)
+            TokenKeyring.single(secret)  # the services' own check: long enough
+        except ValueError as error:
+            raise CtlError(f"the token secret in {source} is not usable: {error}") from None
+        return secret
+
+
+def rpc_sentence(error: grpc.aio.AioRpcError) -> str:
+    """A failed call in one line: the status and the server's sentence."""
+    details = (error.details() or "").splitlines()[0] if error.details() else ""
+    if error.code() == grpc.StatusCode.UNAVAILABLE:
+        return f"the service is unavailable ({details}): is `make run` running?"
+    if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return "the service did not answer in time"
+    return f"{error.code().name}: {details}"
