@@ -35,7 +35,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from poker.servicekit.auth import Role, TokenKeys
 from poker.servicekit.observability import GrpcMetrics, quiet_ok_methods_from_env
 from poker.servicekit.stack import ServiceInterceptor, WrappingRegistrar
-from poker.servicekit.status import ExtraFamilies
+from poker.servicekit.status import Errors
 from poker.servicekit.tls import ServerTls, is_loopback
 
 _log = structlog.get_logger(__name__)
@@ -68,7 +68,7 @@ def standard_interceptors(
     metrics: GrpcMetrics,
     token_secret: TokenKeys | None,
     roles_by_method: Mapping[str, Collection[Role]] | None = None,
-    extra_errors: ExtraFamilies | None = None,
+    extra_errors: Errors | None = None,
     quiet_ok_methods: Collection[str] | None = None,
 ) -> list[Any]:
     """The interceptor stack, outermost first: observe, authenticate, map errors.

@@ -22,7 +22,7 @@ from poker.servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, 
 from poker.servicekit.decoding import guard_decoding
 from poker.servicekit.interceptors import wrap_handler
 from poker.servicekit.observability import GrpcMetrics, ObservabilityInterceptor
-from poker.servicekit.status import ExtraFamilies, abort_with, error_scope
+from poker.servicekit.status import Errors, abort_with, error_scope
 
 _AbortError = grpc.aio.AbortError
 
@@ -36,7 +36,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         metrics: GrpcMetrics,
         token_secret: TokenKeys | None,
         roles_by_method: Mapping[str, Collection[Role]] | None = None,
-        extra_errors: ExtraFamilies | None = None,
+        extra_errors: Errors | None = None,
         quiet_ok_methods: Collection[str] = (),
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -114,7 +114,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 except Exception as raised:  # CancelledError is not an Exception
                     if isinstance(raised, _AbortError):
                         raise
-                    await abort_with(context, raised, extra)
+                    await abort_with(context, raised, extra, request)
                     raise  # pragma: no cover - abort raises
                 finally:
                     if reset is not None:
