@@ -47,12 +47,40 @@ WHOLE_SERVER = ""
 
 
 @dataclass(frozen=True, slots=True)
+class Keepalive:
+    """HTTP/2 keepalive of the server's connections, for the long streams (Play, WatchTable).
+
+    The server pings a connection that sent nothing for ``time_ms`` and drops it if no answer
+    comes within ``timeout_ms`` (a client that vanished without closing its stream frees its
+    stream, its NATS consumer share and its stream cap). It keeps pinging an idle stream (no
+    limit of pings without data), and accepts clients' own pings (with or without calls) as
+    often as every ``min_client_ping_interval_ms``: clients set their keepalive at or above it
+    (``poker.tools.client.CHANNEL_OPTIONS``), or the server would answer ``too_many_pings``.
+    """
+
+    time_ms: int = 30_000
+    timeout_ms: int = 10_000
+    min_client_ping_interval_ms: int = 10_000
+
+    def options(self) -> list[tuple[str, int]]:
+        """The grpc server options."""
+        return [
+            ("grpc.keepalive_time_ms", self.time_ms),
+            ("grpc.keepalive_timeout_ms", self.timeout_ms),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", self.min_client_ping_interval_ms),
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     """Where to listen and how long each stopping step may take.
 
     ``drain_delay_s`` keeps answering (with health NOT_SERVING) for a while before refusing
     calls, for load balancers that poll health; 0 in tests. ``tls`` None serves plaintext
     (health and reflection are served on the same port, so they go over TLS with the rest).
+    ``keepalive`` is the connections' HTTP/2 keepalive (:class:`Keepalive`).
     """
 
     host: str = "127.0.0.1"
@@ -61,6 +89,7 @@ class ServerSettings:
     drain_delay_s: float = 0.0
     hook_timeout_s: float = 10.0
     tls: ServerTls | None = None
+    keepalive: Keepalive = Keepalive()
 
 
 def standard_interceptors(
@@ -120,7 +149,9 @@ class GrpcServer:
         # no per-call interceptor chain); other interceptors run as grpc.aio interceptors.
         stacks = [i for i in interceptors if isinstance(i, ServiceInterceptor)]
         others = [i for i in interceptors if not isinstance(i, ServiceInterceptor)]
-        self._server = grpc.aio.server(interceptors=others or None)
+        self._server = grpc.aio.server(
+            interceptors=others or None, options=self.settings.keepalive.options()
+        )
         self._registrar = cast(
             Any, WrappingRegistrar(self._server, stacks) if stacks else self._server
         )

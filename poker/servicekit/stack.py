@@ -7,18 +7,21 @@ three steps are inlined in one coroutine; streaming responses (rare, long-lived)
 three scopes nested as before. The behaviour is the nested stack's, call for call: the request
 line and metrics see the final status, authentication runs on every call but those of
 :data:`~poker.servicekit.auth.PUBLIC_SERVICES`, and escaping errors are mapped by the error table.
+Inside, the caller's deadline is recorded for the calls the servicer makes on the caller's
+behalf (:mod:`poker.servicekit.deadlines`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from typing import Any
 
 import grpc
 
 from poker.servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
+from poker.servicekit.deadlines import caller_deadline, deadline_token, reset_deadline
 from poker.servicekit.decoding import guard_decoding
 from poker.servicekit.interceptors import wrap_handler
 from poker.servicekit.observability import GrpcMetrics, ObservabilityInterceptor
@@ -89,6 +92,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 response_serializer=handler.response_serializer,
             )
         # Streaming responses: the nested scopes, innermost first.
+        handler = wrap_handler(handler, method, _deadline_scope)
         handler = wrap_handler(handler, method, self._error_scope)
         if authenticates:
             assert self._auth is not None
@@ -109,6 +113,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 if authenticates:
                     assert authenticate is not None
                     reset = _principal.set(await authenticate(context, method))
+                deadline = deadline_token(context.time_remaining())
                 try:
                     return await behaviour(request, context)
                 except Exception as raised:  # CancelledError is not an Exception
@@ -117,6 +122,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await abort_with(context, raised, extra, request)
                     raise  # pragma: no cover - abort raises
                 finally:
+                    with contextlib.suppress(ValueError):  # as for the principal, below
+                        reset_deadline(deadline)
                     if reset is not None:
                         with contextlib.suppress(ValueError):
                             _principal.reset(reset)
@@ -127,6 +134,14 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 finished(context, method, error, started)
 
         return call
+
+
+@contextlib.asynccontextmanager
+async def _deadline_scope(context: Any, method: str) -> AsyncIterator[None]:
+    """The caller's deadline, for the calls the servicer makes on its behalf
+    (:mod:`poker.servicekit.deadlines`)."""
+    with caller_deadline(context.time_remaining()):
+        yield
 
 
 class _WrappedGenericHandler(grpc.GenericRpcHandler):

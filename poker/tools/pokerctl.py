@@ -42,7 +42,7 @@ from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.tools.bot import play_turn
-from poker.tools.client import Client
+from poker.tools.client import CHANNEL_OPTIONS, Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
@@ -436,7 +436,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _run(args: argparse.Namespace) -> None:
-    async with aio_channel(args.address, _tls(args)) as channel:
+    async with aio_channel(args.address, _tls(args), CHANNEL_OPTIONS) as channel:
         await _COMMANDS[args.command](channel, args)
 
 
