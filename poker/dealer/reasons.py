@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from poker.engine.hand import errors as hand
+from poker.engine.hand.draws import InvalidDiscard
 from poker.engine.table import errors as table
 
 #: The hand machine's rule errors (FAILED_PRECONDITION).
@@ -27,6 +28,7 @@ HAND_REASONS: Final[Mapping[type[BaseException], str]] = {
     hand.IllegalAction: "ILLEGAL_ACTION",
     hand.InvalidAmount: "INVALID_AMOUNT",
     hand.TimeNotUp: "TIME_NOT_UP",
+    InvalidDiscard: "INVALID_DISCARD",
 }
 
 #: The table's rule errors (FAILED_PRECONDITION; NOT_YOUR_SEAT is PERMISSION_DENIED).

@@ -164,9 +164,34 @@ class ErrorTable:
     families: ExtraFamilies = field(default_factory=dict)
     reasons: Mapping[type[BaseException], str] = field(default_factory=dict)
 
-    def reasons_in_use(self) -> set[str]:
-        """Every reason this table can produce for the errors it maps."""
-        return set(self.reasons.values())
+    def reason_codes(self) -> dict[str, grpc.StatusCode]:
+        """Every reason of this table's own, with the status it comes with."""
+        codes: dict[str, grpc.StatusCode] = {}
+        for cls, reason in self.reasons.items():
+            family = next((self.families[c] for c in cls.__mro__ if c in self.families), None)
+            if family is not None:
+                codes[reason] = family_code(family)
+        return codes
+
+
+def family_reason_codes(root: type[ServiceError] = ServiceError) -> dict[str, grpc.StatusCode]:
+    """The reason of every family and subclass of ``root`` defined in the ``poker`` package
+    (those imported so far), with its status: what the services send for their own errors."""
+    codes: dict[str, grpc.StatusCode] = {}
+    stack: list[type[ServiceError]] = [root]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.__module__.startswith("poker."):
+            codes[cls.REASON] = family_code(cls)
+    return codes
+
+
+def fixed_reason_codes() -> dict[str, grpc.StatusCode]:
+    """The reasons of the lower layers' errors and of a bug, with their status."""
+    codes = {status.reason: status.code for status in LOWER_LAYER.values()}
+    codes[INTERNAL_STATUS.reason] = INTERNAL_STATUS.code
+    return codes
 
 
 Errors = ErrorTable | ExtraFamilies
