@@ -160,7 +160,9 @@ async def test_an_out_of_bounds_field_is_named_by_the_bad_request(
 
 async def test_an_undecodable_body_names_the_request_as_a_whole(dealer: DealerHarness) -> None:
     assert dealer.channel is not None
-    call = dealer.channel.unary_unary("/pokerpb.Dealer/GetTable")
+    call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = dealer.channel.unary_unary(
+        "/pokerpb.Dealer/GetTable"
+    )
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call(b"\xff\xff\xff", metadata=dealer.client("ann").metadata, timeout=10)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -191,7 +193,9 @@ async def test_a_play_reply_carries_the_status_the_unary_call_would_end_with(
     hand_id = view.hand.hand_id
     waiting = dealer.client(waiting_player(view))
     stream = waiting.stub.Play(metadata=waiting.metadata, timeout=30)
-    act = dpb.ActRequest(command_id=cid(), table_id=table_id, hand_id=hand_id, action=1)
+    act = dpb.ActRequest(
+        command_id=cid(), table_id=table_id, hand_id=hand_id, action=dpb.ACTION_FOLD
+    )
     await stream.write(dpb.PlayRequest(act=act))
     reply = await stream.read()
     assert isinstance(reply, dpb.CommandReply)
