@@ -67,6 +67,8 @@ class Keepalive:
         return [
             ("grpc.keepalive_time_ms", self.time_ms),
             ("grpc.keepalive_timeout_ms", self.timeout_ms),
+            # This gRPC's keepalive waits for its ping's answer as long as this (60 s unset).
+            ("grpc.http2.ping_timeout_ms", self.timeout_ms),
             ("grpc.http2.max_pings_without_data", 0),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.min_ping_interval_without_data_ms", self.min_client_ping_interval_ms),

@@ -27,6 +27,7 @@ CALL_TIMEOUT_S = 10.0
 CHANNEL_OPTIONS: Final[list[tuple[str, int]]] = [
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.ping_timeout_ms", 10_000),  # gRPC's own wait for the ping's answer (60 s unset)
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
 ]

@@ -42,7 +42,7 @@ from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.tools.bot import play_turn
-from poker.tools.client import CHANNEL_OPTIONS, Client
+from poker.tools.client import CHANNEL_OPTIONS, Client, error_reason
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
 from pokerpb import ledger_pb2 as lpb
@@ -446,7 +446,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         asyncio.run(_run(args))
     except grpc.aio.AioRpcError as error:
-        raise SystemExit(f"{error.code().name}: {error.details()}") from None
+        reason = error_reason(error)  # the stable reason, docs/api-errors.md
+        raise SystemExit(
+            f"{error.code().name}: {error.details()}" + (f" [{reason}]" if reason else "")
+        ) from None
     except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C, or `pokerctl watch t | head`
         sys.stderr.close()
 
