@@ -105,7 +105,10 @@ def _resolved(host: str, port: str) -> list[tuple[int, str]]:
     version = _ip_version(host)
     if version is not None:
         return [(version, f"[{host}]:{port}" if version == 6 else f"{host}:{port}")]
-    infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except OSError as error:
+        raise ValueError(f"the wallet address {host}:{port} does not resolve: {error}") from None
     found = sorted({(6 if info[0] == socket.AF_INET6 else 4, str(info[4][0])) for info in infos})
     return [(v, f"[{ip}]:{port}" if v == 6 else f"{ip}:{port}") for v, ip in found]
 
