@@ -1,4 +1,8 @@
-"""Build, run and gracefully stop a grpc.aio server with health checking and reflection.
+"""Build, run and gracefully stop a grpc.aio server with health checking, reflection and keepalive.
+
+Reflection is ``grpc.reflection.v1alpha`` only: grpcio-reflection 1.85 ships no ``v1`` servicer
+(grpcurl and most tools fall back to v1alpha). Keepalive (:class:`Keepalive`) pings quiet
+connections so a vanished client's long stream (Play, WatchTable) ends.
 
 The life of a service (ARCHITECTURE.md section 6)::
 
