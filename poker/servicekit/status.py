@@ -48,7 +48,6 @@ import grpc
 import structlog
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
-from grpc_status import rpc_status
 
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
 from poker.eventstore.leases import LeaseLost
@@ -263,11 +262,6 @@ def context_of(request: Any, names: Iterable[str] = CONTEXT_FIELDS) -> dict[str,
         if isinstance(value, str) and value and _CONTEXT_VALUE.fullmatch(value):
             context[name] = value
     return context
-
-
-def rich_status(status: Status, metadata: Mapping[str, str] | None = None) -> grpc.Status:
-    """``status`` as a ``grpc.Status`` whose trailer carries its ``google.rpc.Status``."""
-    return rpc_status.to_status(status.to_proto(metadata))
 
 
 def _is_grpc_abort(error: BaseException) -> bool:
