@@ -14,6 +14,7 @@ behalf (:mod:`poker.servicekit.deadlines`).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from typing import Any
@@ -93,7 +94,15 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             )
         # Streaming responses: the nested scopes, innermost first.
         handler = wrap_handler(handler, method, _deadline_scope)
-        handler = wrap_handler(handler, method, self._error_scope)
+        if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
+            # One request: its ids go into the ErrorInfo, as for a unary call.
+            handler = grpc.unary_stream_rpc_method_handler(
+                _mapped_stream(handler.unary_stream, self._extra),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        else:
+            handler = wrap_handler(handler, method, self._error_scope)
         if authenticates:
             assert self._auth is not None
             handler = wrap_handler(handler, method, self._auth._authenticated)
@@ -134,6 +143,22 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 finished(context, method, error, started)
 
         return call
+
+
+def _mapped_stream(behaviour: Any, extra: Errors | None) -> Any:
+    """A server-streaming ``behaviour`` whose escaping error becomes its status, with the
+    request's ids in the ErrorInfo (what :func:`error_scope` does, knowing the request)."""
+
+    async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+        try:
+            async for response in behaviour(request, context):
+                yield response
+        except Exception as raised:  # CancelledError and GeneratorExit are not Exceptions
+            if isinstance(raised, _AbortError):
+                raise
+            await abort_with(context, raised, extra, request)
+
+    return stream
 
 
 @contextlib.asynccontextmanager

@@ -120,6 +120,22 @@ async def test_an_unknown_table_is_not_found_with_reason_table_not_found(
     assert error_reason(error) == "TABLE_NOT_FOUND"
 
 
+async def test_a_stream_refused_sends_the_status_with_the_request_ids(
+    dealer: DealerHarness,
+) -> None:
+    watcher = dealer.client("ann")
+    stream = watcher.stub.WatchTable(
+        dpb.WatchTableRequest(table_id="no-such-table"), metadata=watcher.metadata, timeout=10
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        async for _ in stream:
+            pass
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    info = details(rpc_status.from_call(caught.value))["info"]  # type: ignore[arg-type]
+    assert isinstance(info, error_details_pb2.ErrorInfo)
+    assert (info.reason, dict(info.metadata)) == ("TABLE_NOT_FOUND", {"table_id": "no-such-table"})
+
+
 @pytest.mark.parametrize(
     ("method", "request_", "field"),
     [
