@@ -2,8 +2,8 @@
 with a dealer-role token.
 
 Several addresses may be given (the leading wallet and its standby): they form one channel whose
-gRPC service config (:func:`service_config`) does what a hand-written loop did before. The
-channel health-checks every address (``healthCheckConfig``: the standby reports NOT_SERVING
+gRPC service config (:mod:`poker.servicekit.channels`) does what a hand-written loop did before.
+The channel health-checks every address (``healthCheckConfig``: the standby reports NOT_SERVING
 until it takes the lease, :mod:`poker.wallet.standby`) and sends calls only to the serving one,
 and gRPC retries a call that ends UNAVAILABLE (``retryPolicy``: a wallet down, or one that just
 stepped down) with backoff, within the call's deadline. The hold id is the dealer's command id,
@@ -16,10 +16,9 @@ mutual TLS).
 from __future__ import annotations
 
 import ipaddress
-import json
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import grpc
@@ -35,6 +34,7 @@ from poker.dealer.wallet_port import (
     WalletUnavailable,
 )
 from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.channels import health_checked_options
 from poker.servicekit.deadlines import timeout_within
 from poker.servicekit.errors import InvalidArgument, NotFound
 from poker.servicekit.tls import ClientTls, aio_channel
@@ -45,15 +45,6 @@ _log = structlog.get_logger(__name__)
 
 #: The wallet's service, as its health checks and method configs name it.
 WALLET_SERVICE: Final = "pokerpb.Wallet"
-#: How gRPC retries a wallet call that ends UNAVAILABLE: up to 5 attempts, 0.1 s, 0.2 s, ...
-#: apart (with gRPC's jitter), never past the call's deadline.
-RETRY_POLICY: Final = {
-    "maxAttempts": 5,
-    "initialBackoff": "0.1s",
-    "maxBackoff": "1s",
-    "backoffMultiplier": 2,
-    "retryableStatusCodes": ["UNAVAILABLE"],
-}
 _UNAVAILABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: The wallet's hold statuses; one it does not name (an older or a newer wallet) is UNKNOWN,
 #: which never seats anybody.
@@ -65,24 +56,6 @@ _HOLD_STATES = {
 }
 _TOKEN_TTL_S = 3600
 _TOKEN_REFRESH_S = 300
-
-
-def service_config(retry_policy: dict[str, Any] | None = None) -> str:
-    """The wallet channel's gRPC service config (JSON): round-robin over the addresses that
-    report SERVING for :data:`WALLET_SERVICE` (so the standby gets nothing until it leads) and
-    ``retry_policy`` (default :data:`RETRY_POLICY`) for every wallet method."""
-    return json.dumps(
-        {
-            "loadBalancingConfig": [{"round_robin": {}}],
-            "healthCheckConfig": {"serviceName": WALLET_SERVICE},
-            "methodConfig": [
-                {
-                    "name": [{"service": WALLET_SERVICE}],
-                    "retryPolicy": retry_policy or RETRY_POLICY,
-                }
-            ],
-        }
-    )
 
 
 def _host_port(address: str) -> tuple[str, str]:
@@ -155,7 +128,7 @@ class GrpcWallet:
     """:class:`~poker.dealer.wallet_port.WalletPort` over the Wallet gRPC API.
 
     Build it inside the running event loop (grpc.aio channels bind to it); :meth:`close` it.
-    ``retry_policy`` replaces :data:`RETRY_POLICY` (tests).
+    ``retry_policy`` replaces :data:`~poker.servicekit.channels.DEFAULT_RETRY_POLICY`.
     """
 
     def __init__(
@@ -166,15 +139,12 @@ class GrpcWallet:
         subject: str = "dealer",
         timeout_s: float = 5.0,
         tls: ClientTls | None = None,
-        retry_policy: dict[str, Any] | None = None,
+        retry_policy: Mapping[str, Any] | None = None,
     ) -> None:
         if not addresses:
             raise ValueError("at least one wallet address is needed")
         self._target, self._options = channel_target(list(addresses))
-        self._options += [
-            ("grpc.service_config", service_config(retry_policy)),
-            ("grpc.enable_retries", 1),
-        ]
+        self._options += health_checked_options(WALLET_SERVICE, retry_policy)
         self._keys = token_keys
         self._subject = subject
         self._timeout_s = timeout_s

@@ -39,6 +39,7 @@ from google.protobuf import text_format
 
 from poker.engine.games import GAMES, ForcedBets
 from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.channels import health_checked_options
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.tools.bot import play_turn
@@ -56,7 +57,7 @@ _STRUCTURES = {
     "fixed-limit": pb.FIXED_LIMIT,
 }
 _MAX_BOT_TURNS = 100_000
-_WALLET_RETRIES = 40  # the wallet may still be taking its lease right after `make run` starts
+_WALLET_WAIT_S = 15.0  # the wallet may still be taking its lease right after `make run` starts
 
 
 def _secret(args: argparse.Namespace) -> TokenKeys:
@@ -236,18 +237,15 @@ async def _wallet_call(
     subject: str = "operator",
     role: Role = Role.OPERATOR,
 ) -> Any:
-    """One Wallet call as ``role`` (retried while the wallet is not serving yet)."""
+    """One Wallet call as ``role``, made once the wallet reports SERVING: the channel's health
+    checks and retry policy wait for it (:mod:`poker.servicekit.channels`)."""
     token = issue_token(_secret(args), subject=subject, role=role)
-    async with aio_channel(args.wallet, _tls(args)) as channel:
+    options = [*CHANNEL_OPTIONS, *health_checked_options("pokerpb.Wallet")]
+    async with aio_channel(args.wallet, _tls(args), options) as channel:
         rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
-        for attempt in range(_WALLET_RETRIES):
-            try:
-                return await rpc(request, metadata=bearer_metadata(token), timeout=5)
-            except grpc.aio.AioRpcError as error:
-                if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == _WALLET_RETRIES - 1:
-                    raise
-                await asyncio.sleep(0.25)
-    raise AssertionError("unreachable")  # pragma: no cover
+        return await rpc(
+            request, metadata=bearer_metadata(token), timeout=_WALLET_WAIT_S, wait_for_ready=True
+        )
 
 
 def _money(balance: wpb.Balance) -> str:

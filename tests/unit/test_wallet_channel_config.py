@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from poker.dealer.wallet_client import RETRY_POLICY, WALLET_SERVICE, channel_target, service_config
+from poker.dealer.wallet_client import WALLET_SERVICE, channel_target
+from poker.servicekit.channels import DEFAULT_RETRY_POLICY, service_config
 
 
 def test_one_address_is_the_target_itself() -> None:
@@ -44,10 +45,10 @@ def test_malformed_or_mixed_addresses_are_refused(addresses: list[str]) -> None:
 
 
 def test_the_service_config_health_checks_and_retries_unavailable_only() -> None:
-    config = json.loads(service_config())
+    config = json.loads(service_config(WALLET_SERVICE))
     assert config["loadBalancingConfig"] == [{"round_robin": {}}]
     assert config["healthCheckConfig"] == {"serviceName": WALLET_SERVICE}
     (method,) = config["methodConfig"]
     assert method["name"] == [{"service": WALLET_SERVICE}]
-    assert method["retryPolicy"] == RETRY_POLICY
-    assert RETRY_POLICY["retryableStatusCodes"] == ["UNAVAILABLE"]
+    assert method["retryPolicy"] == DEFAULT_RETRY_POLICY
+    assert DEFAULT_RETRY_POLICY["retryableStatusCodes"] == ["UNAVAILABLE"]
