@@ -109,7 +109,7 @@ def _viewer(principal: Principal) -> str | None:
 def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dpb.CommandReply:
     """The reply to a Play command that failed: the status the unary call would end with, and
     the same ``google.rpc.Status`` (reason, the command's ids, the field at fault)."""
-    status = status_or_internal(error, ERROR_TABLE)
+    status = status_or_internal(error, ERROR_TABLE, method=_method("Play"))
     command = getattr(request, kind) if kind is not None else None
     if kind is not None and status.field and not status.field.startswith(f"{kind}."):
         # The unary call's field path, inside the PlayRequest's command.

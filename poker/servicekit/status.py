@@ -98,7 +98,7 @@ class Status:
 
     code: grpc.StatusCode
     details: str
-    reason: str = INTERNAL_REASON
+    reason: str
     field: str | None = None
 
     def to_proto(self, metadata: Mapping[str, str] | None = None) -> status_pb2.Status:
@@ -244,11 +244,14 @@ def _field_of(error: BaseException, family: type[ServiceError]) -> str | None:
     return getattr(error, "field", "") or ""
 
 
-def status_or_internal(error: BaseException, extra: Errors | None = None) -> Status:
-    """:func:`status_for`, with a bug logged and answered as :data:`INTERNAL_STATUS`."""
+def status_or_internal(
+    error: BaseException, extra: Errors | None = None, **log_fields: str
+) -> Status:
+    """:func:`status_for`, with a bug logged (with ``log_fields``) and answered as
+    :data:`INTERNAL_STATUS`."""
     status = status_for(error, extra)
     if status is None:
-        _log.error("unhandled_error", exc_info=error)
+        _log.error("unhandled_error", **log_fields, exc_info=error)
         return INTERNAL_STATUS
     return status
 
