@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PROTOS := $(wildcard protos/pokerpb/*.proto)
 PROTO_STAMP := pokerpb/.generated-stamp
+# Where google/rpc/status.proto is (googleapis-common-protos ships it next to its Python modules).
+GOOGLEAPIS_PROTOS = $(PY) -c 'import google.rpc, pathlib; print(pathlib.Path(google.rpc.__path__[0]).parents[1])'
 
 .PHONY: all setup proto lint typecheck unit test bench run cluster demo clean
 
@@ -36,7 +38,7 @@ setup: $(STAMP) $(PROTO_STAMP)
 
 $(PROTO_STAMP): $(STAMP) $(PROTOS)
 	rm -rf pokerpb && mkdir -p pokerpb
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos \
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos -I"$$($(GOOGLEAPIS_PROTOS))" \
 		--python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTOS)
 	touch pokerpb/__init__.py pokerpb/py.typed $@
 

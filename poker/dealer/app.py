@@ -15,7 +15,7 @@ from nats.aio.client import Client
 from prometheus_client import CollectorRegistry
 
 from poker.dealer.config import DealerSettings
-from poker.dealer.grpc_api import ERROR_FAMILIES, ROLES_BY_METHOD, SERVICE_NAME, DealerServicer
+from poker.dealer.grpc_api import ERROR_TABLE, ROLES_BY_METHOD, SERVICE_NAME, DealerServicer
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import LeaseOwnership, TakeoverScanner
 from poker.dealer.tables import TableService
@@ -163,7 +163,7 @@ async def build_dealer(
             metrics=GrpcMetrics("dealer", registry),
             token_secret=settings.token_keyring,
             roles_by_method=ROLES_BY_METHOD,
-            extra_errors=ERROR_FAMILIES,
+            extra_errors=ERROR_TABLE,
         ),
     )
     servicer = DealerServicer(tables, metrics)

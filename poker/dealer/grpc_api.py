@@ -7,13 +7,14 @@ Every method goes the same way: the request's fields against their limits
 :class:`~poker.dealer.tables.TableService`, and its result back to a reply (``wire`` again).
 The caller's identity comes from the token (:func:`poker.servicekit.auth.current_principal`). The
 application raises plain error families (:mod:`poker.servicekit.errors`, the engine's and the table
-log's own); they become a status only here, at the edge, through :data:`ERROR_FAMILIES` and
+log's own); they become a status only here, at the edge, through :data:`ERROR_TABLE` and
 servicekit's one table (:mod:`poker.servicekit.status`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
@@ -24,7 +25,9 @@ import structlog
 
 from poker.dealer import wire
 from poker.dealer.bounds import DEALER_BOUNDS
+from poker.dealer.errors import NotAPlayer
 from poker.dealer.metrics import DealerMetrics
+from poker.dealer.reasons import ENGINE_REASONS
 from poker.dealer.tables import CommandResult, TableService
 from poker.engine.hand import HandRuleError
 from poker.engine.table import TableRuleError
@@ -36,7 +39,7 @@ from poker.servicekit.errors import (
     RuleViolation,
     Unauthenticated,
 )
-from poker.servicekit.status import INTERNAL_DETAILS, ExtraFamilies, Status, status_for
+from poker.servicekit.status import ErrorTable, context_of, status_for, status_or_internal
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
@@ -45,12 +48,15 @@ _log = structlog.get_logger(__name__)
 
 SERVICE_NAME: Final = "pokerpb.Dealer"
 
-#: The engine's error families and their statuses (the rest is servicekit's table).
-ERROR_FAMILIES: Final[ExtraFamilies] = {
-    NotYourSeat: PermissionDenied,
-    TableRuleError: RuleViolation,
-    HandRuleError: RuleViolation,
-}
+#: The engine's error families, their statuses and reasons (the rest is servicekit's table).
+ERROR_TABLE: Final = ErrorTable(
+    families={
+        NotYourSeat: PermissionDenied,
+        TableRuleError: RuleViolation,
+        HandRuleError: RuleViolation,
+    },
+    reasons=ENGINE_REASONS,
+)
 
 
 def _method(name: str) -> str:
@@ -91,7 +97,7 @@ _Context = grpc.aio.ServicerContext
 
 def _player(principal: Principal) -> str:
     if principal.role is not Role.PLAYER:
-        raise PermissionDenied("Only players act at the tables.")
+        raise NotAPlayer("Only players act at the tables.")
     return principal.subject
 
 
@@ -101,13 +107,14 @@ def _viewer(principal: Principal) -> str | None:
 
 
 def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dpb.CommandReply:
-    """The reply to a Play command that failed: the status the unary call would end with."""
-    status = status_for(error, ERROR_FAMILIES)
-    if status is None:
-        _log.error("unhandled_error", method=_method("Play"), exc_info=error)
-        status = Status(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS)
+    """The reply to a Play command that failed: the status the unary call would end with, and
+    the same ``google.rpc.Status`` (reason, the command's ids, the field at fault)."""
+    status = status_or_internal(error, ERROR_TABLE, method=_method("Play"))
     command = getattr(request, kind) if kind is not None else None
-    reply = wire.refused_reply(command, status.code.value[0], status.details)
+    if kind is not None and status.field and not status.field.startswith(f"{kind}."):
+        # The unary call's field path, inside the PlayRequest's command.
+        status = dataclasses.replace(status, field=f"{kind}.{status.field}")
+    reply = wire.refused_reply(command, status.to_proto(context_of(command)))
     if status.code is not grpc.StatusCode.FAILED_PRECONDITION:
         _log.info("play_command_refused", code=status.code.name, kind=kind)
     return reply
@@ -125,7 +132,7 @@ def _code_of(error: BaseException) -> str:
         return "CANCELLED"
     if not isinstance(error, Exception):
         return "UNKNOWN"
-    status = status_for(error, ERROR_FAMILIES)
+    status = status_for(error, ERROR_TABLE)
     return status.code.name if status is not None else "INTERNAL"
 
 
@@ -332,7 +339,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
             kind = request.WhichOneof("command")
             try:
                 if kind is None:
-                    raise InvalidArgument("a PlayRequest carries one command.")
+                    raise InvalidArgument("a PlayRequest carries one command.", field="command")
                 _check_bounds(request)
                 result = await handlers[kind](getattr(request, kind), player)
             except Exception as error:  # CancelledError is not an Exception: it ends the stream
@@ -394,7 +401,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         _check_bounds(request)
         table_id = wire.table_id_of(request.table_id)
         if request.from_seq < 0:
-            raise InvalidArgument("from_seq may not be negative.")
+            raise InvalidArgument("from_seq may not be negative.", field="from_seq")
         principal = current_principal()
         viewer = _viewer(principal)
         async for event in self._tables.watch(
@@ -417,7 +424,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
 
 
 __all__ = [
-    "ERROR_FAMILIES",
+    "ERROR_TABLE",
     "ROLES_BY_METHOD",
     "SERVICE_NAME",
     "DealerServicer",

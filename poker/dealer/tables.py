@@ -28,6 +28,14 @@ import structlog
 
 from poker.dealer.clock import TableTimers, Wake, now_ms
 from poker.dealer.config import CrashRule
+from poker.dealer.errors import (
+    FeedUnavailable,
+    HandNotFound,
+    NoSeatAtTable,
+    NotDealtIn,
+    StaleHand,
+    TableNotFound,
+)
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import OwnershipGate
 from poker.dealer.redaction import SeatTracker, redact_event
@@ -62,7 +70,7 @@ from poker.engine.table import (
 from poker.engine.table.config import config_to_wire
 from poker.engine.table.errors import TooEarly
 from poker.eventstore.api import ConcurrencyConflict, DuplicateAppend, StoreUnavailable
-from poker.servicekit.errors import Conflict, NotFound, PermissionDenied, RuleViolation, Unavailable
+from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import CachedLogger, bound_context, request_line_fields
 from poker.tablelog import command_ids
 from poker.tablelog.command_ids import CommandIdReused, Outcome
@@ -308,7 +316,7 @@ class TableService:
             loaded = await self._repository.catch_up(loaded)
             self._views[table_id] = loaded
         if loaded.state is None:
-            raise NotFound(f"There is no table {table_id}.")
+            raise TableNotFound(f"There is no table {table_id}.")
         return loaded.state
 
     async def table_ids(self) -> list[str]:
@@ -325,7 +333,7 @@ class TableService:
         token's subject) counts against the streams one caller may hold open
         (:class:`~poker.dealer.watchers.WatchHub`)."""
         if self.watchers is None:
-            raise Unavailable("Watching tables needs the event feed.")
+            raise FeedUnavailable("Watching tables needs the event feed.")
         await self.table(table_id)  # NotFound before the stream starts
         events = self.watchers.watch(table_id, from_version, viewer, caller)
         with self._presence(table_id, viewer):
@@ -350,13 +358,13 @@ class TableService:
                     players = dict(seats.players)
                 events.append(event)
         if not events:
-            raise NotFound(f"There is no hand {hand_id}.")
+            raise HandNotFound(f"There is no hand {hand_id}.")
         if viewer is None:
             return events
         seat = next((s for s, p in players.items() if p == viewer), None)
         dealt = {entry.seat for entry in events[0].hand_started.seats}
         if seat not in dealt:
-            raise PermissionDenied("You were not dealt into this hand.")
+            raise NotDealtIn("You were not dealt into this hand.")
         return [redact_event(event, seat) for event in events]
 
     # --- ownership ------------------------------------------------------------------------------
@@ -417,7 +425,7 @@ class TableService:
                 loaded = await self._owned(table_id, creating=creating)
                 try:
                     if loaded.state is None and not creating:
-                        raise NotFound(f"There is no table {table_id}.")
+                        raise TableNotFound(f"There is no table {table_id}.")
                     if hold is None or await self._repository.find_command(loaded, command_id):
                         return await self._execute(table_id, command_id, build, digest)
                     return await self._execute_with_hold(table_id, command_id, build, digest, hold)
@@ -665,9 +673,9 @@ def _seat_in_hand(state: TableState | None, player_id: str, hand_id: str) -> int
     assert state is not None
     seat = state.seat_of(player_id)
     if seat is None:
-        raise PermissionDenied("You have no seat at this table.")
+        raise NoSeatAtTable("You have no seat at this table.")
     if state.hand is None or state.hand.setup.hand_id != hand_id:
-        raise RuleViolation(f"Hand {hand_id} is not the hand in progress.")
+        raise StaleHand(f"Hand {hand_id} is not the hand in progress.")
     return seat
 
 

@@ -1,23 +1,41 @@
 """The wallet service as the dealer's :class:`~poker.dealer.wallet_port.WalletPort`: gRPC calls
 with a dealer-role token.
 
-Several addresses may be given (the leading wallet and its standby): a call that finds a wallet
-UNAVAILABLE (down, or the standby) tries the next one. The hold id is the dealer's command id,
-so retrying a hold on another address, or after a lost reply, places it once. With ``tls`` the
-channels are TLS (the wallet's CA; and this dealer's client certificate for mutual TLS).
+Several addresses may be given (the leading wallet and its standby): they form one channel whose
+gRPC service config (:mod:`poker.servicekit.channels`) does what a hand-written loop did before.
+The channel health-checks every address (``healthCheckConfig``: the standby reports NOT_SERVING
+until it takes the lease, :mod:`poker.wallet.standby`) and sends calls only to the serving one,
+and gRPC retries a call that ends UNAVAILABLE (``retryPolicy``: a wallet down, or one that just
+stepped down) with backoff, within the call's deadline. The hold id is the dealer's command id,
+so a retried hold, on either wallet or after a lost reply, is placed once. Each call's timeout is
+the dealer's caller's remaining time, at most ``timeout_s`` (:mod:`poker.servicekit.deadlines`).
+With ``tls`` the channel is TLS (the wallet's CA; and this dealer's client certificate for
+mutual TLS).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import grpc
 import structlog
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
-from poker.dealer.wallet_port import HeldFunds, HoldState, InsufficientFunds, WalletUnavailable
+from poker.dealer.wallet_port import (
+    HeldFunds,
+    HoldRefused,
+    HoldState,
+    InsufficientFunds,
+    WalletUnavailable,
+)
 from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.channels import health_checked_options
+from poker.servicekit.deadlines import timeout_within
 from poker.servicekit.errors import InvalidArgument, NotFound
 from poker.servicekit.tls import ClientTls, aio_channel
 from pokerpb import wallet_pb2 as wpb
@@ -25,7 +43,9 @@ from pokerpb import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
-_RETRY_ELSEWHERE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+#: The wallet's service, as its health checks and method configs name it.
+WALLET_SERVICE: Final = "pokerpb.Wallet"
+_UNAVAILABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: The wallet's hold statuses; one it does not name (an older or a newer wallet) is UNKNOWN,
 #: which never seats anybody.
 _HOLD_STATES = {
@@ -38,10 +58,77 @@ _TOKEN_TTL_S = 3600
 _TOKEN_REFRESH_S = 300
 
 
+def _host_port(address: str) -> tuple[str, str]:
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"a wallet address is host:port, not {address!r}")
+    return host.strip("[]"), port
+
+
+def _ip_version(host: str) -> int | None:
+    try:
+        return ipaddress.ip_address(host).version
+    except ValueError:
+        return None
+
+
+def _resolved(host: str, port: str) -> list[tuple[int, str]]:
+    """(IP version, ``ip:port``) of ``host``: itself if an IP, else what it resolves to (IPv4
+    first: a name such as localhost resolves to both)."""
+    version = _ip_version(host)
+    if version is not None:
+        return [(version, f"[{host}]:{port}" if version == 6 else f"{host}:{port}")]
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except OSError as error:
+        raise ValueError(f"the wallet address {host}:{port} does not resolve: {error}") from None
+    found = sorted({(6 if info[0] == socket.AF_INET6 else 4, str(info[4][0])) for info in infos})
+    return [(v, f"[{ip}]:{port}" if v == 6 else f"{ip}:{port}") for v, ip in found]
+
+
+def channel_target(addresses: Sequence[str]) -> tuple[str, list[tuple[str, Any]]]:
+    """The channel target naming every wallet address, and the options it needs.
+
+    One address is the target itself. Several become one ``ipv4:``/``ipv6:`` target listing
+    them all (names resolved once, here), so the channel's load balancer sees every wallet;
+    the authority (and the TLS name checked) stays the first address's name.
+    """
+    if len(addresses) == 1:
+        return addresses[0], []
+    endpoints: dict[int, list[str]] = {4: [], 6: []}
+    for address in addresses:
+        host, port = _host_port(address)
+        resolved = _resolved(host, port)
+        version = 4 if any(v == 4 for v, _ in resolved) else 6
+        endpoints[version].extend(endpoint for v, endpoint in resolved if v == version)
+    if endpoints[4] and endpoints[6]:
+        raise ValueError("the wallet addresses mix IPv4 and IPv6; give them all in one family")
+    version = 4 if endpoints[4] else 6
+    target = f"ipv{version}:" + ",".join(dict.fromkeys(endpoints[version]))
+    first_host, _ = _host_port(addresses[0])
+    options: list[tuple[str, Any]] = [("grpc.default_authority", addresses[0])]
+    if _ip_version(first_host) is None:
+        options.append(("grpc.ssl_target_name_override", first_host))
+    return target, options
+
+
+def _reason(error: grpc.aio.AioRpcError) -> str:
+    """The ErrorInfo reason the wallet sent with ``error`` ("" if none)."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type] # AioRpcError reads as a Call
+    if status is None:
+        return ""
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return info.reason
+    return ""
+
+
 class GrpcWallet:
     """:class:`~poker.dealer.wallet_port.WalletPort` over the Wallet gRPC API.
 
     Build it inside the running event loop (grpc.aio channels bind to it); :meth:`close` it.
+    ``retry_policy`` replaces :data:`~poker.servicekit.channels.DEFAULT_RETRY_POLICY`.
     """
 
     def __init__(
@@ -52,18 +139,19 @@ class GrpcWallet:
         subject: str = "dealer",
         timeout_s: float = 5.0,
         tls: ClientTls | None = None,
+        retry_policy: Mapping[str, Any] | None = None,
     ) -> None:
         if not addresses:
             raise ValueError("at least one wallet address is needed")
-        self._addresses = list(addresses)
+        self._target, self._options = channel_target(list(addresses))
+        self._options += health_checked_options(WALLET_SERVICE, retry_policy)
         self._keys = token_keys
         self._subject = subject
         self._timeout_s = timeout_s
         self._tls = tls
-        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._channel: grpc.aio.Channel | None = None
         self._token = ""
         self._token_expires = 0.0
-        self._preferred = 0
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         now = time.time()
@@ -74,30 +162,25 @@ class GrpcWallet:
             self._token_expires = now + _TOKEN_TTL_S
         return bearer_metadata(self._token)
 
-    def _stub(self, address: str) -> wallet_pb2_grpc.WalletStub:
-        channel = self._channels.get(address)
-        if channel is None:
-            channel = self._channels[address] = aio_channel(address, self._tls)
-        return wallet_pb2_grpc.WalletStub(channel)
+    def _stub(self) -> wallet_pb2_grpc.WalletStub:
+        if self._channel is None:
+            self._channel = aio_channel(self._target, self._tls, self._options)
+        return wallet_pb2_grpc.WalletStub(self._channel)
 
     async def _call(self, method: str, request: Any) -> Any:
-        """Call ``method`` on the first wallet that answers, starting with the last good one."""
-        last: grpc.aio.AioRpcError | None = None
-        count = len(self._addresses)
-        for step in range(count):
-            index = (self._preferred + step) % count
-            rpc = getattr(self._stub(self._addresses[index]), method)
-            try:
-                reply = await rpc(request, metadata=self._metadata(), timeout=self._timeout_s)
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _RETRY_ELSEWHERE:
-                    raise
-                last = error
-                continue
-            self._preferred = index
-            return reply
-        assert last is not None
-        raise WalletUnavailable(f"the wallet is unavailable right now: {last.details()}")
+        """Call ``method`` on the serving wallet (the channel picks it and retries), within the
+        caller's remaining time (at most ``timeout_s``)."""
+        rpc = getattr(self._stub(), method)
+        try:
+            return await rpc(
+                request, metadata=self._metadata(), timeout=timeout_within(self._timeout_s)
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() in _UNAVAILABLE:
+                raise WalletUnavailable(
+                    f"the wallet is unavailable right now: {error.details()}"
+                ) from None
+            raise
 
     async def place_hold(
         self, player_id: str, amount: int, *, hold_id: str, ttl_s: float, table_id: str
@@ -115,7 +198,9 @@ class GrpcWallet:
         except grpc.aio.AioRpcError as error:
             details = error.details() or ""
             if error.code() == grpc.StatusCode.FAILED_PRECONDITION:
-                raise InsufficientFunds(details) from None
+                if _reason(error) in ("", InsufficientFunds.REASON):
+                    raise InsufficientFunds(details) from None
+                raise HoldRefused(details) from None
             if error.code() == grpc.StatusCode.INVALID_ARGUMENT:
                 raise InvalidArgument(details) from None
             if error.code() == grpc.StatusCode.NOT_FOUND:
@@ -138,7 +223,7 @@ class GrpcWallet:
             _log.info("void_hold_skipped", hold_id=hold_id, player_id=player_id, error=str(error))
 
     async def close(self) -> None:
-        """Close the channels."""
-        for channel in self._channels.values():
-            await channel.close()
-        self._channels.clear()
+        """Close the channel."""
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None

@@ -40,14 +40,20 @@ _log = structlog.get_logger(__name__)
 class InsufficientFunds(RuleViolation):
     """The player's available balance does not cover the hold (FAILED_PRECONDITION)."""
 
+    REASON = "INSUFFICIENT_FUNDS"
+
 
 class WalletUnavailable(Unavailable):
     """The wallet did not answer; the hold may or may not exist (it expires if unused)."""
+
+    REASON = "WALLET_UNAVAILABLE"
 
 
 class HoldRefused(RuleViolation):
     """The wallet's hold does not pay for this seat (FAILED_PRECONDITION): not open, or not of
     this player, table and amount."""
+
+    REASON = "HOLD_REFUSED"
 
 
 class HoldState(enum.Enum):

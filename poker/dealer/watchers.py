@@ -30,10 +30,10 @@ from typing import Final
 
 import structlog
 
+from poker.dealer.errors import FeedInterrupted, StreamTooSlow, TooManyStreams
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.redaction import SeatTracker, redact_event
 from poker.eventstore.api import Record
-from poker.servicekit.errors import ResourceExhausted, Unavailable
 from poker.tablelog.feed import TableFeed
 from poker.tablelog.repository import decode_batch
 from pokerpb import events_pb2 as pb
@@ -201,7 +201,9 @@ class _SharedFeed:
         _log.warning("watch_feed_failed", table_id=self.table_id, error=repr(error))
         self.hub.forget(self)
         if starting:
-            self.ready.set_exception(Unavailable("The table's events cannot be read right now."))
+            self.ready.set_exception(
+                FeedInterrupted("The table's events cannot be read right now.")
+            )
             self.ready.exception()  # retrieved: joiners get it from the future themselves
         for watcher in self.watchers:
             self.hub.metrics.watchers_dropped.labels(reason="feed_failed").inc()
@@ -273,7 +275,7 @@ class WatchHub:
         cap counts."""
         if self._streams[caller] >= self.max_streams_per_caller:
             self.metrics.watch_refused.inc()
-            raise ResourceExhausted(
+            raise TooManyStreams(
                 f"You have {self.max_streams_per_caller} WatchTable streams open, the most one "
                 "caller may; close one before opening another."
             )
@@ -344,12 +346,14 @@ class WatchHub:
             feed.watchers.discard(watcher)
             feed.stop_if_unwatched()
         if watcher.ending == _Ending.SLOW:
-            raise ResourceExhausted(
+            raise StreamTooSlow(
                 f"This stream fell more than {self.backlog} batches behind the table and was "
                 f"ended; watch again from version {last}."
             )
         if watcher.ending == _Ending.FAILED:
-            raise Unavailable(f"The table's event feed broke off; watch again from version {last}.")
+            raise FeedInterrupted(
+                f"The table's event feed broke off; watch again from version {last}."
+            )
 
     async def _catch_up(
         self, table_id: str, from_version: int, until_position: int, viewer: str | None

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from google.rpc import status_pb2
+
 from poker.dealer.bounds import MAX_CHIPS, rake_problem
 from poker.dealer.redaction import sees_hole_cards
 from poker.dealer.tables import INTERNAL_PREFIX, CommandResult
@@ -87,31 +89,34 @@ _SEAT_STATES: Final = {
 # --- requests in ------------------------------------------------------------------------------
 
 
-def table_id_of(value: str) -> str:
-    """A table id: 1-64 letters, digits, '-' or '_' (one NATS subject token)."""
+def table_id_of(value: str, field: str = "table_id") -> str:
+    """A table id: 1-64 letters, digits, '-' or '_' (one NATS subject token), read from the
+    request's ``field``."""
     if not _TABLE_ID.fullmatch(value):
-        raise InvalidArgument("table_id must be 1-64 letters, digits, '-' or '_'.")
+        raise InvalidArgument(f"{field} must be 1-64 letters, digits, '-' or '_'.", field=field)
     return value
 
 
 def command_id_of(value: str) -> str:
     """A client's command id: 1-64 letters, digits, '-', '_', '.' or ':'."""
     if not _COMMAND_ID.fullmatch(value) or value.startswith(INTERNAL_PREFIX):
-        raise InvalidArgument("command_id must be 1-64 letters, digits, '-', '_', '.' or ':'.")
+        raise InvalidArgument(
+            "command_id must be 1-64 letters, digits, '-', '_', '.' or ':'.", field="command_id"
+        )
     return value
 
 
 def hand_id_of(value: str) -> str:
     """A hand id as the dealer names them (``<table id>.<number>``), or refused."""
     if not _HAND_ID.fullmatch(value):
-        raise InvalidArgument("hand_id is required.")
+        raise InvalidArgument("hand_id is required.", field="hand_id")
     return value
 
 
 def seat_of(value: int) -> int:
     """A seat number: 1 and up (the table refuses one past its last seat)."""
     if value < 1:
-        raise InvalidArgument("seat must be a seat number (1 and up).")
+        raise InvalidArgument("seat must be a seat number (1 and up).", field="seat")
     return value
 
 
@@ -119,7 +124,8 @@ def chips_of(name: str, value: int, *, positive: bool) -> int:
     """An amount of chips in field ``name``: whole, not negative (``positive``: above zero)."""
     if value < 0 or (positive and value == 0) or value > MAX_CHIPS:
         raise InvalidArgument(
-            f"{name} must be a {'positive' if positive else 'non-negative'} whole number of chips."
+            f"{name} must be a {'positive' if positive else 'non-negative'} whole number of chips.",
+            field=name,
         )
     return value
 
@@ -128,7 +134,9 @@ def action_of(kind: int) -> Action:
     """The engine's action for the wire's ``Action`` enum value."""
     action = _ACTIONS.get(kind)
     if action is None:
-        raise InvalidArgument("action must be fold, check, call, bet, raise, bring-in or complete.")
+        raise InvalidArgument(
+            "action must be fold, check, call, bet, raise, bring-in or complete.", field="action"
+        )
     return action
 
 
@@ -137,7 +145,7 @@ def discards_of(text: str) -> tuple[Card, ...]:
     try:
         return parse_cards(text)
     except ValueError as error:
-        raise InvalidArgument(f"discards: {error}") from None
+        raise InvalidArgument(f"discards: {error}", field="discards") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,26 +195,30 @@ def table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
     if request.table_id:
         return table_id_of(request.table_id)
     # The dealer names hands "<table id>.<number>".
-    return table_id_of(request.hand_id.rpartition(".")[0])
+    return table_id_of(request.hand_id.rpartition(".")[0], field="hand_id")
 
 
 def config_of(request: dpb.CreateTableRequest) -> TableConfig:
     """The table configuration a CreateTable request asks for: the room's defaults for the game,
     structure and stakes, then the request's overrides (its own fields, then ``settings``)."""
     if request.game not in GAMES:
-        raise InvalidArgument(f"game must be one of {', '.join(GAMES)}.")
+        raise InvalidArgument(f"game must be one of {', '.join(GAMES)}.", field="game")
     try:
         structure = Structure(request.structure)
     except ValueError:
-        raise InvalidArgument("structure must be a betting structure.") from None
+        raise InvalidArgument("structure must be a betting structure.", field="structure") from None
     wire = request.stakes  # every number within its bound (DEALER_BOUNDS, checked first)
     if not request.HasField("stakes"):
-        raise InvalidArgument("stakes are required.")
+        raise InvalidArgument("stakes are required.", field="stakes")
     if GAMES[request.game].forced_bets is ForcedBets.ANTE_BRING_IN:
         if wire.ante <= 0 and wire.bring_in <= 0:
-            raise InvalidArgument(f"{request.game} needs stakes with an ante or a bring-in.")
+            raise InvalidArgument(
+                f"{request.game} needs stakes with an ante or a bring-in.", field="stakes"
+            )
     elif wire.big_blind <= 0:
-        raise InvalidArgument("stakes with a positive big blind are required.")
+        raise InvalidArgument(
+            "stakes with a positive big blind are required.", field="stakes.big_blind"
+        )
     stakes = Stakes(
         wire.small_blind,
         wire.big_blind,
@@ -244,20 +256,22 @@ def with_settings(config: TableConfig, settings: pb.TableConfig) -> TableConfig:
     named += ["stakes"] if settings.HasField("stakes") else []
     if named:
         raise InvalidArgument(
-            f"settings may not set {', '.join(named)}: use the request's own fields."
+            f"settings may not set {', '.join(named)}: use the request's own fields.",
+            field=f"settings.{named[0]}",
         )
     wire = config_to_wire(config)
     rake = settings.rules.rake if settings.rules.HasField("rake") else None
     problem = rake_problem(rake) if rake is not None else None
     if problem is not None:
-        raise InvalidArgument(problem)
+        # The sentence starts with the field it is about ("settings.rules.rake.per ...").
+        raise InvalidArgument(problem, field=problem.split(" ", 1)[0])
     wire.MergeFrom(settings)
     if rake is not None:
         wire.rules.rake.CopyFrom(rake)  # a schedule replaces the room's; caps are not appended
     try:
         return table_config_from_wire(wire)
     except ValueError as error:  # an enum value this build does not know
-        raise InvalidArgument(f"settings: {error}") from None
+        raise InvalidArgument(f"settings: {error}", field="settings") from None
 
 
 # --- replies out ------------------------------------------------------------------------------
@@ -276,10 +290,11 @@ def command_reply(result: CommandResult, views: ViewCache, viewer: str | None) -
     return reply
 
 
-def refused_reply(command: Any, code: int, message: str) -> dpb.CommandReply:
+def refused_reply(command: Any, status: status_pb2.Status) -> dpb.CommandReply:
     """The reply to a Play command that failed (``command`` None: none could be read): the
-    status number and details the unary call would end with, and no table."""
-    reply = dpb.CommandReply(code=code, message=message)
+    status the unary call would end with (its number and details, and the whole
+    ``google.rpc.Status`` with its ErrorInfo and BadRequest), and no table."""
+    reply = dpb.CommandReply(code=status.code, message=status.message, status=status)
     if command is not None:
         reply.table_id = command.table_id[:64]
         reply.command_id = command.command_id[:64]

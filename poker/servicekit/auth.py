@@ -52,11 +52,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
-import grpc
 import jwt
 
 from poker.servicekit.errors import PermissionDenied, Unauthenticated
 from poker.servicekit.interceptors import ScopeInterceptor
+from poker.servicekit.status import abort_with
 
 #: HMAC-SHA256 keys shorter than the hash give away strength; refuse them.
 MIN_SECRET_BYTES = 32
@@ -114,22 +114,38 @@ class Principal:
 class TokenError(Unauthenticated):
     """The token does not authenticate its bearer; maps to UNAUTHENTICATED."""
 
+    REASON = "TOKEN_INVALID"
+
 
 class MissingToken(TokenError):
     """No ``authorization: Bearer <token>`` metadata came with the call."""
 
+    REASON = "TOKEN_MISSING"
+
 
 class MalformedToken(TokenError):
     """The token is not a JWT of this service's shape, or its claims are not valid."""
+
+    REASON = "TOKEN_MALFORMED"
 
 
 class BadSignature(TokenError):
     """The signature does not verify: forged, altered, signed with a key this service does not
     hold (an unknown or removed ``kid``), or with another algorithm (``none`` included)."""
 
+    REASON = "TOKEN_SIGNATURE_INVALID"
+
 
 class TokenExpired(TokenError):
     """The token was valid but its expiry has passed."""
+
+    REASON = "TOKEN_EXPIRED"
+
+
+class RoleNotAllowed(PermissionDenied):
+    """The caller's role may not call this method (PERMISSION_DENIED)."""
+
+    REASON = "ROLE_NOT_ALLOWED"
 
 
 # --- keys ---------------------------------------------------------------------------------------
@@ -426,12 +442,12 @@ class AuthInterceptor(ScopeInterceptor):
                 bearer_token(context.invocation_metadata()), self._clock()
             )
         except TokenError as error:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, error.message)
+            await abort_with(context, error)
             raise  # pragma: no cover - abort raises
         allowed = self._roles_by_method.get(method)
         if allowed is not None and principal.role not in allowed:
             denial = _denial(principal, method, allowed)
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, denial)
+            await abort_with(context, RoleNotAllowed(denial))
         return principal
 
     @asynccontextmanager

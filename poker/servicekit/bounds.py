@@ -4,7 +4,8 @@ A service lists its limits in one table, keyed by the proto field's full name
 (``"pokerpb.Stakes.big_blind"``): an :class:`IntRange` for a number, a :class:`Text` for a
 string, :class:`Items` for a repeated message. :class:`RequestBounds` walks a request along its
 descriptor and refuses the first field out of bounds with a sentence naming the field (its path
-in the request, e.g. ``settings.rules.rake.per``) and the limit. Every enum field, however deep,
+in the request, e.g. ``settings.rules.rake.per``) and the limit; the error's ``field`` is that
+path (sent as the ``google.rpc.BadRequest`` field violation). Every enum field, however deep,
 must hold a number its enum defines (proto3 keeps unknown numbers, and a later lookup would
 fail with a bug's status). The same table writes the documentation (:meth:`RequestBounds.rows`),
 and :meth:`RequestBounds.uncovered` lists the request fields without a limit, for a test that
@@ -23,6 +24,8 @@ keeps the table complete.
 Traceback (most recent call last):
 ...
 poker.servicekit.errors.InvalidArgument: player_id may contain only a-z, 0-9, '-'.
+>>> bounds.first_violation(wpb.GetRakeReportRequest(group_by=[1, 99]))
+('group_by[1]', 'group_by[1]: 99 is not a known RakeDimension (0-3).')
 >>> bounds.first_problem(wpb.GetRakeReportRequest(group_by=[1, 99]))
 'group_by[1]: 99 is not a known RakeDimension (0-3).'
 >>> bounds.first_problem(wpb.GetBalanceRequest(player_id="ann"))  # a field without a limit
@@ -101,8 +104,10 @@ def _items(max_items: int | None) -> str:
     return "" if max_items is None else f", at most {max_items:,} entries"
 
 
-# A check of one field: (message, path prefix) -> an error sentence, or None.
-_FieldCheck = Callable[[Any, str], "str | None"]
+#: A field out of bounds: (its path in the request, the sentence).
+Violation = tuple[str, str]
+# A check of one field: (message, path prefix) -> the violation, or None.
+_FieldCheck = Callable[[Any, str], "Violation | None"]
 
 
 class RequestBounds:
@@ -119,16 +124,21 @@ class RequestBounds:
 
     def check(self, message: Any) -> None:
         """Raise :class:`InvalidArgument` naming the first field of ``message`` out of bounds."""
-        problem = self.first_problem(message)
-        if problem is not None:
-            raise InvalidArgument(problem)
+        violation = self.first_violation(message)
+        if violation is not None:
+            raise InvalidArgument(violation[1], field=violation[0])
 
     def first_problem(self, message: Any, prefix: str = "") -> str | None:
         """The sentence about the first field of ``message`` out of bounds, or None."""
+        violation = self.first_violation(message, prefix)
+        return None if violation is None else violation[1]
+
+    def first_violation(self, message: Any, prefix: str = "") -> Violation | None:
+        """The first field of ``message`` out of bounds (its path, the sentence), or None."""
         for check in self._plan(message.DESCRIPTOR):
-            problem = check(message, prefix)
-            if problem is not None:
-                return problem
+            violation = check(message, prefix)
+            if violation is not None:
+                return violation
         return None
 
     def _plan(self, descriptor: Descriptor) -> list[_FieldCheck]:
@@ -155,29 +165,32 @@ class RequestBounds:
             return _no_check
         # A number or string without a limit: refused whole rather than let through unchecked
         # (the completeness test names it first).
-        return lambda message, prefix: f"{prefix}{name} is not accepted by this service."
+        return lambda message, prefix: (
+            f"{prefix}{name}",
+            f"{prefix}{name} is not accepted by this service.",
+        )
 
     def _message_check(self, field: FieldDescriptor, limit: Limit | None) -> _FieldCheck:
         name = field.name
         if field.is_repeated:
             most = limit.max_items if isinstance(limit, Items) else None
 
-            def repeated(message: Any, prefix: str) -> str | None:
+            def repeated(message: Any, prefix: str) -> Violation | None:
                 values = getattr(message, name)
                 if most is not None and len(values) > most:
-                    return f"{prefix}{name} may have at most {most:,} entries."
+                    return f"{prefix}{name}", f"{prefix}{name} may have at most {most:,} entries."
                 for index, value in enumerate(values):
-                    problem = self.first_problem(value, f"{prefix}{name}[{index}].")
-                    if problem is not None:
-                        return problem
+                    violation = self.first_violation(value, f"{prefix}{name}[{index}].")
+                    if violation is not None:
+                        return violation
                 return None
 
             return repeated
 
-        def nested(message: Any, prefix: str) -> str | None:
+        def nested(message: Any, prefix: str) -> Violation | None:
             if not message.HasField(name):
                 return None
-            return self.first_problem(getattr(message, name), f"{prefix}{name}.")
+            return self.first_violation(getattr(message, name), f"{prefix}{name}.")
 
         return nested
 
@@ -232,7 +245,7 @@ def _reachable_fields(roots: Iterable[Descriptor]) -> Iterator[FieldDescriptor]:
         stack.extend(reversed(nested))
 
 
-def _no_check(message: Any, prefix: str) -> str | None:
+def _no_check(message: Any, prefix: str) -> Violation | None:
     return None
 
 
@@ -252,16 +265,23 @@ def _per_value(
     """The field check applying ``check(value, where)`` to field ``name``: to its one value, or
     (a repeated field) to its count, then to each entry, named ``name[index]``."""
     if not repeated:
-        return lambda message, prefix: check(getattr(message, name), f"{prefix}{name}")
 
-    def each(message: Any, prefix: str) -> str | None:
+        def one(message: Any, prefix: str) -> Violation | None:
+            where = f"{prefix}{name}"
+            problem = check(getattr(message, name), where)
+            return None if problem is None else (where, problem)
+
+        return one
+
+    def each(message: Any, prefix: str) -> Violation | None:
         values = getattr(message, name)
         if most is not None and len(values) > most:
-            return f"{prefix}{name} may have at most {most:,} entries."
+            return f"{prefix}{name}", f"{prefix}{name} may have at most {most:,} entries."
         for index, value in enumerate(values):
-            problem = check(value, f"{prefix}{name}[{index}]")
+            where = f"{prefix}{name}[{index}]"
+            problem = check(value, where)
             if problem is not None:
-                return problem
+                return where, problem
         return None
 
     return each
@@ -316,4 +336,4 @@ def _is_control(char: str) -> bool:
     return unicodedata.category(char) in ("Cc", "Cs", "Co", "Cn")
 
 
-__all__ = ["IntRange", "Items", "Limit", "RequestBounds", "Text"]
+__all__ = ["IntRange", "Items", "Limit", "RequestBounds", "Text", "Violation"]

@@ -1,4 +1,8 @@
-"""Build, run and gracefully stop a grpc.aio server with health checking and reflection.
+"""Build, run and gracefully stop a grpc.aio server with health checking, reflection and keepalive.
+
+Reflection is ``grpc.reflection.v1alpha`` only: grpcio-reflection 1.85 ships no ``v1`` servicer
+(grpcurl and most tools fall back to v1alpha). Keepalive (:class:`Keepalive`) pings quiet
+connections so a vanished client's long stream (Play, WatchTable) ends.
 
 The life of a service (ARCHITECTURE.md section 6)::
 
@@ -35,7 +39,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from poker.servicekit.auth import Role, TokenKeys
 from poker.servicekit.observability import GrpcMetrics, quiet_ok_methods_from_env
 from poker.servicekit.stack import ServiceInterceptor, WrappingRegistrar
-from poker.servicekit.status import ExtraFamilies
+from poker.servicekit.status import Errors
 from poker.servicekit.tls import ServerTls, is_loopback
 
 _log = structlog.get_logger(__name__)
@@ -52,12 +56,42 @@ PROCESS_ALIVE = "poker.process"
 
 
 @dataclass(frozen=True, slots=True)
+class Keepalive:
+    """HTTP/2 keepalive of the server's connections, for the long streams (Play, WatchTable).
+
+    The server pings a connection that sent nothing for ``time_ms`` and drops it if no answer
+    comes within ``timeout_ms`` (a client that vanished without closing its stream frees its
+    stream, its NATS consumer share and its stream cap). It keeps pinging an idle stream (no
+    limit of pings without data), and accepts clients' own pings (with or without calls) as
+    often as every ``min_client_ping_interval_ms``: clients set their keepalive at or above it
+    (``poker.tools.client.CHANNEL_OPTIONS``), or the server would answer ``too_many_pings``.
+    """
+
+    time_ms: int = 30_000
+    timeout_ms: int = 10_000
+    min_client_ping_interval_ms: int = 10_000
+
+    def options(self) -> list[tuple[str, int]]:
+        """The grpc server options."""
+        return [
+            ("grpc.keepalive_time_ms", self.time_ms),
+            ("grpc.keepalive_timeout_ms", self.timeout_ms),
+            # This gRPC's keepalive waits for its ping's answer as long as this (60 s unset).
+            ("grpc.http2.ping_timeout_ms", self.timeout_ms),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", self.min_client_ping_interval_ms),
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     """Where to listen and how long each stopping step may take.
 
     ``drain_delay_s`` keeps answering (with health NOT_SERVING) for a while before refusing
     calls, for load balancers that poll health; 0 in tests. ``tls`` None serves plaintext
     (health and reflection are served on the same port, so they go over TLS with the rest).
+    ``keepalive`` is the connections' HTTP/2 keepalive (:class:`Keepalive`).
     """
 
     host: str = "127.0.0.1"
@@ -66,6 +100,7 @@ class ServerSettings:
     drain_delay_s: float = 0.0
     hook_timeout_s: float = 10.0
     tls: ServerTls | None = None
+    keepalive: Keepalive = Keepalive()
 
 
 def standard_interceptors(
@@ -73,7 +108,7 @@ def standard_interceptors(
     metrics: GrpcMetrics,
     token_secret: TokenKeys | None,
     roles_by_method: Mapping[str, Collection[Role]] | None = None,
-    extra_errors: ExtraFamilies | None = None,
+    extra_errors: Errors | None = None,
     quiet_ok_methods: Collection[str] | None = None,
 ) -> list[Any]:
     """The interceptor stack, outermost first: observe, authenticate, map errors.
@@ -125,7 +160,9 @@ class GrpcServer:
         # no per-call interceptor chain); other interceptors run as grpc.aio interceptors.
         stacks = [i for i in interceptors if isinstance(i, ServiceInterceptor)]
         others = [i for i in interceptors if not isinstance(i, ServiceInterceptor)]
-        self._server = grpc.aio.server(interceptors=others or None)
+        self._server = grpc.aio.server(
+            interceptors=others or None, options=self.settings.keepalive.options()
+        )
         self._registrar = cast(
             Any, WrappingRegistrar(self._server, stacks) if stacks else self._server
         )

@@ -7,11 +7,14 @@ three steps are inlined in one coroutine; streaming responses (rare, long-lived)
 three scopes nested as before. The behaviour is the nested stack's, call for call: the request
 line and metrics see the final status, authentication runs on every call but those of
 :data:`~poker.servicekit.auth.PUBLIC_SERVICES`, and escaping errors are mapped by the error table.
+Inside, the caller's deadline is recorded for the calls the servicer makes on the caller's
+behalf (:mod:`poker.servicekit.deadlines`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 import grpc
 
 from poker.servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
+from poker.servicekit.deadlines import caller_deadline, deadline_token, reset_deadline
 from poker.servicekit.decoding import guard_decoding
 from poker.servicekit.interceptors import CallInfo, RpcScope, note_call, wrap_handler
 from poker.servicekit.observability import (
@@ -27,7 +31,7 @@ from poker.servicekit.observability import (
     close_request_line,
     open_request_line,
 )
-from poker.servicekit.status import ExtraFamilies, abort_with, error_scope
+from poker.servicekit.status import Errors, abort_with, error_scope
 
 _AbortError = grpc.aio.AbortError
 
@@ -41,7 +45,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         metrics: GrpcMetrics,
         token_secret: TokenKeys | None,
         roles_by_method: Mapping[str, Collection[Role]] | None = None,
-        extra_errors: ExtraFamilies | None = None,
+        extra_errors: Errors | None = None,
         quiet_ok_methods: Collection[str] = (),
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -94,7 +98,16 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 response_serializer=handler.response_serializer,
             )
         # Streaming responses: the nested scopes, innermost first.
-        handler = wrap_handler(handler, method, self._error_scope)
+        handler = wrap_handler(handler, method, _deadline_scope)
+        if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
+            # One request: its ids go into the ErrorInfo, as for a unary call.
+            handler = grpc.unary_stream_rpc_method_handler(
+                _mapped_stream(handler.unary_stream, self._extra),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        else:
+            handler = wrap_handler(handler, method, self._error_scope)
         if authenticates:
             assert self._auth is not None
             handler = wrap_handler(handler, method, _noting_caller(self._auth._authenticated))
@@ -118,14 +131,17 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     principal = await authenticate(context, method)
                     notes = {"caller": principal.subject, "caller_role": principal.role.value}
                     reset = _principal.set(principal)
+                deadline = deadline_token(context.time_remaining())
                 try:
                     return await behaviour(request, context)
                 except Exception as raised:  # CancelledError is not an Exception
                     if isinstance(raised, _AbortError):
                         raise
-                    await abort_with(context, raised, extra)
+                    await abort_with(context, raised, extra, request)
                     raise  # pragma: no cover - abort raises
                 finally:
+                    with contextlib.suppress(ValueError):  # as for the principal, below
+                        reset_deadline(deadline)
                     if reset is not None:
                         with contextlib.suppress(ValueError):
                             _principal.reset(reset)
@@ -151,6 +167,30 @@ def _noting_caller(scope: RpcScope) -> RpcScope:
             yield
 
     return noted
+
+
+def _mapped_stream(behaviour: Any, extra: Errors | None) -> Any:
+    """A server-streaming ``behaviour`` whose escaping error becomes its status, with the
+    request's ids in the ErrorInfo (what :func:`error_scope` does, knowing the request)."""
+
+    async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+        try:
+            async for response in behaviour(request, context):
+                yield response
+        except Exception as raised:  # CancelledError and GeneratorExit are not Exceptions
+            if isinstance(raised, _AbortError):
+                raise
+            await abort_with(context, raised, extra, request)
+
+    return stream
+
+
+@contextlib.asynccontextmanager
+async def _deadline_scope(context: Any, method: str) -> AsyncIterator[None]:
+    """The caller's deadline, for the calls the servicer makes on its behalf
+    (:mod:`poker.servicekit.deadlines`)."""
+    with caller_deadline(context.time_remaining()):
+        yield
 
 
 class _WrappedGenericHandler(grpc.GenericRpcHandler):

@@ -67,6 +67,8 @@ class CommandIdReused(RuleViolation):
     """A command id the table's log holds, sent again with another payload
     (FAILED_PRECONDITION): the id names its first command, never a second one."""
 
+    REASON = "COMMAND_ID_REUSED"
+
 
 def verify_same_command(command_id: str, first: bytes, digest: bytes) -> None:
     """Raise :class:`CommandIdReused` if a repeat's payload ``digest`` differs from the first

@@ -52,6 +52,8 @@ class UntrustedRecord(RuleViolation):
     """A record of the table's log that no trusted writer sealed there: the table is not
     served until an operator looked at it (a rule broken: FAILED_PRECONDITION at the edge)."""
 
+    REASON = "UNTRUSTED_RECORD"
+
     def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
         super().__init__(
             f"Table {table_id} cannot be served: the record at position {position} of its log "

@@ -6,9 +6,11 @@ pokerctl, the bots, the benchmarks and the tests all call the services through t
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Final
 
 import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
 from pokerpb import dealer_pb2 as dpb
@@ -17,6 +19,29 @@ from pokerpb import wallet_pb2 as wpb
 
 #: How long one unary call may take before the client gives up.
 CALL_TIMEOUT_S = 10.0
+
+#: The client side of the services' keepalive (``poker.servicekit.server.Keepalive``): ping a
+#: quiet connection every 30 s (no more often than the server accepts, 10 s), give up on it 10 s
+#: later, and keep pinging an open stream that carries nothing (a quiet WatchTable or Play), so a
+#: dead link ends the stream instead of leaving it hanging.
+CHANNEL_OPTIONS: Final[list[tuple[str, int]]] = [
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.ping_timeout_ms", 10_000),  # gRPC's own wait for the ping's answer (60 s unset)
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+def error_reason(error: grpc.aio.AioRpcError) -> str:
+    """The stable reason (``google.rpc.ErrorInfo``) a service sent with ``error``, such as
+    ``NOT_YOUR_TURN`` (docs/api-errors.md lists them); "" if it sent none."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type] # AioRpcError reads as a Call
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return info.reason
+    return ""
 
 
 class Client:

@@ -30,6 +30,7 @@ import grpc
 from poker.servicekit.auth import TokenKeyring, TokenKeys
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls
+from poker.tools.client import error_reason
 
 DEFAULT_DEALER: Final = "127.0.0.1:50051"
 DEFAULT_WALLET: Final = "127.0.0.1:50061"
@@ -131,4 +132,5 @@ def rpc_sentence(error: grpc.aio.AioRpcError) -> str:
         return f"the service is unavailable ({details}): is `make run` running?"
     if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
         return "the service did not answer in time"
-    return f"{error.code().name}: {details}"
+    reason = error_reason(error)  # the stable reason of docs/api-errors.md
+    return f"{error.code().name}: {details}" + (f" [{reason}]" if reason else "")

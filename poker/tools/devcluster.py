@@ -49,7 +49,7 @@ from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
 from poker.tablelog.settings import DEFAULT_TABLE_LOG
 from poker.tools.devrun import DEMO_ACCOUNTS, _nats_server_binary, _private_file, _stop
-from poker.tools.devrun import _wait_for_port as wait_for_port
+from poker.tools.devrun import wait_until_listening as wait_for_port
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 HOME: Final = ROOT / "var" / "cluster"

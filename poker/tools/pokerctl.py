@@ -42,10 +42,11 @@ from rich.table import Table
 
 from poker.engine.games import GAMES, ForcedBets
 from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.channels import health_checked_options
 from poker.servicekit.tls import aio_channel
 from poker.tools import ctlconfig
 from poker.tools.botrun import BotSession, fund_bots
-from poker.tools.client import Client
+from poker.tools.client import CHANNEL_OPTIONS, Client
 from poker.tools.ctlconfig import CtlError, Settings
 from poker.tools.render import (
     STRUCTURES,
@@ -63,9 +64,9 @@ from pokerpb import ledger_pb2 as lpb
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 
-#: How long the wallet may answer UNAVAILABLE (a standby taking the lease right after
+#: How long a wallet call may wait for a serving wallet (a standby taking the lease right after
 #: `make run` starts) before pokerctl gives up.
-_WALLET_STANDBY_S = 5.0
+_WALLET_WAIT_S = 5.0
 _CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True, "max_content_width": 100}
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -127,7 +128,7 @@ async def _ready(
 async def _with_dealer(ctl: Ctl, body: Callable[[grpc.aio.Channel], Awaitable[None]]) -> None:
     address = ctl.settings.dealer
     tls = ctl.settings.tls()
-    async with aio_channel(address, tls) as channel:
+    async with aio_channel(address, tls, CHANNEL_OPTIONS) as channel:
         await _ready(channel, "dealer", address, "--dealer (POKER_DEALER)", tls=tls is not None)
         await body(channel)
 
@@ -135,22 +136,19 @@ async def _with_dealer(ctl: Ctl, body: Callable[[grpc.aio.Channel], Awaitable[No
 async def _wallet_call(
     ctl: Ctl, method: str, request: Any, subject: str = "operator", role: Role = Role.OPERATOR
 ) -> Any:
-    """One Wallet call as ``role``; waits a few seconds for a wallet still taking its lease."""
+    """One Wallet call as ``role``, made once the wallet reports SERVING: the channel's health
+    checks and retry policy wait a few seconds for a wallet still taking its lease
+    (:mod:`poker.servicekit.channels`)."""
     token = issue_token(ctl.keys(), subject=subject, role=role)
     address = ctl.settings.wallet
     tls = ctl.settings.tls()
-    async with aio_channel(address, tls) as channel:
+    options = [*CHANNEL_OPTIONS, *health_checked_options("pokerpb.Wallet")]
+    async with aio_channel(address, tls, options) as channel:
         await _ready(channel, "wallet", address, "--wallet (POKER_WALLET)", tls=tls is not None)
         rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
-        deadline = asyncio.get_running_loop().time() + _WALLET_STANDBY_S
-        while True:
-            try:
-                return await rpc(request, metadata=bearer_metadata(token), timeout=5)
-            except grpc.aio.AioRpcError as error:
-                late = asyncio.get_running_loop().time() > deadline
-                if error.code() != grpc.StatusCode.UNAVAILABLE or late:
-                    raise
-                await asyncio.sleep(0.25)
+        return await rpc(
+            request, metadata=bearer_metadata(token), timeout=_WALLET_WAIT_S, wait_for_ready=True
+        )
 
 
 def _json_option(function: _F) -> _F:

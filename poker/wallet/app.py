@@ -39,7 +39,7 @@ from poker.wallet.book import LedgerBook
 from poker.wallet.config import WalletSettings
 from poker.wallet.consumer import BatchApplier, TableConsumer, dealer_stacks
 from poker.wallet.grpc_api import (
-    ERROR_FAMILIES,
+    ERROR_TABLE,
     ROLES_BY_METHOD,
     SERVICE_NAME,
     StacksReader,
@@ -263,7 +263,7 @@ async def build_wallet(
             metrics=GrpcMetrics("wallet", registry),
             token_secret=settings.token_keyring,
             roles_by_method=ROLES_BY_METHOD,
-            extra_errors=ERROR_FAMILIES,
+            extra_errors=ERROR_TABLE,
         ),
     )
     servicer = WalletServicer(

@@ -34,6 +34,8 @@ def now_ms() -> int:
 class NotLeader(Unavailable):
     """This process is the standby (or lost the wallet lease): ask the other one, or retry."""
 
+    REASON = "NOT_LEADER"
+
 
 class LedgerBook:
     """The ledger of a process that holds the wallet lease; see the module docstring."""

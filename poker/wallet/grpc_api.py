@@ -8,7 +8,7 @@ and the answer back to a reply (``wire`` again). Who may do what: the cashier (t
 service) and the operator deposit and withdraw; a player reads only his own accounts (an empty
 ``player_id`` means the caller) and never moves money in or out; the dealer role places and
 voids holds and reads escrows; the operator sees everything. The ledger's errors map to status
-only here, through :data:`ERROR_FAMILIES`: malformed → INVALID_ARGUMENT, unknown account or hold
+only here, through :data:`ERROR_TABLE`: malformed → INVALID_ARGUMENT, unknown account or hold
 → NOT_FOUND, a broken rule (insufficient funds, ...) → FAILED_PRECONDITION, always with nothing
 written.
 """
@@ -24,13 +24,14 @@ import structlog
 from poker.servicekit.auth import Principal, Role, current_principal
 from poker.servicekit.errors import InvalidArgument, PermissionDenied, RuleViolation
 from poker.servicekit.errors import NotFound as ServiceNotFound
-from poker.servicekit.status import ExtraFamilies
+from poker.servicekit.status import ErrorTable
 from poker.wallet import ledger, queries, wire
 from poker.wallet.book import LedgerBook
 from poker.wallet.bounds import WALLET_BOUNDS
 from poker.wallet.ledger import Deposit, PlaceHold, VoidHold, Withdraw
 from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import FindingsReader, StacksReader
+from poker.wallet.reasons import LEDGER_REASONS
 from poker.wallet.wire import balance_of
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
@@ -39,12 +40,15 @@ _log = structlog.get_logger(__name__)
 
 SERVICE_NAME: Final = "pokerpb.Wallet"
 
-#: The ledger's error families and their statuses (the rest is servicekit's table).
-ERROR_FAMILIES: Final[ExtraFamilies] = {
-    ledger.InvalidCommand: InvalidArgument,
-    ledger.NotFound: ServiceNotFound,
-    ledger.RuleViolation: RuleViolation,
-}
+#: The ledger's error families, their statuses and reasons (the rest is servicekit's table).
+ERROR_TABLE: Final = ErrorTable(
+    families={
+        ledger.InvalidCommand: InvalidArgument,
+        ledger.NotFound: ServiceNotFound,
+        ledger.RuleViolation: RuleViolation,
+    },
+    reasons=LEDGER_REASONS,
+)
 
 
 def _method(name: str) -> str:
@@ -81,7 +85,7 @@ def _subject_player(principal: Principal, requested: str) -> str:
             raise PermissionDenied("a player sees and moves only his own account")
         return principal.subject
     if not requested:
-        raise InvalidArgument("player_id is required")
+        raise InvalidArgument("player_id is required", field="player_id")
     return requested
 
 
@@ -261,7 +265,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
 
 
 __all__ = [
-    "ERROR_FAMILIES",
+    "ERROR_TABLE",
     "MONEY_MOVERS",
     "ROLES_BY_METHOD",
     "SERVICE_NAME",

@@ -25,6 +25,25 @@ from poker.wallet.ledger.state import CLIENT_KEY_PREFIX
 from poker.wallet.metrics import WalletMetrics
 from pokerpb.ledger_pb2 import LedgerEvent
 
+
+class AccountNotFound(NotFound):
+    """The player has no cash account: no money ever came in."""
+
+    REASON = "ACCOUNT_NOT_FOUND"
+
+
+class HoldNotFound(NotFound):
+    """No hold has this id (the ledger's ``UnknownHold`` means the same)."""
+
+    REASON = "HOLD_NOT_FOUND"
+
+
+class NoTableMoney(NotFound):
+    """No money ever moved at this table (the ledger's ``UnknownTable`` means the same)."""
+
+    REASON = "NO_TABLE_MONEY"
+
+
 #: ``stacks(state)``: table id -> player -> the dealer's stack, for the open tables (the audit).
 StacksReader = Callable[[ledger.LedgerState], Awaitable[dict[str, dict[str, int]]]]
 #: The consumer's findings for the audit (:meth:`~poker.wallet.consumer.BatchApplier.findings`).
@@ -71,7 +90,7 @@ def balance(state: ledger.LedgerState, player_id: str) -> Balance:
 def require_account(state: ledger.LedgerState, player_id: str) -> None:
     """Raise :class:`NotFound` unless ``player_id`` has a cash account (money ever came in)."""
     if state.account(cash_account(player_id)) is None:
-        raise NotFound(f"no account for player {player_id}")
+        raise AccountNotFound(f"no account for player {player_id}")
 
 
 def moved_transaction_id(state: ledger.LedgerState, events: Sequence[LedgerEvent], key: str) -> int:
@@ -151,7 +170,7 @@ def hold(state: ledger.LedgerState, hold_id: str) -> Hold:
     """The hold ``hold_id`` in its current status."""
     found = ledger.find_hold(state, hold_id)
     if found is None:  # pragma: no cover - placing or voiding it raised UnknownHold already
-        raise NotFound(f"no hold {hold_id}")
+        raise HoldNotFound(f"no hold {hold_id}")
     return found
 
 
@@ -170,7 +189,7 @@ def table_escrow(state: ledger.LedgerState, table_id: str) -> TableEscrow:
     """The escrow of ``table_id``; :class:`NotFound` if no money ever moved there."""
     table = state.tables.get(table_id)
     if table is None:
-        raise NotFound(f"no money has moved at table {table_id!r}")
+        raise NoTableMoney(f"no money has moved at table {table_id!r}")
     escrows = ledger.table_escrow(state, table_id)
     return TableEscrow(
         table_id=table.table_id,

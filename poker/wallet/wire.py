@@ -53,7 +53,9 @@ def client_key(player_id: str, key: str) -> str:
     """The ledger's idempotency key of a client's key: scoped to the player, so two players'
     keys never collide."""
     if not 0 < len(key) <= MAX_CLIENT_KEY:
-        raise InvalidArgument(f"idempotency_key must be 1-{MAX_CLIENT_KEY} characters")
+        raise InvalidArgument(
+            f"idempotency_key must be 1-{MAX_CLIENT_KEY} characters", field="idempotency_key"
+        )
     return f"{player_id}/{key}"
 
 
@@ -69,10 +71,10 @@ def page_of(request: wpb.ListTransactionsRequest) -> Page:
     """The page a ListTransactions asks for (the token is the ``next_page_token`` we issued)."""
     limit = request.page_size or DEFAULT_PAGE
     if not 0 < limit <= MAX_PAGE:
-        raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}")
+        raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}", field="page_size")
     token = request.page_token
     if token and not token.isdigit():
-        raise InvalidArgument("page_token is not one this service issued")
+        raise InvalidArgument("page_token is not one this service issued", field="page_token")
     return Page(int(token) if token else None, limit)
 
 
@@ -81,7 +83,7 @@ def rake_dimensions(request: wpb.GetRakeReportRequest) -> tuple[RakeDimension, .
     try:
         return tuple(dict.fromkeys(_DIMENSIONS[d] for d in request.group_by))
     except KeyError as error:
-        raise InvalidArgument(f"unknown rake dimension {error.args[0]}") from None
+        raise InvalidArgument(f"unknown rake dimension {error.args[0]}", field="group_by") from None
 
 
 # --- replies out ------------------------------------------------------------------------------

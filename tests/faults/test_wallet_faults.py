@@ -228,11 +228,13 @@ async def test_wallet_killed_between_append_and_ack_applies_nothing_twice(
         assert dealer.channel is not None
         table_id = await open_table(dealer.client("op", Role.OPERATOR))
         await seat_everyone(dealer.channel, dealer_settings.token_secret, table_id)
-        assert doomed.wait_exit(timeout_s=20) == 17  # the fault hook fired
+        # Waited for off the loop: the dealer in this loop keeps renewing its table lease (a
+        # blocked loop lost it under load, and the dealer closed the table).
+        assert await asyncio.to_thread(doomed.wait_exit, 20) == 17  # the fault hook fired
 
         survivor = Process(wallet_args(settings), log)
         processes.append(survivor)
-        survivor.start()
+        await asyncio.to_thread(survivor.start)  # reads its first line: off the loop too
         async with grpc.aio.insecure_channel(survivor.address) as channel:
             operator = WalletClient(channel, settings.token_secret, "op", Role.OPERATOR)
             escrow = await eventually(

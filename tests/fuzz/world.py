@@ -31,6 +31,8 @@ from typing import Any, Final, TypeVar
 import grpc
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from poker.dealer.bounds import HOUR_MS
 from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
@@ -165,6 +167,18 @@ WATCH_S: Final = 0.25
 CLIENT_CORE_ARTIFACT: Final = "Internal error from Core"
 #: What no input may ever produce.
 FORBIDDEN: Final = frozenset({"INTERNAL", "UNKNOWN"})
+#: The statuses only the services' own refusals end with (gRPC itself sends DEADLINE_EXCEEDED,
+#: CANCELLED, ...): each must carry a google.rpc.Status with an ErrorInfo.
+REFUSALS: Final = frozenset(
+    {
+        "INVALID_ARGUMENT",
+        "FAILED_PRECONDITION",
+        "NOT_FOUND",
+        "PERMISSION_DENIED",
+        "UNAUTHENTICATED",
+        "ABORTED",
+    }
+)
 _CLIENT_KINDS: Final = frozenset(
     {
         lpb.TRANSACTION_KIND_DEPOSIT,
@@ -191,6 +205,8 @@ class Outcome:
     status: str
     replies: list[dpb.CommandReply] = field(default_factory=list)
     details: str = ""
+    #: The ErrorInfo reason of the google.rpc.Status that came with an error ("" if none).
+    reason: str = ""
 
 
 @dataclass(slots=True)
@@ -383,7 +399,9 @@ class World:
             )
             return Outcome("OK")
         except grpc.aio.AioRpcError as error:
-            return Outcome(error.code().name, details=error.details() or "")
+            rich = rpc_status.from_call(error)  # type: ignore[arg-type] # reads as a Call
+            reason = _reason(rich.details) if rich is not None else ""
+            return Outcome(error.code().name, details=error.details() or "", reason=reason)
 
     def _count(self, method: MethodDescriptor, outcome: Outcome) -> None:
         self.stats.calls += 1
@@ -408,9 +426,16 @@ class World:
         assert self.server_failures() == 0, "a server answered INTERNAL or UNKNOWN"
         if not method.server_streaming:
             assert status != "DEADLINE_EXCEEDED", f"{method.name} hung"
+        # (A stream grpc-python's client ended itself shows no trailer: its status is the
+        # server's metrics', see _status_served.)
+        if status in REFUSALS and outcome.details != CLIENT_CORE_ARTIFACT:
+            assert outcome.reason, f"{method.name} ended {status} without an ErrorInfo"
         for reply in outcome.replies:
             name = Code(_code(reply.code)).name
             assert name not in FORBIDDEN, f"a Play command got {name}: {reply.message}"
+            if reply.code:
+                assert _reason(reply.status.details), f"a Play reply {name} without ErrorInfo"
+                assert (reply.status.code, reply.status.message) == (reply.code, reply.message)
         succeeded = _succeeded_command_ids(method, bodies, outcome)
         for record in await self.room.appended(self.room.table_stream, before[0], after[0]):
             command_id = record.msg_id.partition(":")[2]
@@ -487,3 +512,12 @@ def _succeeded_command_ids(method: MethodDescriptor, bodies: Bodies, outcome: Ou
         return set()
     command_id = getattr(message, "command_id", "")
     return {command_id} if isinstance(command_id, str) and command_id else set()
+
+
+def _reason(details: Sequence[Any]) -> str:
+    """The ErrorInfo reason among a google.rpc.Status's ``details`` ("" if none)."""
+    for detail in details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return info.reason
+    return ""

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import pytest
 import structlog
+from google.rpc import error_details_pb2
 from grpc_health.v1 import (
     health_pb2,
     health_pb2_grpc,
@@ -26,6 +27,7 @@ from grpc_reflection.v1alpha import (
     reflection_pb2,
     reflection_pb2_grpc,
 )
+from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
 from poker.servicekit.auth import Role, bearer_metadata, issue_token
@@ -37,7 +39,7 @@ from poker.servicekit.observability import (
     start_metrics_server,
 )
 from poker.servicekit.server import PROCESS_ALIVE, GrpcServer, ServerSettings
-from poker.servicekit.status import INTERNAL_DETAILS, maps_errors
+from poker.servicekit.status import ERROR_DOMAIN, INTERNAL_DETAILS, maps_errors
 from tests.integration.servicekit_app import SERVICE, build_server, method
 
 SECRET = secrets.token_bytes(32)
@@ -143,6 +145,38 @@ async def test_each_error_family_maps_to_its_status_mid_stream(
             received.append(message)  # noqa: PERF401 - keep what came before the error
     assert received == [b"first"]
     assert (caught.value.code().name, caught.value.details()) == (code, details)
+
+
+FAMILY_REASON = {
+    "rule": "RULE_VIOLATED",
+    "engine_rule": "RULE_VIOLATED",  # mapped by a plain family table: the family's reason
+    "invalid": "INVALID_REQUEST",
+    "not_found": "NOT_FOUND",
+    "conflict": "CONCURRENT_UPDATE",
+    "store_conflict": "STORE_CONFLICT",
+    "unauthenticated": "UNAUTHENTICATED",
+    "permission": "PERMISSION_DENIED",
+    "unavailable": "UNAVAILABLE",
+    "store_unavailable": "STORE_UNAVAILABLE",
+    "bug": "INTERNAL_ERROR",
+}
+
+
+@pytest.mark.parametrize(("family", "reason"), sorted(FAMILY_REASON.items()))
+async def test_each_error_carries_a_google_rpc_status_with_its_reason(
+    channel: Any, family: str, reason: str
+) -> None:
+    error = await failure(channel, "Raise", family.encode())
+    status = rpc_status.from_call(error)
+    assert status is not None and (status.code, status.message) == (
+        error.code().value[0],
+        error.details(),
+    )
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    assert (info.reason, info.domain) == (reason, ERROR_DOMAIN)
+    bad = [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)]
+    assert len(bad) == (family == "invalid")
 
 
 async def test_a_bug_is_logged_with_its_traceback_but_not_sent(
