@@ -1,6 +1,6 @@
 """What the player to act may do: ``legal_actions(state)``.
 
-Built from :func:`poker.engine.hand.rules.betting_limits`, the same limits ``decide`` verifies
+Built from :func:`poker.engine.hand.limits.betting_limits`, the same limits ``decide`` verifies
 against, so everything listed here is accepted and nothing else is.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from poker.engine.hand.commands import Action
-from poker.engine.hand.rules import betting_limits
+from poker.engine.hand.limits import betting_limits
 from poker.engine.hand.state import DRAWING, NOBODY, HandState
 
 
