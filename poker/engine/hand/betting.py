@@ -17,8 +17,19 @@ from poker.engine.betting import (
     Round,
     Structure,
 )
+from poker.engine.hand import core
 from poker.engine.hand.commands import Act, Action, HandConfig, TimeOut
-from poker.engine.hand.core import paid_in
+from poker.engine.hand.core import (
+    BET,
+    BRING_IN,
+    CALL,
+    CHECK,
+    COMPLETE,
+    FIXED_LIMIT,
+    FOLD,
+    RAISE,
+    UNCAP_BEFORE_CAP,
+)
 from poker.engine.hand.draws import special_turn
 from poker.engine.hand.errors import (
     IllegalAction,
@@ -35,6 +46,7 @@ from poker.engine.hand.state import (
     SPLIT_OFFER,
     HandState,
     changed_round,
+    paid_in,
 )
 from pokerpb import events_pb2 as pb
 
@@ -92,17 +104,17 @@ def verify_amount_is_chips(amount: object, chip_unit: int) -> int:
 
 def verify_action(state: HandState, limits: Limits, action: Action, amount: int) -> None:
     """The action and its amount must be within ``limits`` (see :class:`Action` for amounts)."""
-    if action is Action.FOLD or action is Action.CHECK:
+    if action is FOLD or action is CHECK:
         if limits.bring_in:
             _refuse_before_bring_in(limits, action)
         if amount:
             raise InvalidAmount(f"To {action.value}, give no amount.")
-        if action is Action.CHECK and limits.owed:
+        if action is CHECK and limits.owed:
             raise IllegalAction(
                 f"You cannot check: it costs {limits.call} to call; you may call, raise or fold."
             )
         return
-    if action is Action.CALL:
+    if action is CALL:
         if limits.bring_in:
             _refuse_before_bring_in(limits, action)
         if not limits.owed:
@@ -110,10 +122,10 @@ def verify_action(state: HandState, limits: Limits, action: Action, amount: int)
         if amount and amount != limits.call:
             raise InvalidAmount(f"A call puts in exactly {limits.call}.")
         return
-    if action is Action.BET or action is Action.RAISE or action is Action.COMPLETE:
+    if action is BET or action is RAISE or action is COMPLETE:
         _verify_wager(state, limits, action, amount)
         return
-    if action is Action.BRING_IN:
+    if action is BRING_IN:
         if not limits.bring_in:
             raise IllegalAction(
                 "There is no bring-in to post: the first round is already open, or this game "
@@ -182,28 +194,22 @@ def action_event(state: HandState, limits: Limits, action: Action, amount: int) 
     """The event of a verified action."""
     index = limits.player
     seat = state.setup.seats[index]
-    if action is Action.FOLD:
+    if action is FOLD:
         return pb.Folded(seat=seat)
-    if action is Action.CHECK:
+    if action is CHECK:
         return pb.Checked(seat=seat)
     stack = state.stacks[index]
-    if action is Action.CALL:
+    if action is CALL:
         call = limits.call
         return pb.Called(seat=seat, amount=call, all_in=call == stack)
-    if action is Action.BRING_IN:
+    if action is BRING_IN:
         posted = limits.bring_in
         return pb.BringInPosted(seat=seat, amount=posted, all_in=posted == stack)
     setup = state.setup
     all_in = amount - state.bets[index] == stack
     half_bet = setup.config.rules.incomplete_raise_rule is IncompleteRaiseRule.HALF_BET
     full = setup.strategy.is_full(state.round, amount, half_bet)
-    kind = (
-        pb.BetPlaced
-        if action is Action.BET
-        else pb.RaisedTo
-        if action is Action.RAISE
-        else pb.Completed
-    )
+    kind = pb.BetPlaced if action is BET else pb.RaisedTo if action is RAISE else pb.Completed
     return kind(seat=seat, amount=amount, all_in=all_in, full=full)
 
 
@@ -278,7 +284,7 @@ def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
         round_ = changed_round(round_, uncapped=uncapped, started=True)
     elif not state.phase:
         # The usual turn (a third of ``bench hand``'s events): only who and by when change.
-        return state.changed(to_act=index, deadline=event.deadline)
+        return core.turn(state, to_act=index, deadline=event.deadline)
     # A betting turn ends a draw or the split offer.
     return state.changed(round=round_, to_act=index, deadline=event.deadline, phase=BETTING)
 
@@ -289,10 +295,10 @@ def _folded(state: HandState, event: pb.Folded) -> HandState:
     folded = list(state.folded)
     folded[index] = True
     after = tuple(folded)
-    # One changed() for the fold and a cap it lifts (folds are a sixth of ``bench hand``'s events).
-    return state.changed(
+    # One build for the fold and a cap it lifts (folds are a sixth of ``bench hand``'s events).
+    return core.folded(
+        state,
         folded=after,
-        to_act=NOBODY,
         round=_round_after_exit(state.setup.config, state.round, state.stacks, after),
     )
 
@@ -304,7 +310,7 @@ def _round_after_exit(
     ones): Robert's variant of A11, heads-up before the cap is reached lifts the cap."""
     if (
         round_.uncapped
-        or config.rules.heads_up_uncap is not HeadsUpUncap.BEFORE_CAP
+        or config.rules.heads_up_uncap is not UNCAP_BEFORE_CAP
         or round_.raises >= 1 + raise_cap(config)
     ):
         return round_
@@ -331,7 +337,7 @@ def _checked(state: HandState, event: pb.Checked) -> HandState:
     index = state.setup.seats.index(event.seat)
     acted = list(state.acted)
     acted[index] = state.round.level
-    return state.changed(acted=tuple(acted), to_act=NOBODY)
+    return core.checked(state, acted=tuple(acted))
 
 
 def _called(state: HandState, event: pb.Called) -> HandState:
@@ -349,12 +355,12 @@ def _called(state: HandState, event: pb.Called) -> HandState:
     round_ = state.round
     acted[index] = round_.level
     after = tuple(stacks)
-    return state.changed(
+    return core.chips_in(
+        state,
         stacks=after,
         bets=tuple(bets),
         contributions=tuple(contributions),
         acted=tuple(acted),
-        to_act=NOBODY,
         round=(
             _round_after_exit(state.setup.config, round_, after, state.folded)
             if event.all_in
@@ -373,21 +379,20 @@ def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed)
         if (
             unit
             and total - round_.full_level > unit
-            and state.setup.config.structure is Structure.FIXED_LIMIT
+            and state.setup.config.structure is FIXED_LIMIT
         ):
             # Fixed limit wagers a bigger unit only on an open pair on 4th street (RULES.md
             # §4.6): once a big bet is made, every later raise of the round is a big bet.
             unit = total - round_.full_level
-        # Every field but two changes: built positionally, half a keyword build's cost.
         round_ = Round(
-            total,  # level
-            total,  # full_level
-            max(round_.min_increment, total - round_.level),  # min_increment
-            unit,
-            round_.raises + 1,  # raises
-            round_.uncapped,
-            round_.started,
-            index,  # aggressor
+            level=total,
+            full_level=total,
+            min_increment=max(round_.min_increment, total - round_.level),
+            unit=unit,
+            raises=round_.raises + 1,
+            uncapped=round_.uncapped,
+            started=round_.started,
+            aggressor=index,
         )
     else:
         # A short all-in raises what others must call, nothing else (RULES.md §4.5).
@@ -405,13 +410,13 @@ def _wagered(state: HandState, event: pb.BetPlaced | pb.RaisedTo | pb.Completed)
     after = tuple(stacks)
     if event.all_in:  # the uncap check counts this wager's raise
         round_ = _round_after_exit(state.setup.config, round_, after, state.folded)
-    return state.changed(
+    return core.chips_in(
+        state,
         stacks=after,
         bets=tuple(bets),
         contributions=tuple(contributions),
         acted=tuple(acted),
         round=round_,
-        to_act=NOBODY,
     )
 
 

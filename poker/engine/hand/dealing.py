@@ -16,6 +16,7 @@ from poker.engine.evaluation.showing import bring_in_seat, first_to_act
 from poker.engine.games import (
     FirstActor,
 )
+from poker.engine.hand import core
 from poker.engine.hand.codec import cards_from_wire
 from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.state import (
@@ -181,22 +182,14 @@ def _board_dealt(state: HandState, event: pb.BoardDealt) -> HandState:
     if street == state.street:
         return state.changed(board=board, deck_position=deck_position)
     # A new street (bets collected, nobody has acted, a fresh round) and its cards in one
-    # changed(): the flop, turn and river of every Hold'em hand come here.
-    players = len(setup.seats)
+    # build: the flop, turn and river of every Hold'em hand come here.
     fresh = (
         state.round  # no betting after the common card: the last round stays current
         if is_common_card_without_betting(setup, street, cards)
         else setup.fresh_rounds[street]
     )
-    return state.changed(
-        street=street,
-        bets=(0,) * players,
-        acted=(NOBODY,) * players,
-        round=fresh,
-        to_act=NOBODY,
-        phase=BETTING,
-        board=board,
-        deck_position=deck_position,
+    return core.board_street(
+        state, street=street, round=fresh, board=board, deck_position=deck_position
     )
 
 

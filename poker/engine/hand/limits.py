@@ -16,6 +16,7 @@ from poker.engine.games import (
     ForcedBets,
 )
 from poker.engine.hand.commands import Action, HandConfig
+from poker.engine.hand.core import ANTE_BRING_IN, BET, COMPLETE, FIXED_LIMIT, RAISE, SPREAD_LIMIT
 from poker.engine.hand.state import (
     NOBODY,
     HandState,
@@ -127,7 +128,7 @@ def _compute_limits(state: HandState) -> Limits:
     bet = state.bets[index]
     round_ = state.round
     level = round_.level
-    if not level and not state.street and state.setup.game.forced_bets is ForcedBets.ANTE_BRING_IN:
+    if not level and not state.street and state.setup.game.forced_bets is ANTE_BRING_IN:
         return _bring_in_limits(state, index, stack)
     owed = level - bet if level > bet else 0
     call = owed if owed < stack else stack
@@ -144,7 +145,7 @@ def _compute_limits(state: HandState) -> Limits:
     lowest, highest = strategy.bounds(round_, sum(state.contributions), owed, rules.chip_unit)
     if (
         state.street == 1
-        and setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
+        and setup.game.forced_bets is ANTE_BRING_IN
         and round_.unit < setup.config.stakes.big_bet
         and open_pair_showing(state)
     ):
@@ -154,19 +155,19 @@ def _compute_limits(state: HandState) -> Limits:
         lowest = highest = all_in  # short: all-in is the only wager left
     elif all_in < highest:
         highest = all_in
-    if rules.spread_round_ceiling and strategy.structure is Structure.SPREAD_LIMIT:
+    if rules.spread_round_ceiling and strategy.structure is SPREAD_LIMIT:
         highest = min(highest, 3 * round_.unit)  # decision A10: the optional round ceiling
     if highest < lowest or highest <= level:
         return Limits(index, owed, call, None, 0, 0, 0)
-    wager = Action.BET if level == 0 else Action.RAISE
+    wager = BET if level == 0 else RAISE
     if (
         level
         and not round_.raises
         and not state.street
-        and strategy.structure is Structure.FIXED_LIMIT
-        and setup.game.forced_bets is ForcedBets.ANTE_BRING_IN
+        and strategy.structure is FIXED_LIMIT
+        and setup.game.forced_bets is ANTE_BRING_IN
     ):
-        wager = Action.COMPLETE  # the first full wager over the bring-in (RULES.md §4.2.3)
+        wager = COMPLETE  # the first full wager over the bring-in (RULES.md §4.2.3)
     return Limits(index, owed, call, wager, lowest, highest, 0)
 
 

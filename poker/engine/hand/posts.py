@@ -21,11 +21,10 @@ from typing import Final, NamedTuple
 
 from poker.engine.betting import Structure
 from poker.engine.hand.commands import StartHand
-from poker.engine.hand.core import paid_in
 from poker.engine.hand.errors import InvalidHandSetup
 from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.memo import IdentityMemo
-from poker.engine.hand.state import NOBODY, HandSetup, HandState, changed_round
+from poker.engine.hand.state import NOBODY, HandSetup, HandState, changed_round, paid_in
 from pokerpb import events_pb2 as pb
 
 
