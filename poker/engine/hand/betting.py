@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from typing import Final
 
 from poker.engine.betting import (
-    HeadsUpUncap,
-    IncompleteRaiseRule,
     Round,
     Structure,
 )
@@ -27,8 +25,10 @@ from poker.engine.hand.core import (
     COMPLETE,
     FIXED_LIMIT,
     FOLD,
+    HALF_BET,
     RAISE,
     UNCAP_BEFORE_CAP,
+    UNCAP_NEVER,
 )
 from poker.engine.hand.draws import special_turn
 from poker.engine.hand.errors import (
@@ -40,7 +40,6 @@ from poker.engine.hand.limits import Limits, betting_limits, raise_cap
 from poker.engine.hand.protection import artificial_all_in_applied, stack_returned
 from poker.engine.hand.rules import verify_hand_running, verify_seat_known, verify_turn
 from poker.engine.hand.state import (
-    BETTING,
     DRAWING,
     NOBODY,
     SPLIT_OFFER,
@@ -207,7 +206,7 @@ def action_event(state: HandState, limits: Limits, action: Action, amount: int) 
         return pb.BringInPosted(seat=seat, amount=posted, all_in=posted == stack)
     setup = state.setup
     all_in = amount - state.bets[index] == stack
-    half_bet = setup.config.rules.incomplete_raise_rule is IncompleteRaiseRule.HALF_BET
+    half_bet = setup.config.rules.incomplete_raise_rule is HALF_BET
     full = setup.strategy.is_full(state.round, amount, half_bet)
     kind = pb.BetPlaced if action is BET else pb.RaisedTo if action is RAISE else pb.Completed
     return kind(seat=seat, amount=amount, all_in=all_in, full=full)
@@ -280,13 +279,13 @@ def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
     if not round_.started:
         # The round begins with its first turn; the limit cap is lifted heads-up (A11).
         policy = state.setup.config.rules.heads_up_uncap
-        uncapped = policy is not HeadsUpUncap.NEVER and state.acting_count() == 2
+        uncapped = policy is not UNCAP_NEVER and state.acting_count() == 2
         round_ = changed_round(round_, uncapped=uncapped, started=True)
     elif not state.phase:
         # The usual turn (a third of ``bench hand``'s events): only who and by when change.
         return core.turn(state, to_act=index, deadline=event.deadline)
     # A betting turn ends a draw or the split offer.
-    return state.changed(round=round_, to_act=index, deadline=event.deadline, phase=BETTING)
+    return core.round_turn(state, to_act=index, deadline=event.deadline, round=round_)
 
 
 def _folded(state: HandState, event: pb.Folded) -> HandState:

@@ -21,6 +21,7 @@ from poker.engine.evaluation.telesina import HeadsUpRule, telesina_pot_winners
 from poker.engine.games import (
     ForcedBets,
 )
+from poker.engine.hand import core
 from poker.engine.hand.draws import hand_pots
 from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.pots import Pot, split_evenly, split_high_low, split_in_order
@@ -293,7 +294,7 @@ def _pot_awarded(state: HandState, event: pb.PotAwarded) -> HandState:
     amount = event.amount
     stacks = list(state.stacks)
     stacks[index] += amount
-    return state.changed(stacks=tuple(stacks), awarded=state.awarded + amount)
+    return core.awarded(state, stacks=tuple(stacks), awarded=state.awarded + amount)
 
 
 def _hand_ended(state: HandState, event: pb.HandEnded) -> HandState:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Final, NamedTuple
 
 from poker.engine.betting import Structure
+from poker.engine.hand import core
 from poker.engine.hand.commands import StartHand
 from poker.engine.hand.errors import InvalidHandSetup
 from poker.engine.hand.events import Emitter, HandEventHandler
@@ -213,8 +214,12 @@ def _blind_posted(state: HandState, event: pb.BlindPosted) -> HandState:
     bets[index] += amount
     contributions = list(state.contributions)
     contributions[index] += amount
-    return state.changed(
-        stacks=tuple(stacks), bets=tuple(bets), contributions=tuple(contributions), round=round_
+    return core.blind_in(
+        state,
+        stacks=tuple(stacks),
+        bets=tuple(bets),
+        contributions=tuple(contributions),
+        round=round_,
     )
 
 

@@ -13,6 +13,7 @@ from poker.engine.games import (
     FirstActor,
     ForcedBets,
 )
+from poker.engine.hand import core
 from poker.engine.hand.codec import cards_to_wire
 from poker.engine.hand.dealing import best_showing
 from poker.engine.hand.events import Emitter, HandEventHandler
@@ -161,7 +162,7 @@ def _shown_or_mucked(
 ) -> HandState:
     showdown = list(state.showdown)
     showdown[state.setup.seats.index(event.seat)] = outcome
-    return state.changed(showdown=tuple(showdown))
+    return core.shown(state, showdown=tuple(showdown))
 
 
 def _hand_shown(state: HandState, event: pb.HandShown) -> HandState:
