@@ -1,5 +1,5 @@
 """Every hand event kind of events.proto has exactly one handler, and HandChanges names exactly
-HandState's fields (the one speed trick on states stays checked by mypy)."""
+HandState's fields (HandState.changed stays checked by mypy)."""
 
 from __future__ import annotations
 

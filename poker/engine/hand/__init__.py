@@ -1,15 +1,22 @@
 """The pure hand state machine: decide, evolve, replay and legal actions.
 
-Modules: ``commands`` (StartHand, Act, TimeOut, Draw, AgreeSplit and the hand configuration),
-``errors`` (one rule error per broken rule), ``state`` (the immutable HandState), ``rules``
-(``verify_*`` and the betting limits), ``legal`` (legal_actions), ``decide`` (decide / execute
-and the generic street walk), ``evolve`` (evolve / replay), ``pots`` (side pots, splits, odd
-chips), ``rake``, ``codec`` (configuration and cards on the wire), ``events`` (the envelope),
-``draws`` (draw games: the draw, the reshuffle, 32-Card Draw's split offer, and the queries
-``draw_option`` and ``split_offer``); for the table (``poker.engine.table``): ``posts`` (entry and
-missed-blind posts), ``protection`` (the artificial all-in) and ``void`` (cancelling an
-unfinished hand). The live path is :func:`execute` (state and events together); :func:`decide`
-returns only the events.
+Modules, by rule area, each holding its ``decide`` steps, its ``verify_*`` and the handlers of
+its events (one map per area): ``setup`` (StartHand's checks, HandStarted: seats, button,
+the game, each street's fresh round; HandVoided), ``posts`` (forced bets: antes, blinds, the
+bring-in, entry and missed-blind posts), ``dealing`` (hole and board cards, a street's first
+actor), ``betting`` (Act's checks, the betting round's steps and events), ``draws`` (the draw,
+the reshuffle, 32-Card Draw's split offer, and the queries ``draw_option`` and
+``split_offer``), ``showdown`` (the hands, the showing order, show or muck) and ``payout``
+(rake, pots to winners, odd chips, the hand's end). Around them: ``commands`` (StartHand,
+Act, TimeOut, Draw, AgreeSplit and the hand configuration), ``errors`` (one rule error per
+broken rule), ``state`` (the immutable HandState), ``limits`` (the betting limits),
+``rules`` (the checks every command shares), ``legal`` (legal_actions), ``decide`` (decide /
+execute and the generic street walk), ``evolve`` (the one dispatch table, evolve / replay),
+``core`` (the engine's few measured speed tricks), ``pots`` (side pots, splits, odd chips),
+``rake``, ``codec`` (configuration and cards on the wire), ``events`` (the envelope); for the
+table (``poker.engine.table``): ``protection`` (the artificial all-in) and ``void``
+(cancelling an unfinished hand). The live path is :func:`execute` (state and events together);
+:func:`decide` returns only the events.
 
 Start a hand, act, read the legal actions and replay the events:
 

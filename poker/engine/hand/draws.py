@@ -3,8 +3,9 @@
 What lives here: the rules a Draw or an AgreeSplit must satisfy (``verify_*``, the same checks
 the queries :func:`draw_option` and :func:`split_offer` are built from), the handlers of the draw
 events (CardsDrawn, DiscardsReshuffled, SplitAgreed, SplitRefused, PotSplitByAgreement) that
-:mod:`poker.engine.hand.evolve` dispatches to, and the pure helpers ``decide`` walks the draw with:
-who draws or is asked next, the stub and its reshuffle, and the pots once some are split.
+:mod:`poker.engine.hand.evolve` dispatches to, the step that draws a player's cards
+(:func:`draw_cards`) and the pure helpers ``decide`` walks the draw with: who draws or is asked
+next, the stub and its reshuffle, and the pots once some are split.
 
 A player put all-in by the disconnection protection (RULES.md §6.5 rule 4) stands pat without
 being asked: when the draw order reaches him, ``decide`` records his pat as any pat is recorded
@@ -19,14 +20,15 @@ they stay in the stub, in order, for the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Final, NamedTuple
+from collections.abc import Mapping
+from typing import Final, NamedTuple
 
 from poker.engine.betting import PatRestrictionLift
 from poker.engine.cards import Card, format_cards
 from poker.engine.hand.codec import cards_from_wire, cards_to_wire
 from poker.engine.hand.commands import AgreeSplit, Draw
 from poker.engine.hand.errors import HandRuleError, IllegalAction, InvalidDeck, NotYourTurn
+from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.posts import dead_money
 from poker.engine.hand.pots import Pot, build_pots, build_pots_with_dead
 from poker.engine.hand.rules import verify_hand_running, verify_seat_known, verify_turn
@@ -165,6 +167,37 @@ def verify_draw(state: HandState | None, command: Draw) -> tuple[HandState, int]
             f"The shuffle must hold every card of the {running.setup.game.name} deck once."
         )
     return running, index
+
+
+def draw_cards(
+    recorder: Emitter,
+    index: int,
+    discard: tuple[Card, ...],
+    shuffle: tuple[Card, ...],
+    *,
+    timed_out: bool,
+) -> None:
+    """Replace ``discard`` from the stub; when the stub cannot serve the player, reshuffle the
+    cards nobody holds into a new stub first (RULES.md §7.3, decision A14)."""
+    state = recorder.state
+    seat = state.setup.seats[index]
+    count = len(discard)
+    barred = barred_cards(state, index)
+    drawn = take_cards(stub_text(state), count, barred)
+    if drawn is None:
+        stub = reshuffled_stub(state, shuffle)
+        drawn = take_cards(stub, count, barred)
+        if drawn is None:  # impossible at the games' table sizes (§7.3 card budget)
+            raise HandRuleError("There are not enough cards left to replace yours.")
+        state = recorder.emit(pb.DiscardsReshuffled(seat=seat, stub=stub))
+    event = pb.CardsDrawn(
+        seat=seat,
+        count=count,
+        discarded=cards_to_wire(discard),
+        drawn=drawn,
+        timed_out=timed_out,
+    )
+    recorder.emit(event)
 
 
 def _cards_drawn(state: HandState, event: pb.CardsDrawn) -> HandState:
@@ -339,7 +372,7 @@ def _pot_split(state: HandState, event: pb.PotSplitByAgreement) -> HandState:
     return state.changed(**changes)
 
 
-DRAW_HANDLERS: Final[Mapping[str, Callable[[HandState, Any], HandState]]] = {
+DRAW_HANDLERS: Final[Mapping[str, HandEventHandler]] = {
     # By the event's field name in TableEvent's ``body`` (poker.engine.hand.evolve.HANDLERS).
     "cards_drawn": _cards_drawn,
     "discards_reshuffled": _discards_reshuffled,

@@ -11,9 +11,13 @@ appending, and :func:`unwrap` takes the body back out.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pokerpb import events_pb2 as pb
+
+if TYPE_CHECKING:  # the state imports nothing of the events; only the types below name it
+    from poker.engine.hand.state import HandState
 
 HandEvent = (
     pb.HandStarted
@@ -45,6 +49,23 @@ HandEvent = (
     | pb.SplitRefused
     | pb.PotSplitByAgreement
 )
+
+HandEventHandler = Callable[["HandState", Any], "HandState"]
+"""Applies one kind of hand event (the message, typed in each handler) to a state: the values of
+each rule area's handler map (``SETUP_HANDLERS``, ``BETTING_HANDLERS``, ...), assembled into
+:data:`poker.engine.hand.evolve.HANDLERS`."""
+
+
+class Emitter(Protocol):
+    """What a rule area's ``decide`` steps need from the recorder: the state so far and a way to
+    emit an event (record it and apply it through its one handler)."""
+
+    state: HandState
+
+    def emit(self, event: HandEvent) -> HandState:
+        """Record and apply one event."""
+        ...
+
 
 _BODY_FIELD: Final[dict[str, str]] = {
     field.message_type.name: field.name

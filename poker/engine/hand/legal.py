@@ -1,6 +1,6 @@
 """What the player to act may do: ``legal_actions(state)``.
 
-Built from :func:`poker.engine.hand.rules.betting_limits`, the same limits ``decide`` verifies
+Built from :func:`poker.engine.hand.limits.betting_limits`, the same limits ``decide`` verifies
 against, so everything listed here is accepted and nothing else is.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from poker.engine.hand.commands import Action
-from poker.engine.hand.rules import betting_limits
+from poker.engine.hand.core import BRING_IN, CALL
+from poker.engine.hand.limits import betting_limits
 from poker.engine.hand.state import DRAWING, NOBODY, HandState
 
 
@@ -54,11 +55,11 @@ def legal_actions(state: HandState | None) -> tuple[LegalAction, ...]:
         return ()
     _, owed, call, wager, min_to, max_to, bring_in = betting_limits(state)
     if bring_in:
-        forced = _legal(Action.BRING_IN, bring_in, bring_in)
+        forced = _legal(BRING_IN, bring_in, bring_in)
         if wager is None:
             return (forced,)
         return (forced, _legal(wager, min_to, max_to))
-    passive = _legal(Action.CALL, call, call) if owed else _CHECK
+    passive = _legal(CALL, call, call) if owed else _CHECK
     if wager is None:
         return (_FOLD, passive)
     return (_FOLD, passive, _legal(wager, min_to, max_to))

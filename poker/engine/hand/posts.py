@@ -1,4 +1,6 @@
-"""Forced posts beyond the normal blinds: an entering player's big blind and missed blinds.
+"""Forced bets (RULES.md §4.2, §6.2-6.3): antes, the blinds and the bring-in, then the posts
+beyond them (an entering player's big blind and missed blinds); the ``decide`` steps that post
+them and the handlers of AntePosted, BlindPosted, BringInPosted and DeadBlindPosted.
 
 The table (``poker.engine.table``) decides who must post what (RULES.md §6.2-6.3, decision A8) and
 passes it in :attr:`StartHand.posts <poker.engine.hand.commands.StartHand.posts>`; the hand machine
@@ -14,24 +16,17 @@ small blind, big blind, then these posts), so no state field records it.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Final, NamedTuple, Protocol
+from collections.abc import Mapping
+from typing import Final, NamedTuple
 
+from poker.engine.betting import Structure
+from poker.engine.hand import core
 from poker.engine.hand.commands import StartHand
 from poker.engine.hand.errors import InvalidHandSetup
-from poker.engine.hand.events import HandEvent
+from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.memo import IdentityMemo
-from poker.engine.hand.state import NOBODY, HandSetup, HandState
+from poker.engine.hand.state import NOBODY, HandSetup, HandState, changed_round, paid_in
 from pokerpb import events_pb2 as pb
-
-
-class Emitter(Protocol):
-    """What posting needs from the decide recorder: the state so far and a way to emit."""
-
-    state: HandState
-
-    def emit(self, event: HandEvent) -> HandState:
-        """Record and apply one event."""
-        ...
 
 
 def blind_indexes(count: int, button: int) -> tuple[int, int]:
@@ -157,3 +152,116 @@ def dead_blind_posted(state: HandState, event: pb.DeadBlindPosted) -> HandState:
     stacks[index] -= event.amount
     contributions[index] += event.amount
     return state.changed(stacks=tuple(stacks), contributions=tuple(contributions))
+
+
+# --- antes, blinds and the bring-in ---------------------------------------------------------------
+
+
+def post_forced_bets(recorder: Emitter) -> None:
+    """Antes from everyone, then the small and the big blind (RULES.md §4.2.1)."""
+    state = recorder.state
+    setup = state.setup
+    stakes = setup.config.stakes
+    if stakes.ante:
+        for index in setup.clockwise_from(setup.button + 1):
+            stack = state.stacks[index]
+            amount = min(stakes.ante, stack)
+            state = recorder.emit(
+                pb.AntePosted(seat=setup.seats[index], amount=amount, all_in=amount == stack)
+            )
+    for index, kind, size in (
+        (setup.small_blind, pb.SMALL_BLIND, stakes.small_blind),
+        (setup.big_blind, pb.BIG_BLIND, stakes.big_blind),
+    ):
+        if index == NOBODY:
+            continue  # no small blind this hand (dead button)
+        stack = state.stacks[index]
+        amount = min(size, stack)
+        seat = setup.seats[index]
+        state = recorder.emit(
+            pb.BlindPosted(seat=seat, kind=kind, amount=amount, all_in=amount == stack)
+        )
+
+
+def _ante_posted(state: HandState, event: pb.AntePosted) -> HandState:
+    """AntePosted: from the stack into the pot, not into the round's bet."""
+    index = state.setup.seats.index(event.seat)
+    amount = event.amount
+    stacks = list(state.stacks)
+    stacks[index] -= amount
+    contributions = list(state.contributions)
+    contributions[index] += amount
+    return state.changed(stacks=tuple(stacks), contributions=tuple(contributions))
+
+
+def _blind_posted(state: HandState, event: pb.BlindPosted) -> HandState:
+    """BlindPosted: a bet that sets the round's level."""
+    index = state.setup.seats.index(event.seat)
+    amount = event.amount
+    round_ = state.round
+    if event.kind == pb.BIG_BLIND:
+        # The full big blind is the round's bet even when posted short (RULES.md §4.2.1).
+        full_level = state.setup.config.stakes.big_blind
+        round_ = changed_round(
+            round_, level=max(round_.level, full_level), full_level=full_level, raises=1
+        )
+    else:
+        round_ = changed_round(round_, level=max(round_.level, amount))
+    # paid_in inlined: two blinds every hand.
+    stacks = list(state.stacks)
+    stacks[index] -= amount
+    bets = list(state.bets)
+    bets[index] += amount
+    contributions = list(state.contributions)
+    contributions[index] += amount
+    return core.blind_in(
+        state,
+        stacks=tuple(stacks),
+        bets=tuple(bets),
+        contributions=tuple(contributions),
+        round=round_,
+    )
+
+
+def _bring_in_posted(state: HandState, event: pb.BringInPosted) -> HandState:
+    """BringInPosted: the round's opening bet; like the big blind, the full bring-in is what the
+    others must call even when it was posted short (RULES.md §4.2.3).
+
+    Fixed limit: the bring-in is not the round's bet (the completion to a small bet is), so the
+    full level stays 0 and no raise is counted. The other structures treat it as the opening
+    bet: raises go up by at least the bring-in and, in spread limit, it counts toward the cap.
+    """
+    index = state.setup.seats.index(event.seat)
+    bring_in = state.setup.config.stakes.bring_in
+    round_ = state.round
+    if state.setup.config.structure is Structure.FIXED_LIMIT:
+        round_ = changed_round(round_, level=bring_in)
+    else:
+        round_ = changed_round(
+            round_,
+            level=bring_in,
+            full_level=bring_in,
+            min_increment=max(round_.min_increment, bring_in),
+            raises=1,
+        )
+    stacks, bets, contributions = paid_in(state, index, event.amount)
+    acted = list(state.acted)
+    acted[index] = bring_in  # nobody completes: he does not act again this round (§4.1)
+    return state.changed(
+        stacks=stacks,
+        bets=bets,
+        contributions=contributions,
+        acted=tuple(acted),
+        round=round_,
+        to_act=NOBODY,
+    )
+
+
+FORCED_BET_HANDLERS: Final[Mapping[str, HandEventHandler]] = {
+    # By the event's field name in TableEvent's ``body`` (poker.engine.hand.evolve.HANDLERS).
+    "ante_posted": _ante_posted,
+    "blind_posted": _blind_posted,
+    "bring_in_posted": _bring_in_posted,
+    "dead_blind_posted": dead_blind_posted,
+}
+"""The forced bets' handlers, part of evolve's one dispatch table."""

@@ -13,7 +13,8 @@ stands pat in every draw without being asked (rule 4; see :mod:`poker.engine.han
 from __future__ import annotations
 
 from poker.engine.hand.commands import TimeOut
-from poker.engine.hand.posts import Emitter, dead_money, forced_chips
+from poker.engine.hand.events import Emitter
+from poker.engine.hand.posts import dead_money, forced_chips
 from poker.engine.hand.state import NOBODY, HandState
 from pokerpb import events_pb2 as pb
 

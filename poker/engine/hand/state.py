@@ -236,3 +236,16 @@ def changed_round(round_: Round, **changes: Unpack[RoundChanges]) -> Round:
     for name, value in changes.items():
         fields[_ROUND_INDEX[name]] = value
     return _new_state(Round, fields)
+
+
+def paid_in(
+    state: HandState, index: int, amount: int
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Stacks, bets and contributions after the player puts ``amount`` more into his bet."""
+    stacks = list(state.stacks)
+    stacks[index] -= amount
+    bets = list(state.bets)
+    bets[index] += amount
+    contributions = list(state.contributions)
+    contributions[index] += amount
+    return tuple(stacks), tuple(bets), tuple(contributions)

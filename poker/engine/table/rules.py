@@ -10,7 +10,7 @@ from __future__ import annotations
 from poker.engine.betting import Structure
 from poker.engine.games import ForcedBets, GameDefinition, get_game
 from poker.engine.hand.errors import HandRuleError
-from poker.engine.hand.rules import verify_stakes
+from poker.engine.hand.setup import verify_stakes
 from poker.engine.table.config import DAY_MS, BringInRule, ButtonRule, DealerMode, TableConfig
 from poker.engine.table.errors import (
     AlreadySeated,
