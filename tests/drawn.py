@@ -76,6 +76,16 @@ class Choices:
         event (a time-out, a void) stays in a shrunk example only when the failure needs it."""
         return self._draw(_integers(0, 99)) >= 100 - round(probability * 100)
 
+    def weighted(self, options: Sequence[tuple[T, int]]) -> T:
+        """One of ``options``, each ``(option, weight)`` drawn in proportion to its weight
+        (integer weights); shrinks towards the first option, so put the simplest first."""
+        pick = self.number(0, sum(weight for _, weight in options) - 1)
+        for option, weight in options:
+            if pick < weight:
+                return option
+            pick -= weight
+        raise AssertionError("unreachable: pick is below the total weight")
+
     def order(self, items: Sequence[T]) -> tuple[T, ...]:
         """``items`` in a drawn order (a shuffled deck); shrinks towards the given order."""
         return tuple(self._draw(_permutations(tuple(items))))
