@@ -164,7 +164,7 @@ class TableLife:
     def describe(self, command: Command) -> str:
         """``command`` as its constructor, with a deck named by its key (0: printed order)."""
         shown = []
-        for name in (f.name for f in fields(command)):  # type: ignore[arg-type]
+        for name in (f.name for f in fields(command)):
             value = getattr(command, name)
             if name in ("deck", "shuffle") and value:
                 value = f"<deck {self.deck_keys.get(value, '?')}>"
