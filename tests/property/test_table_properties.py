@@ -519,7 +519,7 @@ def lives(config_name: str, execute: Execute = execute) -> st.SearchStrategy[Tab
 def test_random_table_life_keeps_chips_blinds_and_replay(config_name: str) -> None:
     played: list[TableLife] = []
 
-    @settings(max_examples=9, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(life=lives(config_name))
     def every_life_keeps_every_property(life: TableLife) -> None:
         assert life.failure is None, life
