@@ -12,7 +12,7 @@ the empty selection, so a failure reduces to a few players and a few actions.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
@@ -46,6 +46,11 @@ def _permutations(items: tuple[Any, ...]) -> st.SearchStrategy[list[Any]]:
     return st.permutations(items)
 
 
+@st.composite
+def _part(draw: st.DrawFn, make: Callable[[Choices], T]) -> T:
+    return make(Choices(draw))
+
+
 class Choices:
     """Every decision of one example, drawn by Hypothesis (see the module's docstring).
 
@@ -75,6 +80,38 @@ class Choices:
         """``True`` in about ``probability`` of the draws; shrinks towards ``False``, so a rare
         event (a time-out, a void) stays in a shrunk example only when the failure needs it."""
         return self._draw(_integers(0, 99)) >= 100 - round(probability * 100)
+
+    def part(self, make: Callable[[Choices], T]) -> T:
+        """``make``'s result, its draws grouped as one part of the example, which the shrinker
+        deletes (or simplifies) as a unit: one step of a sequence, say."""
+        return self._draw(_part(make))
+
+    def repeat(self, most: int, more: float, step: Callable[[Choices], object]) -> int:
+        """Call ``step`` up to ``most`` times, each call a :meth:`part` opened by a drawn "one
+        more" (``True`` about ``more`` of the time; shrinks towards stopping), as
+        ``st.lists`` draws its elements: the shrinker deletes whole steps from the middle and
+        ends the sequence early. Returns how many steps were made."""
+
+        def one_more(choices: Choices) -> bool:
+            if not choices.chance(more):
+                return False
+            step(choices)
+            return True
+
+        for made in range(most):
+            if not self.part(one_more):
+                return made
+        return most
+
+    def weighted(self, options: Sequence[tuple[T, int]]) -> T:
+        """One of ``options``, each ``(option, weight)`` drawn in proportion to its weight
+        (integer weights); shrinks towards the first option, so put the simplest first."""
+        pick = self.number(0, sum(weight for _, weight in options) - 1)
+        for option, weight in options:
+            if pick < weight:
+                return option
+            pick -= weight
+        raise AssertionError("unreachable: pick is below the total weight")
 
     def order(self, items: Sequence[T]) -> tuple[T, ...]:
         """``items`` in a drawn order (a shuffled deck); shrinks towards the given order."""
