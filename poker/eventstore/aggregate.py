@@ -11,6 +11,8 @@ Every writer of such a log does the same five things, and this module does them 
   folded;
 - **append** one batch of events as one record, with the expected position (a second writer
   fails with :class:`~poker.eventstore.api.ConcurrencyConflict`) and the caller's idempotent msg id;
+  the codec then sees the position the record landed at (:meth:`LogCodec.appended`: a state that
+  indexes its records, like the table's command ids, learns it there);
 - **execute**: decide on the loaded state, append, and on a conflict catch up and decide again,
   at most ``max_attempts`` times (then :class:`RetriesExhausted`, a ``ConcurrencyConflict``:
   ABORTED at the edge);
@@ -88,6 +90,12 @@ class LogCodec(Protocol[S, E_contra]):
         self, key: str, expected_position: int, msg_id: str, data: bytes
     ) -> Mapping[str, str] | None:
         """The headers ``data`` is appended with (its seal), or None."""
+        ...
+
+    def appended(self, before: S, after: S, events: E_contra, position: int) -> S:
+        """The state after ``events`` (decided on ``before``; ``after`` as decided) landed at log
+        ``position``: ``after`` itself, or ``after`` knowing where its record is (say, a
+        command index carried in the state, whose entries name their record's position)."""
         ...
 
     def mark(self, state: S, position: int) -> int:
@@ -317,6 +325,7 @@ class Aggregate(Generic[S, E]):
         )
         if self.on_append is not None:
             self.on_append(time.perf_counter() - started)
+        state = self.codec.appended(loaded.state, state, events, position)
         return self.maybe_snapshot(Loaded(loaded.key, state, position, loaded.snapshot_mark))
 
     def maybe_snapshot(self, loaded: Loaded[S]) -> Loaded[S]:

@@ -151,6 +151,16 @@ class LedgerCodec:
         """No headers: journal records carry no seal."""
         return None
 
+    def appended(
+        self,
+        before: LedgerState,
+        after: LedgerState,
+        events: Sequence[lpb.LedgerEvent],
+        position: int,
+    ) -> LedgerState:
+        """The ledger indexes nothing by position: ``after`` as decided."""
+        return after
+
     def mark(self, state: LedgerState, position: int) -> int:
         """Snapshots count records: the wallet stream holds the journal only."""
         return position

@@ -48,6 +48,9 @@ class Tally:
 
     total: int = 0
     events: int = 0
+    #: The position of the record folded or appended last: a state that indexes its records
+    #: by position, as the table's command index does (not compared: the snapshot omits it).
+    last: int = field(default=0, compare=False)
 
 
 @dataclass(slots=True)
@@ -74,7 +77,7 @@ class TallyCodec:
     def fold(self, state: Tally, records: Sequence[Record]) -> Tally:
         for record in records:
             values = json.loads(record.data)
-            state = Tally(state.total + sum(values), state.events + len(values))
+            state = Tally(state.total + sum(values), state.events + len(values), record.position)
             self.folded.append(record.position)
         return state
 
@@ -86,6 +89,9 @@ class TallyCodec:
     ) -> Mapping[str, str] | None:
         signer = self.keyring.signer(Writer.DEALER)
         return {SEAL_HEADER: seal_batch(signer, key, expected_position, msg_id, data)}
+
+    def appended(self, before: Tally, after: Tally, events: Sequence[int], position: int) -> Tally:
+        return Tally(after.total, after.events, position)
 
     def mark(self, state: Tally, position: int) -> int:
         return state.events
@@ -179,6 +185,17 @@ async def test_what_is_appended_loads_back_in_another_process(stores: Stores) ->
     again = await tally(stores).load(key)
     assert again == Loaded(key, Tally(9, 3), loaded.position, 0)
     assert await stores.events.last_position(key) == loaded.position
+
+
+async def test_the_state_after_an_append_knows_where_its_record_landed(stores: Stores) -> None:
+    key = new_key()
+    writer = tally(stores)
+    first = await writer.append(writer.empty(key), [1], Tally(1, 1), msg_id="c1")
+    after, _ = await writer.execute(first, add(2), msg_id="c2")
+    assert (first.state.last, after.state.last) == (first.position, after.position)
+    assert after.position > first.position
+    again = await tally(stores).load(key)  # the fold indexes the same positions
+    assert again.state.last == after.position
 
 
 async def test_a_conflict_reloads_and_decides_again_on_the_log_as_it_is(stores: Stores) -> None:

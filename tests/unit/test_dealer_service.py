@@ -131,11 +131,11 @@ async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() 
     assert parts.registry.get_sample_value("poker_dealer_snapshots_written_total")
     snapshot = await parts.snapshots.load("t1")
     assert snapshot is not None and snapshot.position < live.version
-    assert (await parts.repository.load("t1")).state == live
+    assert (await parts.repository.load("t1")).state.table == live
     bare = TableRepository(
         parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
     )
-    assert (await bare.load("t1")).state == live
+    assert (await bare.load("t1")).state.table == live
 
 
 async def test_a_snapshot_of_another_layout_is_ignored() -> None:
@@ -143,7 +143,7 @@ async def test_a_snapshot_of_another_layout_is_ignored() -> None:
     service = await seated(parts)
     live = await service.table("t1")
     await parts.snapshots.save("t1", 1, b"\x00" * len(FINGERPRINT) + b"junk")
-    assert (await parts.repository.load("t1")).state == live
+    assert (await parts.repository.load("t1")).state.table == live
 
 
 def test_the_snapshot_codec_refuses_foreign_classes() -> None:
