@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import secrets
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -32,7 +32,6 @@ from poker.dealer.clock import TableTimers, Wake, now_ms
 from poker.dealer.config import CrashRule
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import OwnershipGate
-from poker.dealer.redaction import SeatTracker, redact_event
 from poker.dealer.wallet_port import WalletPort, verify_open_hold
 from poker.dealer.watchers import DEFAULT_BACKLOG, DEFAULT_MAX_STREAMS_PER_CALLER, WatchHub
 from poker.engine.cards import Card, format_cards
@@ -64,7 +63,7 @@ from poker.engine.table import (
 from poker.engine.table.config import config_to_wire
 from poker.engine.table.errors import TooEarly
 from poker.eventstore.aggregate import RetriesExhausted
-from poker.eventstore.api import DuplicateAppend, StoreUnavailable
+from poker.eventstore.api import DuplicateAppend, Record, StoreUnavailable
 from poker.servicekit.errors import Conflict, NotFound, PermissionDenied, RuleViolation, Unavailable
 from poker.servicekit.observability import CachedLogger, bound_context, request_line_fields
 from poker.tablelog import command_ids
@@ -75,7 +74,6 @@ from poker.tablelog.repository import (
     TableAppend,
     TableLog,
     TableRepository,
-    decode_batch,
 )
 from pokerpb import events_pb2 as pb
 
@@ -343,31 +341,11 @@ class TableService:
                 async for event in events:
                     yield event
 
-    async def hand_history(
-        self, table_id: str, hand_id: str, viewer: str | None
-    ) -> list[pb.TableEvent]:
-        """The events of finished hand ``hand_id`` as ``viewer`` may read them (None: the
-        operator, who reads everything); PermissionDenied for a player not dealt in."""
-        events: list[pb.TableEvent] = []
-        seats = SeatTracker()
-        players: dict[int, str] = {}
-        async for record in self._repository.read(table_id):
-            for event in decode_batch(record).events:
-                seats.apply(event)
-                if event.hand_id != hand_id:
-                    continue
-                if event.WhichOneof("body") == "hand_started":
-                    players = dict(seats.players)
-                events.append(event)
-        if not events:
-            raise NotFound(f"There is no hand {hand_id}.")
-        if viewer is None:
-            return events
-        seat = next((s for s, p in players.items() if p == viewer), None)
-        dealt = {entry.seat for entry in events[0].hand_started.seats}
-        if seat not in dealt:
-            raise PermissionDenied("You were not dealt into this hand.")
-        return [redact_event(event, seat) for event in events]
+    def records(self, table_id: str) -> AsyncIterator[Record]:
+        """The records of the table's log up to the last one now, each checked
+        (:class:`~poker.tablelog.repository.UntrustedRecord` at the first a trusted writer did
+        not seal there): the hand histories' source (:mod:`poker.dealer.queries`)."""
+        return self._repository.read(table_id)
 
     # --- ownership ------------------------------------------------------------------------------
 
