@@ -99,7 +99,7 @@ from poker.eventstore.snapshots import (
     JetStreamSnapshotStore,
     SnapshotSettings,
 )
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.repository import LoadedTable, TableLog, TableRepository, decode_batch
 from poker.testing.dealer import harness_seals, new_secret

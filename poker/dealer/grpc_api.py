@@ -29,7 +29,7 @@ from poker.dealer.tables import CommandResult, TableService
 from poker.engine.hand import HandRuleError
 from poker.engine.table import TableRuleError
 from poker.engine.table.errors import NotYourSeat
-from poker.servicekit.auth import Principal, Role, current_principal
+from poker.servicekit.auth import current_principal
 from poker.servicekit.errors import (
     InvalidArgument,
     PermissionDenied,
@@ -37,6 +37,7 @@ from poker.servicekit.errors import (
     Unauthenticated,
 )
 from poker.servicekit.status import INTERNAL_DETAILS, ExtraFamilies, Status, status_for
+from poker.servicekit.tokens import Principal, Role
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb

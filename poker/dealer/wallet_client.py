@@ -17,9 +17,10 @@ import grpc
 import structlog
 
 from poker.dealer.wallet_port import HeldFunds, HoldState, InsufficientFunds, WalletUnavailable
-from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.errors import InvalidArgument, NotFound
 from poker.servicekit.tls import ClientTls, aio_channel
+from poker.servicekit.tokens import Role, TokenKeys, issue_token
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 

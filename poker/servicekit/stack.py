@@ -18,11 +18,12 @@ from typing import Any
 
 import grpc
 
-from poker.servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
+from poker.servicekit.auth import AuthInterceptor, _principal, is_public
 from poker.servicekit.decoding import guard_decoding
 from poker.servicekit.interceptors import wrap_handler
 from poker.servicekit.observability import GrpcMetrics, ObservabilityInterceptor
 from poker.servicekit.status import ExtraFamilies, abort_with, error_scope
+from poker.servicekit.tokens import Role, TokenKeys
 
 _AbortError = grpc.aio.AbortError
 

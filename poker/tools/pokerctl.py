@@ -38,9 +38,10 @@ import grpc
 from google.protobuf import text_format
 
 from poker.engine.games import GAMES, ForcedBets
-from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls, aio_channel
+from poker.servicekit.tokens import Role, TokenKeys, issue_token
 from poker.tools.bot import play_turn
 from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb

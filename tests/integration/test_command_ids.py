@@ -20,7 +20,7 @@ import pytest
 
 from poker.dealer.config import DealerSettings
 from poker.dealer.wallet_client import GrpcWallet
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.command_ids import CommandIndex
 from poker.tablelog.repository import LoadedTable, TableLog
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret

@@ -13,7 +13,7 @@ import pytest
 from poker.dealer.wallet_port import InMemoryWallet
 from poker.dealer.wire import table_view
 from poker.engine.table import replay
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer

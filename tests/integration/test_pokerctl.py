@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ROOT

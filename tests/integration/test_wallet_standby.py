@@ -10,7 +10,7 @@ import grpc
 import pytest
 from prometheus_client import CollectorRegistry
 
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import eventually, wallet_settings

@@ -7,7 +7,6 @@ import pytest
 
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
 from poker.eventstore.leases import LeaseLost
-from poker.servicekit.auth import TokenExpired
 from poker.servicekit.errors import (
     Conflict,
     InvalidArgument,
@@ -19,6 +18,7 @@ from poker.servicekit.errors import (
     Unavailable,
 )
 from poker.servicekit.status import status_for
+from poker.servicekit.tokens import TokenExpired
 
 
 @pytest.mark.parametrize(
