@@ -1,190 +1,49 @@
-"""The table log: one :class:`~poker.eventstore.aggregate.Aggregate` per table, and its reads.
+"""The table log: one :class:`~poker.eventstore.aggregate.Aggregate` for every table, and the
+reads only a table log has.
 
-A table's log is one subject of the tables stream; each record is one
-:class:`pokerpb.events_pb2.TableEventBatch`: every event one command caused, in order, appended
-as one unit with the expected last position (a second writer fails), ``msg_id`` = the command
-id (a retried append lands once) and the digest of the command's payload. The load (snapshot +
-tail), the append, the conflict-retry loop and the snapshot schedule (every ``snapshot_every``
-events, written off the command path) are the generic aggregate's; this module is the table
-log's codec (:class:`TableCodec`) and the reads only a table log has.
+The load (snapshot + tail), the append with the expected position and the command id as its
+msg id (a retried append lands once), the conflict-retry loop and the snapshot schedule (every
+``snapshot_every`` events, written off the command path; compare-and-set on the position) are
+the generic aggregate's; what the records and snapshots hold and how a record is checked is the
+table codec's (:class:`~poker.tablelog.codec.TableCodec`). This module wires the two (the sealed
+snapshot store accepts dealers' snapshots only, the metrics) and adds the reads: the command
+index's archive (:meth:`TableRepository.find_command`: recent ids in memory, older ones by one
+read of the batch an archived hash points to), a command's digest, and the checked log
+(:meth:`TableRepository.read`).
 
-The aggregate's state is a :class:`TableLog`: the table and the
-:class:`~poker.tablelog.command_ids.CommandIndex` of every command id of its log. The index
-finds any id (:meth:`TableRepository.find_command`), recent ones in memory, older ones by one
-read of the batch an archived hash points to; it travels in the snapshot beside the state.
-
-**Only trusted writers' records.** Every batch is appended with its seal
-(:class:`poker.tablelog.seals.TableSeals`: the writer's MAC over the table id, the expected
-previous position, the command id and the exact bytes), and every record a rebuild folds is
-checked first, against the position of the record before it (:meth:`TableCodec.check`): a
-forged or replayed record stops the rebuild with :class:`UntrustedRecord` (FAILED_PRECONDITION,
-the table is not served), it is never folded. Snapshots are sealed too
-(:class:`poker.eventstore.sealing.SealedSnapshotStore`, checked before they are unpickled, and
-accepted from dealers only); one that fails is ignored and the log replayed.
+**Only trusted writers' records.** Every record a rebuild folds, and every record read, is
+checked against the position of the record before it: a forged or replayed record stops the
+rebuild with :class:`~poker.tablelog.codec.UntrustedRecord` (FAILED_PRECONDITION, the table is
+not served). Snapshots are sealed (:class:`poker.eventstore.sealing.SealedSnapshotStore`,
+checked before they are unpickled); one that fails is ignored and the log replayed.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
 
 import structlog
 
-from poker.engine.table import TableEventBody, TableState, envelopes
-from poker.engine.table.evolve import Fold
-from poker.eventstore.aggregate import Aggregate, Loaded
+from poker.engine.table import TableEventBody, TableState
+from poker.eventstore.aggregate import Aggregate
 from poker.eventstore.api import EventStore, Record
-from poker.eventstore.sealing import Refusal, SealedSnapshotStore, SealRefused, Writer
+from poker.eventstore.sealing import SealedSnapshotStore, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
-from poker.servicekit.errors import RuleViolation
-from poker.tablelog.command_ids import DEFAULT_RECENT, CommandIndex, Outcome, outcome_of
+from poker.tablelog.codec import (
+    LoadedTable,
+    TableAppend,
+    TableCodec,
+    TableLog,
+    UntrustedRecord,
+    decode_batch,
+)
+from poker.tablelog.command_ids import DEFAULT_RECENT, Outcome, outcome_of
 from poker.tablelog.command_ids import derived_digest as _derived_digest
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import TableSeals
-from poker.tablelog.snapshot_codec import decode_table, encode_table
-from pokerpb import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
-
-
-class UntrustedRecord(RuleViolation):
-    """A record of the table's log that no trusted writer sealed there: the table is not
-    served until an operator looked at it (a rule broken: FAILED_PRECONDITION at the edge)."""
-
-    def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
-        super().__init__(
-            f"Table {table_id} cannot be served: the record at position {position} of its log "
-            f"was not written by a trusted writer ({reason.value}); an operator must look at it."
-        )
-        self.table_id = table_id
-        self.position = position
-        self.reason = reason
-
-
-@dataclass(frozen=True, slots=True)
-class TableLog:
-    """The aggregate's state: the table (None before its first record) and the index of every
-    command id of its log."""
-
-    table: TableState | None
-    commands: CommandIndex
-
-    @property
-    def version(self) -> int:
-        """The version of the table's last event (0 for no table)."""
-        return 0 if self.table is None else self.table.version
-
-
-#: A table folded up to a log position (0: an empty log); its ``snapshot_mark`` is the version
-#: of the last snapshot loaded or scheduled (snapshots count events).
-LoadedTable = Loaded[TableLog]
-
-
-@dataclass(frozen=True, slots=True)
-class TableAppend:
-    """What one command appends: its ``events``, decided at unix-ms ``now``, as the batch of
-    ``command_id`` with the ``digest`` of its payload (empty for the dealer's timed steps)."""
-
-    table_id: str
-    command_id: str
-    events: Sequence[TableEventBody]
-    now: int
-    digest: bytes = b""
-
-
-def decode_batch(record: Record) -> pb.TableEventBatch:
-    """The batch one record holds."""
-    return pb.TableEventBatch.FromString(record.data)
-
-
-class TableCodec:
-    """The table log's :class:`~poker.eventstore.aggregate.LogCodec`: sealed
-    ``TableEventBatch`` records, folded by the engine's :class:`~poker.engine.table.evolve.Fold`,
-    a :class:`TableLog` as the state, snapshots counted in events."""
-
-    def __init__(
-        self, seals: TableSeals, metrics: TableLogMetrics, *, recent_commands: int
-    ) -> None:
-        self._seals = seals
-        self._metrics = metrics
-        self._recent_commands = recent_commands
-
-    def empty(self, key: str) -> TableLog:
-        """A table before its first record, with this log's command index bound."""
-        return TableLog(None, CommandIndex(recent=self._recent_commands))
-
-    def check(self, record: Record, previous_position: int) -> None:
-        """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""
-        try:
-            self._seals.check_record(record, previous_position)
-        except SealRefused as refused:
-            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
-            _log.warning(
-                "table_record_refused",
-                table_id=record.key,
-                position=record.position,
-                reason=refused.reason.value,
-                error=refused.message,
-            )
-            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
-
-    def fold(self, state: TableLog, records: Sequence[Record]) -> TableLog:
-        """``state`` after the events of ``records``: into one folding table (rebuilt around
-        the hand only at the end) and one private copy of the command index (not a copy of
-        both per record: ``state`` may still be read elsewhere, a view or a retry's start)."""
-        folding = Fold(state.table)
-        commands: CommandIndex | None = None
-        for record in records:
-            batch = decode_batch(record)
-            folding.add(batch.events)
-            if batch.command_id and batch.events:
-                if commands is None:
-                    commands = state.commands.copy()
-                commands.add(batch.command_id, outcome_of(batch, record.position))
-        after = TableLog(folding.state, state.commands if commands is None else commands)
-        self._metrics.events_replayed.inc(after.version - state.version)
-        return after
-
-    def encode(self, state: TableLog, events: TableAppend) -> bytes:
-        """The batch of one command, its events enveloped on ``state``'s table."""
-        wrapped = envelopes(state.table, events.events, table_id=events.table_id, now=events.now)
-        return pb.TableEventBatch(
-            command_id=events.command_id, events=wrapped, command_digest=events.digest
-        ).SerializeToString()
-
-    def headers(
-        self, key: str, expected_position: int, msg_id: str, data: bytes
-    ) -> Mapping[str, str] | None:
-        """The batch's seal, by this log's writer."""
-        return self._seals.headers(key, expected_position, msg_id, data)
-
-    def appended(
-        self, before: TableLog, after: TableLog, events: TableAppend, position: int
-    ) -> TableLog:
-        """``after`` with the command indexed at ``position``. In place, not a copy per append:
-        ``before`` is superseded by the state returned, and the index only gains commands that
-        are in the log (a snapshot of an older state that encodes it holds a few ids of commands
-        after it: the catch-up folds them again). ``known_new``: every writer looks the id up
-        first (:meth:`TableRepository.find_command`)."""
-        assert after.table is not None
-        outcome = Outcome(before.version + 1, after.table.version, position, events.digest)
-        after.commands.add(events.command_id, outcome, known_new=True)
-        return after
-
-    def mark(self, state: TableLog, position: int) -> int:
-        """Snapshots count events: every ``snapshot_every`` of the table's versions."""
-        return state.version
-
-    def encode_snapshot(self, state: TableLog) -> bytes:
-        """:func:`~poker.tablelog.snapshot_codec.encode_table` of the table and its index."""
-        assert state.table is not None  # due only once a version crossed a multiple: a table
-        return encode_table(state.table, state.commands)
-
-    def decode_snapshot(self, key: str, data: bytes) -> TableLog:
-        """:func:`~poker.tablelog.snapshot_codec.decode_table` (its errors: the log replayed)."""
-        table, commands = decode_table(data, recent_commands=self._recent_commands)
-        return TableLog(table, commands)
 
 
 class TableRepository:
@@ -333,3 +192,13 @@ class TableRepository:
             self.codec.check(record, previous_position=previous)
             previous = record.position
             yield record
+
+
+__all__ = [
+    "LoadedTable",
+    "TableAppend",
+    "TableLog",
+    "TableRepository",
+    "UntrustedRecord",
+    "decode_batch",
+]
