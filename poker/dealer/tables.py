@@ -87,19 +87,6 @@ Build = Callable[[TableState | None, int], Command | None]
 #: Command ids the dealer makes up for itself start with this (clients' ids may not).
 INTERNAL_PREFIX = "~"
 
-_ACTION_EVENTS = {
-    "folded": "fold",
-    "checked": "check",
-    "called": "call",
-    "bet_placed": "bet",
-    "raised_to": "raise",
-    "bring_in_posted": "bring_in",
-    "completed": "complete",
-    "cards_drawn": "draw",
-    "split_agreed": "split",
-    "split_refused": "no_split",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
@@ -508,9 +495,8 @@ class TableService:
         except _Seen as repeat:  # a retry caught up with the batch of this very id
             return await self._repeated(self._tables[table_id], command_id, repeat.outcome, digest)
         except RetriesExhausted as exhausted:
-            raise Conflict(f"Table {table_id} kept changing under this command; retry it.") from (
-                exhausted
-            )
+            retry = f"Table {table_id} kept changing under this command; retry it."
+            raise Conflict(retry) from exhausted
         except DuplicateAppend as duplicate:
             current = self._tables[table_id]
             return await self._resolve_duplicate(current, command_id, digest, duplicate)
@@ -597,26 +583,8 @@ class TableService:
                 seq=state.version,
                 hand_id=hand_id,
             )
-        self._count(state, command, events)
+        self._metrics.count_command(state, command, events)
         self.timers.arm(table_id, state)
-
-    def _count(self, state: TableState, command: Command, events: Sequence[TableEventBody]) -> None:
-        game, structure = state.config.game, state.config.structure.name.lower()
-        if isinstance(command, TimeOut):
-            self._metrics.actions.labels(action="timeout").inc()
-        for event in events:
-            kind = type(event).__name__
-            if kind == "HandStarted":
-                self._metrics.hands_started.labels(game=game, structure=structure).inc()
-            elif kind in ("HandEnded", "HandVoided"):
-                outcome = "ended" if kind == "HandEnded" else "voided"
-                self._metrics.hands_completed.labels(
-                    game=game, structure=structure, outcome=outcome
-                ).inc()
-            elif isinstance(command, (Act, Draw, AgreeSplit)):
-                action = _action_of(kind)
-                if action is not None:
-                    self._metrics.actions.labels(action=action).inc()
 
     # --- timed steps ----------------------------------------------------------------------------
 
@@ -721,22 +689,6 @@ def shuffled_deck(state: TableState) -> tuple[Card, ...]:
     """The table game's deck, shuffled by the operating system's randomness."""
     deck = get_game(state.config.game).deck
     return tuple(_random.sample(deck, len(deck)))
-
-
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
-
-
-_ACTION_OF_KIND: dict[str, str | None] = {}
-
-
-def _action_of(kind: str) -> str | None:
-    """The action an event class name records (None for others), worked out once per class."""
-    try:
-        return _ACTION_OF_KIND[kind]
-    except KeyError:
-        action = _ACTION_OF_KIND[kind] = _ACTION_EVENTS.get(_snake(kind))
-        return action
 
 
 __all__ = ["CommandResult", "TableService", "shuffled_deck"]
