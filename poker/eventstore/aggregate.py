@@ -8,7 +8,9 @@ Every writer of such a log does the same five things, and this module does them 
   a snapshot whose seal fails, that is unreadable or that the codec cannot decode is ignored and
   the log replayed: a snapshot is an optimization, never the truth), then every record after it,
   each checked by the codec (say, its seal) against the position of the record before it and
-  folded;
+  folded, batch by batch as the store reads them (from the second batch on, the state the codec
+  folds into is the one it returned last, nobody else's: ``private``, changed in place if the
+  codec likes);
 - **append** one batch of events as one record, with the expected position (a second writer
   fails with :class:`~poker.eventstore.api.ConcurrencyConflict`) and the caller's idempotent msg id;
   the codec then sees the position the record landed at (:meth:`LogCodec.appended`: a state that
@@ -78,8 +80,10 @@ class LogCodec(Protocol[S, E_contra]):
         for none) may be folded: say, its seal. Raising stops the load; nothing is folded."""
         ...
 
-    def fold(self, state: S, records: Sequence[Record]) -> S:
-        """``state`` after ``records`` (already checked, in order, never empty)."""
+    def fold(self, state: S, records: Sequence[Record], *, private: bool) -> S:
+        """``state`` after ``records`` (already checked, in order, never empty). ``private``:
+        ``state`` is what the previous call of the same catch-up returned, held by nobody else
+        (a mutable part of it may change in place; the first call's is the caller's: copy)."""
         ...
 
     def encode(self, state: S, events: E_contra) -> bytes:
@@ -293,11 +297,13 @@ class Aggregate(Generic[S, E]):
         """``loaded`` with every record appended after it checked and folded in."""
         codec = self.codec
         state, position = loaded.state, loaded.position
+        private = False  # the first fold gets ``loaded``'s state, which others may hold
         async for records in self.store.read_batches(loaded.key, after=position):
             for record in records:
                 codec.check(record, position)
                 position = record.position
-            state = codec.fold(state, records)
+            state = codec.fold(state, records, private=private)
+            private = True
         if position == loaded.position:
             return loaded
         return Loaded(loaded.key, state, position, loaded.snapshot_mark)

@@ -117,20 +117,20 @@ class TableCodec:
             )
             raise UntrustedRecord(record.key, record.position, refused.reason) from refused
 
-    def fold(self, state: TableLog, records: Sequence[Record]) -> TableLog:
+    def fold(self, state: TableLog, records: Sequence[Record], *, private: bool) -> TableLog:
         """``state`` after the events of ``records``: into one folding table (rebuilt around
-        the hand only at the end) and one private copy of the command index (not a copy of
-        both per record: ``state`` may still be read elsewhere, a view or a retry's start)."""
+        the hand only at the end) and one command index: ``state``'s own when it is
+        ``private`` (a catch-up's second batch on: the index is the copy the first one made),
+        else a copy (``state`` may still be read elsewhere: a view, a retry's start). One copy
+        per catch-up, not one per record or per batch."""
         folding = Fold(state.table)
-        commands: CommandIndex | None = None
+        commands = state.commands if private else state.commands.copy()
         for record in records:
             batch = decode_batch(record)
             folding.add(batch.events)
             if batch.command_id and batch.events:
-                if commands is None:
-                    commands = state.commands.copy()
                 commands.add(batch.command_id, outcome_of(batch, record.position))
-        after = TableLog(folding.state, state.commands if commands is None else commands)
+        after = TableLog(folding.state, commands)
         self._metrics.events_replayed.inc(after.version - state.version)
         return after
 

@@ -134,8 +134,9 @@ class LedgerCodec:
     def check(self, record: Record, previous_position: int) -> None:
         """Every journal record may be folded (the stream is the wallet's alone)."""
 
-    def fold(self, state: LedgerState, records: Sequence[Record]) -> LedgerState:
-        """``state`` after the events of ``records``."""
+    def fold(self, state: LedgerState, records: Sequence[Record], *, private: bool) -> LedgerState:
+        """``state`` after the events of ``records`` (a persistent value: never changed in
+        place, ``private`` or not)."""
         for record in records:
             for event in lpb.LedgerEventBatch.FromString(record.data).events:
                 state = evolve(state, event)

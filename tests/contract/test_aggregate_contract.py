@@ -59,6 +59,7 @@ class TallyCodec:
 
     keyring: Keyring
     folded: list[int] = field(default_factory=list)  # the positions folded, in order
+    private: list[bool] = field(default_factory=list)  # each fold's ``private``, in order
 
     def empty(self, key: str) -> Tally:
         return Tally()
@@ -74,7 +75,8 @@ class TallyCodec:
             data=record.data,
         )
 
-    def fold(self, state: Tally, records: Sequence[Record]) -> Tally:
+    def fold(self, state: Tally, records: Sequence[Record], *, private: bool) -> Tally:
+        self.private.append(private)
         for record in records:
             values = json.loads(record.data)
             state = Tally(state.total + sum(values), state.events + len(values), record.position)
@@ -196,6 +198,37 @@ async def test_the_state_after_an_append_knows_where_its_record_landed(stores: S
     assert after.position > first.position
     again = await tally(stores).load(key)  # the fold indexes the same positions
     assert again.state.last == after.position
+
+
+class _OneAtATime:
+    """An event store whose reads deliver one record per batch (an ordered consumer's bursts
+    can be that small)."""
+
+    def __init__(self, inner: EventStore) -> None:
+        self._inner = inner
+        self.append = inner.append
+        self.read = inner.read
+        self.read_at = inner.read_at
+        self.last_position = inner.last_position
+
+    async def read_batches(self, key: str, after: int = 0) -> AsyncIterator[list[Record]]:
+        async for batch in self._inner.read_batches(key, after):
+            for record in batch:
+                yield [record]
+
+
+async def test_only_the_first_fold_of_a_catch_up_gets_a_state_others_may_hold(
+    stores: Stores,
+) -> None:
+    key = new_key()
+    writer = tally(stores)
+    loaded = writer.empty(key)
+    for number in range(3):
+        loaded, _ = await writer.execute(loaded, add(number), msg_id=f"c{number}")
+    reader = tally(stores, events=_OneAtATime(stores.events))
+    again = await reader.load(key)
+    assert again.state == Tally(3, 3)
+    assert isinstance(reader.codec, TallyCodec) and reader.codec.private == [False, True, True]
 
 
 async def test_a_conflict_reloads_and_decides_again_on_the_log_as_it_is(stores: Stores) -> None:
