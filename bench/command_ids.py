@@ -33,7 +33,7 @@ from poker.engine.table import make_config
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.command_ids import CommandIndex, Outcome
-from poker.tablelog.repository import TableRepository
+from poker.tablelog.repository import TableLog, TableRepository
 from poker.testing.dealer import harness_seals
 
 IDS = 1_000_000
@@ -115,7 +115,7 @@ async def _command_path(archived: int) -> float:
         loaded = service._tables["t1"]
         index, _, _ = _filled(archived)  # other ids: a miss never reads the log
         index.last_position = loaded.position  # the live appends come after these
-        service._tables["t1"] = replace(loaded, commands=index)
+        service._tables["t1"] = replace(loaded, state=TableLog(loaded.state.table, index))
     started = time.process_time()
     for n in range(COMMANDS):
         if n % 2 == 0:

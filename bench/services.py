@@ -92,15 +92,16 @@ from poker.engine.table import (
     execute,
     make_config,
 )
+from poker.eventstore.aggregate import Loaded
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.eventstore.snapshots import (
     InMemorySnapshotStore,
     JetStreamSnapshotStore,
     SnapshotSettings,
 )
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.command_ids import CommandIndex, Outcome
-from poker.tablelog.repository import LoadedTable, TableRepository, decode_batch
+from poker.tablelog.repository import LoadedTable, TableLog, TableRepository, decode_batch
 from poker.testing.dealer import harness_seals, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
@@ -760,7 +761,7 @@ async def rebuild(nats_url: str) -> list[Result]:
         await replay()  # warm-up
         replay_s = (await best_time(replay))[0]
         read_s = (await best_time(read))[0]
-        assert loaded[-1].state == table.state, "the replayed table differs from the live one"
+        assert loaded[-1].state.table == table.state, "the replayed table differs from the live one"
 
         # Recovery: 10^6 events, then the snapshot and a short tail.
         recovery, tail = await recovery_time(js, store, metrics)
@@ -842,7 +843,7 @@ async def recovery_time(
     commands = CommandIndex()
     for n in range(1, command + 1):
         commands.add(f"bulk{n}", Outcome(0, 0, n, b""))
-    loaded = LoadedTable(table_id, state, position, commands, state.version)
+    loaded = Loaded(table_id, TableLog(state, commands), position, state.version)
     table.state = state
     rng = random.Random(SEED)
     while not _tail_reached(loaded):
@@ -863,13 +864,18 @@ async def recovery_time(
         recovered.append(await repository.load(table_id))
 
     times = await best_time(recover)
-    assert recovered[-1].state == loaded.state, "the recovered table differs from the live one"
-    assert recovered[-1].snapshot_version > 0
-    return statistics.median(times), loaded.version - recovered[-1].snapshot_version
+    assert recovered[-1].state.table == loaded.state.table, (
+        "the recovered table differs from the live one"
+    )
+    assert recovered[-1].snapshot_mark > 0
+    return statistics.median(times), loaded.state.version - recovered[-1].snapshot_mark
 
 
 def _tail_reached(loaded: LoadedTable) -> bool:
-    return loaded.version >= RECOVERY_EVENTS and loaded.version % SNAPSHOT_EVERY >= RECOVERY_TAIL
+    return (
+        loaded.state.version >= RECOVERY_EVENTS
+        and loaded.state.version % SNAPSHOT_EVERY >= RECOVERY_TAIL
+    )
 
 
 # --- the module's entry point ---------------------------------------------------------------------

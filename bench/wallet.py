@@ -85,7 +85,7 @@ from poker.engine.table import (
     make_config,
 )
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import harness_seals
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file

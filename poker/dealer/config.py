@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from poker.eventstore.sealing import Keyring
-from poker.servicekit.auth import TokenKeyring
 from poker.servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
@@ -36,6 +35,7 @@ from poker.servicekit.settings import (
     token_keys,
     token_secret,
 )
+from poker.servicekit.tokens import TokenKeyring
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 
 

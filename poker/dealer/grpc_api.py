@@ -23,7 +23,7 @@ from typing import Any, Final
 import grpc
 import structlog
 
-from poker.dealer import wire
+from poker.dealer import queries, wire
 from poker.dealer.bounds import DEALER_BOUNDS
 from poker.dealer.errors import NotAPlayer
 from poker.dealer.metrics import DealerMetrics
@@ -32,7 +32,7 @@ from poker.dealer.tables import CommandResult, TableService
 from poker.engine.hand import HandRuleError
 from poker.engine.table import TableRuleError
 from poker.engine.table.errors import NotYourSeat
-from poker.servicekit.auth import Principal, Role, current_principal
+from poker.servicekit.auth import current_principal
 from poker.servicekit.errors import (
     InvalidArgument,
     PermissionDenied,
@@ -40,6 +40,7 @@ from poker.servicekit.errors import (
     Unauthenticated,
 )
 from poker.servicekit.status import ErrorTable, context_of, status_for, status_or_internal
+from poker.servicekit.tokens import Principal, Role
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc
 from pokerpb import events_pb2 as pb
@@ -215,13 +216,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     ) -> dpb.ListTablesReply:
         """See dealer.proto."""
         _check_bounds(request)
-        tables = self._tables
-        return dpb.ListTablesReply(
-            tables=[
-                wire.table_summary(table_id, await tables.table(table_id))
-                for table_id in await tables.table_ids()
-            ]
-        )
+        listed = await queries.list_tables(self._tables)
+        return dpb.ListTablesReply(tables=[wire.table_summary(*table) for table in listed])
 
     @_counted("close_table")
     async def CloseTable(
@@ -419,7 +415,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         hand_id = wire.hand_id_of(request.hand_id)
         table_id = wire.table_of_hand(request)
         viewer = _viewer(current_principal())
-        events = await self._tables.hand_history(table_id, hand_id, viewer)
+        events = await queries.hand_history(self._tables, table_id, hand_id, viewer)
         return wire.hand_history(hand_id, table_id, events)
 
 

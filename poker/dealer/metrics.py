@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Final
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from poker.engine.table import Act, AgreeSplit, Command, Draw, TableEventBody, TableState, TimeOut
 from poker.servicekit.observability import DURATION_BUCKETS
 from poker.tablelog.metrics import TableLogMetrics
+
+#: The action label of each event class a player's action records.
+_ACTION_EVENTS: Final = {
+    "folded": "fold",
+    "checked": "check",
+    "called": "call",
+    "bet_placed": "bet",
+    "raised_to": "raise",
+    "bring_in_posted": "bring_in",
+    "completed": "complete",
+    "cards_drawn": "draw",
+    "split_agreed": "split",
+    "split_refused": "no_split",
+}
+_ACTION_OF_KIND: dict[str, str | None] = {}
+
+
+def _action_of(kind: str) -> str | None:
+    """The action an event class name records (None for others), worked out once per class."""
+    try:
+        return _ACTION_OF_KIND[kind]
+    except KeyError:
+        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in kind).lstrip("_")
+        action = _ACTION_OF_KIND[kind] = _ACTION_EVENTS.get(snake)
+        return action
 
 
 class DealerMetrics:
@@ -109,3 +136,23 @@ class DealerMetrics:
             )
         children[0].inc()
         children[1].observe(duration_s)
+
+    def count_command(
+        self, state: TableState, command: Command, events: Sequence[TableEventBody]
+    ) -> None:
+        """Count what one applied command did (``state``: the table after it): hands started
+        and finished, the players' actions, time-outs."""
+        game, structure = state.config.game, state.config.structure.name.lower()
+        if isinstance(command, TimeOut):
+            self.actions.labels(action="timeout").inc()
+        for event in events:
+            kind = type(event).__name__
+            if kind == "HandStarted":
+                self.hands_started.labels(game=game, structure=structure).inc()
+            elif kind in ("HandEnded", "HandVoided"):
+                outcome = "ended" if kind == "HandEnded" else "voided"
+                self.hands_completed.labels(game=game, structure=structure, outcome=outcome).inc()
+            elif isinstance(command, (Act, Draw, AgreeSplit)):
+                action = _action_of(kind)
+                if action is not None:
+                    self.actions.labels(action=action).inc()

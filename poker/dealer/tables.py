@@ -6,7 +6,9 @@ table's log is the record: any id it holds, however old; the same id with anothe
 refused, :class:`~poker.tablelog.command_ids.CommandIdReused`), read the clock, build the
 engine command, ``execute`` it (rule errors propagate with the engine's sentence), append the
 events as one batch with the expected position and the digest of the command's payload, and on
-a conflict reload and decide again, a bounded number of times. Timed steps (time-outs, the next
+a conflict reload and decide again, a bounded number of times: the table log's
+:class:`~poker.eventstore.aggregate.Aggregate` (``repository.aggregate``) does the load, the
+append, the retry loop and the snapshots; this module decides. Timed steps (time-outs, the next
 hand, the crash rule) are commands like any other, with command ids derived from the table
 version they were decided on, so two dealers deciding the same step append it once.
 
@@ -20,7 +22,7 @@ import asyncio
 import contextlib
 import secrets
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -30,15 +32,12 @@ from poker.dealer.clock import TableTimers, Wake, now_ms
 from poker.dealer.config import CrashRule
 from poker.dealer.errors import (
     FeedUnavailable,
-    HandNotFound,
     NoSeatAtTable,
-    NotDealtIn,
     StaleHand,
     TableNotFound,
 )
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import OwnershipGate
-from poker.dealer.redaction import SeatTracker, redact_event
 from poker.dealer.wallet_port import WalletPort, verify_open_hold
 from poker.dealer.watchers import DEFAULT_BACKLOG, DEFAULT_MAX_STREAMS_PER_CALLER, WatchHub
 from poker.engine.cards import Card, format_cards
@@ -69,13 +68,19 @@ from poker.engine.table import (
 )
 from poker.engine.table.config import config_to_wire
 from poker.engine.table.errors import TooEarly
-from poker.eventstore.api import ConcurrencyConflict, DuplicateAppend, StoreUnavailable
+from poker.eventstore.aggregate import RetriesExhausted
+from poker.eventstore.api import DuplicateAppend, Record, StoreUnavailable
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import CachedLogger, bound_context, request_line_fields
 from poker.tablelog import command_ids
 from poker.tablelog.command_ids import CommandIdReused, Outcome
 from poker.tablelog.feed import TableFeed
-from poker.tablelog.repository import LoadedTable, TableRepository, decode_batch
+from poker.tablelog.repository import (
+    LoadedTable,
+    TableAppend,
+    TableLog,
+    TableRepository,
+)
 from pokerpb import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
@@ -87,19 +92,6 @@ Build = Callable[[TableState | None, int], Command | None]
 
 #: Command ids the dealer makes up for itself start with this (clients' ids may not).
 INTERNAL_PREFIX = "~"
-
-_ACTION_EVENTS = {
-    "folded": "fold",
-    "checked": "check",
-    "called": "call",
-    "bet_placed": "bet",
-    "raised_to": "raise",
-    "bring_in_posted": "bring_in",
-    "completed": "complete",
-    "cards_drawn": "draw",
-    "split_agreed": "split",
-    "split_refused": "no_split",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +144,7 @@ class TableService:
             else None
         )
         self._crash_rule = crash_rule
+        self._aggregate = repository.aggregate
         self._max_attempts = max_attempts
         self._hold_ttl_s = hold_ttl_s
         self._clock_ms = clock_ms
@@ -312,12 +305,12 @@ class TableService:
         """The table as it is now (raises NotFound)."""
         loaded = self._tables.get(table_id)
         if loaded is None or table_id in self._stale or not self._gate.holds(table_id):
-            loaded = self._views.get(table_id) or LoadedTable(table_id, None)
-            loaded = await self._repository.catch_up(loaded)
+            loaded = self._views.get(table_id) or self._aggregate.empty(table_id)
+            loaded = await self._aggregate.catch_up(loaded)
             self._views[table_id] = loaded
-        if loaded.state is None:
+        if loaded.state.table is None:
             raise TableNotFound(f"There is no table {table_id}.")
-        return loaded.state
+        return loaded.state.table
 
     async def table_ids(self) -> list[str]:
         """Every table with a log."""
@@ -341,31 +334,11 @@ class TableService:
                 async for event in events:
                     yield event
 
-    async def hand_history(
-        self, table_id: str, hand_id: str, viewer: str | None
-    ) -> list[pb.TableEvent]:
-        """The events of finished hand ``hand_id`` as ``viewer`` may read them (None: the
-        operator, who reads everything); PermissionDenied for a player not dealt in."""
-        events: list[pb.TableEvent] = []
-        seats = SeatTracker()
-        players: dict[int, str] = {}
-        async for record in self._repository.read(table_id):
-            for event in decode_batch(record).events:
-                seats.apply(event)
-                if event.hand_id != hand_id:
-                    continue
-                if event.WhichOneof("body") == "hand_started":
-                    players = dict(seats.players)
-                events.append(event)
-        if not events:
-            raise HandNotFound(f"There is no hand {hand_id}.")
-        if viewer is None:
-            return events
-        seat = next((s for s, p in players.items() if p == viewer), None)
-        dealt = {entry.seat for entry in events[0].hand_started.seats}
-        if seat not in dealt:
-            raise NotDealtIn("You were not dealt into this hand.")
-        return [redact_event(event, seat) for event in events]
+    def records(self, table_id: str) -> AsyncIterator[Record]:
+        """The records of the table's log up to the last one now, each checked
+        (:class:`~poker.tablelog.repository.UntrustedRecord` at the first a trusted writer did
+        not seal there): the hand histories' source (:mod:`poker.dealer.queries`)."""
+        return self._repository.read(table_id)
 
     # --- ownership ------------------------------------------------------------------------------
 
@@ -377,8 +350,8 @@ class TableService:
                 return True
             if not await self._gate.acquire(table_id):
                 return True  # someone else's: maybe later
-            loaded = await self._adopt_locked(table_id)
-            if loaded.state is None or loaded.state.closed:
+            table = (await self._adopt_locked(table_id)).state.table
+            if table is None or table.closed:
                 await self._drop(table_id)
                 return False
             return True
@@ -424,14 +397,15 @@ class TableService:
             async with self._lock(table_id):
                 loaded = await self._owned(table_id, creating=creating)
                 try:
-                    if loaded.state is None and not creating:
+                    if loaded.state.table is None and not creating:
                         raise TableNotFound(f"There is no table {table_id}.")
                     if hold is None or await self._repository.find_command(loaded, command_id):
                         return await self._execute(table_id, command_id, build, digest)
                     return await self._execute_with_hold(table_id, command_id, build, digest, hold)
                 finally:
                     current = self._tables.get(table_id)
-                    if current is not None and (current.state is None or current.state.closed):
+                    table = None if current is None else current.state.table
+                    if current is not None and (table is None or table.closed):
                         await self._drop(table_id)  # nothing left to serve: free the lease
 
     async def _execute_with_hold(
@@ -441,7 +415,7 @@ class TableService:
         hold is open and pays for exactly this, then seat; a hold that was not used is voided
         (and would expire anyway). A hold the wallet answers for something else is not ours to
         void: the refusal leaves it alone."""
-        state = self._tables[table_id].state
+        state = self._tables[table_id].state.table
         dry_run = build(state, self._clock_ms())
         assert dry_run is not None
         execute(state, dry_run)  # raises the rule error, if any, before the wallet is asked
@@ -467,7 +441,7 @@ class TableService:
         loaded = self._tables.get(table_id)
         if loaded is not None and self._gate.holds(table_id):
             if table_id in self._stale:
-                loaded = self._tables[table_id] = await self._repository.catch_up(loaded)
+                loaded = self._tables[table_id] = await self._aggregate.catch_up(loaded)
                 self._stale.discard(table_id)
             return loaded
         if not await self._gate.acquire(table_id):
@@ -481,7 +455,7 @@ class TableService:
         self._stale.discard(table_id)
         loaded = self._tables[table_id] = await self._repository.load(table_id)
         self._views.pop(table_id, None)
-        state = loaded.state
+        state = loaded.state.table
         if state is not None and state.hand_running and self._crash_rule is not CrashRule.RESUME:
             _log.warning("crash_rule", table_id=table_id, rule=self._crash_rule.value)
             crash_id = f"{INTERNAL_PREFIX}crash-v{state.version}"
@@ -502,56 +476,68 @@ class TableService:
         """Stop serving a table that is closed (or was never created) and free its lease."""
         self.timers.cancel(table_id)
         loaded = self._tables.pop(table_id, None)
-        if loaded is not None and loaded.state is not None:
+        if loaded is not None and loaded.state.table is not None:
             self._views[table_id] = loaded  # reads go on without a rebuild
         await self._gate.release(table_id)
 
     async def _execute(
         self, table_id: str, command_id: str, build: Build, digest: bytes
     ) -> CommandResult:
-        """Decide and append, reloading on conflicts; the table lock is held."""
-        for attempt in range(1, self._max_attempts + 1):
-            loaded = self._tables[table_id]
-            seen = await self._repository.find_command(loaded, command_id)
-            if seen is not None:
-                return await self._repeated(loaded, command_id, seen, digest)
-            now = self._clock_ms()
-            command = build(loaded.state, now)
-            if command is None:
-                return CommandResult(table_id, command_id, loaded.version, 0, state=loaded.state)
-            state, events = execute(loaded.state, command)
-            if not self._gate.holds(table_id):
-                raise Unavailable(f"This dealer no longer serves table {table_id}; retry.")
-            try:
-                loaded = await self._repository.append(
-                    loaded, command_id, events, state, now, digest=digest
-                )
-            except ConcurrencyConflict:
-                self._metrics.conflicts.inc()
-                _log.info("append_conflict", attempt=attempt)
-                self._tables[table_id] = await self._repository.catch_up(loaded)
-                continue
-            except DuplicateAppend as duplicate:
-                return await self._resolve_duplicate(loaded, command_id, digest, duplicate)
-            except StoreUnavailable:
-                self._stale.add(table_id)  # it may have landed: catch up before the next command
-                raise
-            self._tables[table_id] = loaded
-            await self._applied(table_id, command, events, loaded)
-            return CommandResult(
-                table_id, command_id, loaded.version, len(events), state=loaded.state
+        """Decide and append through the table log's aggregate, which reloads and decides
+        again on conflicts; the table lock is held."""
+        loaded = self._tables[table_id]
+        seen = await self._repository.find_command(loaded, command_id)
+        if seen is not None:
+            return await self._repeated(loaded, command_id, seen, digest)
+        decision = _Decision(table_id, command_id, build, digest, self._clock_ms, self._gate)
+        try:
+            after, appended = await self._aggregate.execute(
+                loaded,
+                decision.decide,
+                msg_id=command_id,
+                max_attempts=self._max_attempts,
+                on_conflict=self._reloaded,
             )
-        raise Conflict(f"Table {table_id} kept changing under this command; retry it.")
+        except _Seen as repeat:  # a retry caught up with the batch of this very id
+            return await self._repeated(self._tables[table_id], command_id, repeat.outcome, digest)
+        except RetriesExhausted as exhausted:
+            retry = f"Table {table_id} kept changing under this command; retry it."
+            raise Conflict(retry) from exhausted
+        except DuplicateAppend as duplicate:
+            current = self._tables[table_id]
+            return await self._resolve_duplicate(current, command_id, digest, duplicate)
+        except StoreUnavailable:
+            self._stale.add(table_id)  # it may have landed: catch up before the next command
+            raise
+        if appended is None or decision.command is None:
+            return CommandResult(
+                table_id, command_id, after.state.version, 0, state=after.state.table
+            )
+        self._tables[table_id] = after
+        await self._applied(table_id, decision.command, appended.events, after)
+        return CommandResult(
+            table_id,
+            command_id,
+            after.state.version,
+            len(appended.events),
+            state=after.state.table,
+        )
+
+    def _reloaded(self, attempt: int, caught_up: LoadedTable) -> None:
+        """A lost race: keep the log as it is now (the next attempt decides on it)."""
+        self._metrics.conflicts.inc()
+        _log.info("append_conflict", attempt=attempt)
+        self._tables[caught_up.key] = caught_up
 
     async def _repeated(
         self, loaded: LoadedTable, command_id: str, seen: Outcome, digest: bytes
     ) -> CommandResult:
         """The first outcome of a command id the log holds, if this is the same command."""
         if digest:
-            first = await self._repository.proven_digest(loaded.table_id, seen)
+            first = await self._repository.proven_digest(loaded.key, seen)
             command_ids.verify_same_command(command_id, first, digest)
         events = seen.last - seen.first + 1
-        return CommandResult(loaded.table_id, command_id, seen.last, events, True, loaded.state)
+        return CommandResult(loaded.key, command_id, seen.last, events, True, loaded.state.table)
 
     async def _resolve_duplicate(
         self, loaded: LoadedTable, command_id: str, digest: bytes, duplicate: DuplicateAppend
@@ -559,10 +545,10 @@ class TableService:
         """The store found ``command_id`` on a batch this table did not know of (another
         dealer's, or one the index missed): nothing was appended. Catch up, so the table stays
         in step with its log (never wedged), and answer from the batch the id names."""
-        table_id = loaded.table_id
+        table_id = loaded.key
         self._metrics.duplicate_appends.inc()
         _log.warning("append_duplicate", position=duplicate.position)
-        loaded = self._tables[table_id] = await self._repository.catch_up(loaded)
+        loaded = self._tables[table_id] = await self._aggregate.catch_up(loaded)
         seen = await self._repository.find_command(loaded, command_id)
         if seen is None:
             seen = await self._repository.outcome_at(table_id, duplicate.position, command_id)
@@ -571,9 +557,13 @@ class TableService:
         return await self._repeated(loaded, command_id, seen, digest)
 
     async def _applied(
-        self, table_id: str, command: Command, events: list[TableEventBody], loaded: LoadedTable
+        self,
+        table_id: str,
+        command: Command,
+        events: Sequence[TableEventBody],
+        loaded: LoadedTable,
     ) -> None:
-        state = loaded.state
+        state = loaded.state.table
         assert state is not None
         hand_id = state.hand.setup.hand_id if state.hand is not None else None
         name = type(command).__name__
@@ -599,26 +589,8 @@ class TableService:
                 seq=state.version,
                 hand_id=hand_id,
             )
-        self._count(state, command, events)
+        self._metrics.count_command(state, command, events)
         self.timers.arm(table_id, state)
-
-    def _count(self, state: TableState, command: Command, events: list[TableEventBody]) -> None:
-        game, structure = state.config.game, state.config.structure.name.lower()
-        if isinstance(command, TimeOut):
-            self._metrics.actions.labels(action="timeout").inc()
-        for event in events:
-            kind = type(event).__name__
-            if kind == "HandStarted":
-                self._metrics.hands_started.labels(game=game, structure=structure).inc()
-            elif kind in ("HandEnded", "HandVoided"):
-                outcome = "ended" if kind == "HandEnded" else "voided"
-                self._metrics.hands_completed.labels(
-                    game=game, structure=structure, outcome=outcome
-                ).inc()
-            elif isinstance(command, (Act, Draw, AgreeSplit)):
-                action = _action_of(kind)
-                if action is not None:
-                    self._metrics.actions.labels(action=action).inc()
 
     # --- timed steps ----------------------------------------------------------------------------
 
@@ -668,6 +640,46 @@ class TableService:
         return self._present.get(table_id, Counter())[player_id] > 0
 
 
+class _Seen(Exception):
+    """A retry's catch-up brought the batch of the command's own id: answer from it."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
+
+
+@dataclass(slots=True)
+class _Decision:
+    """One command's decision on the table log, as the aggregate calls it (again after each
+    conflict): the command the last call built is kept for the metrics and the log line."""
+
+    table_id: str
+    command_id: str
+    build: Build
+    digest: bytes
+    clock_ms: Callable[[], int]
+    gate: OwnershipGate
+    command: Command | None = None
+
+    def decide(self, log: TableLog) -> tuple[TableLog, TableAppend] | None:
+        """The table after the command and its batch; None when there is nothing to do. Raises
+        :class:`_Seen` if the log holds the id already (a retry caught up with it: the first
+        attempt looked the archive up, so the batches caught up since are in memory), the
+        engine's rule errors, and Unavailable once this process no longer owns the table."""
+        seen = log.commands.recent_outcome(self.command_id)
+        if seen is not None:
+            raise _Seen(seen)
+        now = self.clock_ms()
+        command = self.command = self.build(log.table, now)
+        if command is None:
+            return None
+        table, events = execute(log.table, command)
+        if not self.gate.holds(self.table_id):
+            raise Unavailable(f"This dealer no longer serves table {self.table_id}; retry.")
+        decided = TableAppend(self.table_id, self.command_id, events, now, self.digest)
+        return TableLog(table, log.commands), decided
+
+
 def _seat_in_hand(state: TableState | None, player_id: str, hand_id: str) -> int:
     """The seat of ``player_id``, who means hand ``hand_id``: it must be the hand in progress."""
     assert state is not None
@@ -683,22 +695,6 @@ def shuffled_deck(state: TableState) -> tuple[Card, ...]:
     """The table game's deck, shuffled by the operating system's randomness."""
     deck = get_game(state.config.game).deck
     return tuple(_random.sample(deck, len(deck)))
-
-
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
-
-
-_ACTION_OF_KIND: dict[str, str | None] = {}
-
-
-def _action_of(kind: str) -> str | None:
-    """The action an event class name records (None for others), worked out once per class."""
-    try:
-        return _ACTION_OF_KIND[kind]
-    except KeyError:
-        action = _ACTION_OF_KIND[kind] = _ACTION_EVENTS.get(_snake(kind))
-        return action
 
 
 __all__ = ["CommandResult", "TableService", "shuffled_deck"]

@@ -33,11 +33,12 @@ from poker.dealer.wallet_port import (
     InsufficientFunds,
     WalletUnavailable,
 )
-from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
 from poker.servicekit.deadlines import timeout_within
 from poker.servicekit.errors import InvalidArgument, NotFound
 from poker.servicekit.tls import ClientTls, aio_channel
+from poker.servicekit.tokens import Role, TokenKeys, issue_token
 from pokerpb import wallet_pb2 as wpb
 from pokerpb import wallet_pb2_grpc
 

@@ -8,9 +8,13 @@ Every writer of such a log does the same five things, and this module does them 
   a snapshot whose seal fails, that is unreadable or that the codec cannot decode is ignored and
   the log replayed: a snapshot is an optimization, never the truth), then every record after it,
   each checked by the codec (say, its seal) against the position of the record before it and
-  folded;
+  folded, batch by batch as the store reads them (from the second batch on, the state the codec
+  folds into is the one it returned last, nobody else's: ``private``, changed in place if the
+  codec likes);
 - **append** one batch of events as one record, with the expected position (a second writer
   fails with :class:`~poker.eventstore.api.ConcurrencyConflict`) and the caller's idempotent msg id;
+  the codec then sees the position the record landed at (:meth:`LogCodec.appended`: a state that
+  indexes its records, like the table's command ids, learns it there);
 - **execute**: decide on the loaded state, append, and on a conflict catch up and decide again,
   at most ``max_attempts`` times (then :class:`RetriesExhausted`, a ``ConcurrencyConflict``:
   ABORTED at the edge);
@@ -76,8 +80,10 @@ class LogCodec(Protocol[S, E_contra]):
         for none) may be folded: say, its seal. Raising stops the load; nothing is folded."""
         ...
 
-    def fold(self, state: S, records: Sequence[Record]) -> S:
-        """``state`` after ``records`` (already checked, in order, never empty)."""
+    def fold(self, state: S, records: Sequence[Record], *, private: bool) -> S:
+        """``state`` after ``records`` (already checked, in order, never empty). ``private``:
+        ``state`` is what the previous call of the same catch-up returned, held by nobody else
+        (a mutable part of it may change in place; the first call's is the caller's: copy)."""
         ...
 
     def encode(self, state: S, events: E_contra) -> bytes:
@@ -88,6 +94,12 @@ class LogCodec(Protocol[S, E_contra]):
         self, key: str, expected_position: int, msg_id: str, data: bytes
     ) -> Mapping[str, str] | None:
         """The headers ``data`` is appended with (its seal), or None."""
+        ...
+
+    def appended(self, before: S, after: S, events: E_contra, position: int) -> S:
+        """The state after ``events`` (decided on ``before``; ``after`` as decided) landed at log
+        ``position``: ``after`` itself, or ``after`` knowing where its record is (say, a
+        command index carried in the state, whose entries name their record's position)."""
         ...
 
     def mark(self, state: S, position: int) -> int:
@@ -285,11 +297,13 @@ class Aggregate(Generic[S, E]):
         """``loaded`` with every record appended after it checked and folded in."""
         codec = self.codec
         state, position = loaded.state, loaded.position
+        private = False  # the first fold gets ``loaded``'s state, which others may hold
         async for records in self.store.read_batches(loaded.key, after=position):
             for record in records:
                 codec.check(record, position)
                 position = record.position
-            state = codec.fold(state, records)
+            state = codec.fold(state, records, private=private)
+            private = True
         if position == loaded.position:
             return loaded
         return Loaded(loaded.key, state, position, loaded.snapshot_mark)
@@ -317,6 +331,7 @@ class Aggregate(Generic[S, E]):
         )
         if self.on_append is not None:
             self.on_append(time.perf_counter() - started)
+        state = self.codec.appended(loaded.state, state, events, position)
         return self.maybe_snapshot(Loaded(loaded.key, state, position, loaded.snapshot_mark))
 
     def maybe_snapshot(self, loaded: Loaded[S]) -> Loaded[S]:

@@ -36,11 +36,11 @@ from grpc_health.v1 import (
 )
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from poker.servicekit.auth import Role, TokenKeys
 from poker.servicekit.observability import GrpcMetrics, quiet_ok_methods_from_env
 from poker.servicekit.stack import ServiceInterceptor, WrappingRegistrar
 from poker.servicekit.status import Errors
 from poker.servicekit.tls import ServerTls, is_loopback
+from poker.servicekit.tokens import Role, TokenKeys
 
 _log = structlog.get_logger(__name__)
 

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from poker.eventstore.sealing import Keyring, KeyringError, load_keyring
-from poker.servicekit.auth import TokenKeyring
 from poker.servicekit.tls import ClientTls, ServerTls
+from poker.servicekit.tokens import TokenKeyring
 
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
 COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {

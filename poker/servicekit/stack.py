@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from poker.servicekit.auth import AuthInterceptor, Role, TokenKeys, _principal, is_public
+from poker.servicekit.auth import AuthInterceptor, _principal, is_public
 from poker.servicekit.deadlines import caller_deadline, deadline_token, reset_deadline
 from poker.servicekit.decoding import guard_decoding
 from poker.servicekit.interceptors import CallInfo, RpcScope, note_call, wrap_handler
@@ -32,6 +32,7 @@ from poker.servicekit.observability import (
     open_request_line,
 )
 from poker.servicekit.status import Errors, abort_with, error_scope
+from poker.servicekit.tokens import Role, TokenKeys
 
 _AbortError = grpc.aio.AbortError
 

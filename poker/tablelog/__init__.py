@@ -7,8 +7,10 @@ close. Neither service imports the other: both import this package.
 
 - :mod:`poker.tablelog.settings`: the stream's and buckets' names (:class:`TableLogSettings`, one
   owner).
-- :mod:`poker.tablelog.repository`: rebuild a table (snapshot + tail) and append one command's
-  batch.
+- :mod:`poker.tablelog.repository`: the tables as one generic
+  :class:`~poker.eventstore.aggregate.Aggregate` (rebuild = snapshot + tail, append one
+  command's batch, retry, snapshots) and the reads of the command index's archive;
+  :mod:`poker.tablelog.codec`: what its records and snapshots hold, each record's seal checked.
 - :mod:`poker.tablelog.seals`: who may seal which batch (the dealer anything, the wallet its close).
 - :mod:`poker.tablelog.snapshot_codec`: the table snapshot's bytes;
   :mod:`poker.tablelog.command_ids`: the

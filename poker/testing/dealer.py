@@ -26,9 +26,9 @@ from poker.dealer.app import Dealer, build_dealer
 from poker.dealer.config import CrashRule, DealerSettings
 from poker.dealer.wallet_port import WalletPort
 from poker.eventstore.sealing import Keyring, Writer, new_keyring
-from poker.servicekit.auth import Role
 from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from poker.servicekit.tls import ClientTls, aio_channel
+from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
 from poker.tools.client import Client
 from pokerpb import events_pb2 as pb

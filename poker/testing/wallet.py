@@ -19,9 +19,9 @@ import grpc
 from prometheus_client import CollectorRegistry
 
 from poker.dealer.config import DealerSettings
-from poker.servicekit.auth import Role
 from poker.servicekit.nats_permissions import WALLET_USER, Namespace, WalletNames
 from poker.servicekit.tls import ClientTls, aio_channel
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import nats_access, nats_authority, table_names
 from poker.tools.client import WalletClient
 from poker.wallet.app import Wallet, build_wallet

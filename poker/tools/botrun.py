@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from poker.servicekit.auth import Role, TokenKeys
+from poker.servicekit.tokens import Role, TokenKeys
 from poker.tools.bot import play_turn
 from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb

@@ -12,7 +12,8 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
+from poker.servicekit.tokens import Role, TokenKeys, issue_token
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import dealer_pb2_grpc, wallet_pb2_grpc
 from pokerpb import wallet_pb2 as wpb

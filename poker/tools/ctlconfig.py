@@ -27,9 +27,9 @@ from typing import Any, Final
 
 import grpc
 
-from poker.servicekit.auth import TokenKeyring, TokenKeys
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls
+from poker.servicekit.tokens import TokenKeyring, TokenKeys
 from poker.tools.client import error_reason
 
 DEFAULT_DEALER: Final = "127.0.0.1:50051"

@@ -41,9 +41,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from poker.engine.games import GAMES, ForcedBets
-from poker.servicekit.auth import Role, TokenKeys, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
 from poker.servicekit.tls import aio_channel
+from poker.servicekit.tokens import Role, TokenKeys, issue_token
 from poker.tools import ctlconfig
 from poker.tools.botrun import BotSession, fund_bots
 from poker.tools.client import CHANNEL_OPTIONS, Client

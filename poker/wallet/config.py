@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from poker.eventstore.sealing import Keyring
-from poker.servicekit.auth import TokenKeyring
 from poker.servicekit.settings import (
     COMMON_FLAGS,
     DEFAULT_GRACE_S,
@@ -32,6 +31,7 @@ from poker.servicekit.settings import (
     token_keys,
     token_secret,
 )
+from poker.servicekit.tokens import TokenKeyring
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from poker.wallet.ledger.limits import (
     DEFAULT_MAX_ACCOUNT_BALANCE,

@@ -21,10 +21,11 @@ from typing import Final
 import grpc
 import structlog
 
-from poker.servicekit.auth import Principal, Role, current_principal
+from poker.servicekit.auth import current_principal
 from poker.servicekit.errors import InvalidArgument, PermissionDenied, RuleViolation
 from poker.servicekit.errors import NotFound as ServiceNotFound
 from poker.servicekit.status import ErrorTable
+from poker.servicekit.tokens import Principal, Role
 from poker.wallet import ledger, queries, wire
 from poker.wallet.book import LedgerBook
 from poker.wallet.bounds import WALLET_BOUNDS

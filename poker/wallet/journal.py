@@ -134,8 +134,9 @@ class LedgerCodec:
     def check(self, record: Record, previous_position: int) -> None:
         """Every journal record may be folded (the stream is the wallet's alone)."""
 
-    def fold(self, state: LedgerState, records: Sequence[Record]) -> LedgerState:
-        """``state`` after the events of ``records``."""
+    def fold(self, state: LedgerState, records: Sequence[Record], *, private: bool) -> LedgerState:
+        """``state`` after the events of ``records`` (a persistent value: never changed in
+        place, ``private`` or not)."""
         for record in records:
             for event in lpb.LedgerEventBatch.FromString(record.data).events:
                 state = evolve(state, event)
@@ -150,6 +151,16 @@ class LedgerCodec:
     ) -> Mapping[str, str] | None:
         """No headers: journal records carry no seal."""
         return None
+
+    def appended(
+        self,
+        before: LedgerState,
+        after: LedgerState,
+        events: Sequence[lpb.LedgerEvent],
+        position: int,
+    ) -> LedgerState:
+        """The ledger indexes nothing by position: ``after`` as decided."""
+        return after
 
     def mark(self, state: LedgerState, position: int) -> int:
         """Snapshots count records: the wallet stream holds the journal only."""

@@ -149,7 +149,7 @@ class Reaper:
         except UntrustedRecord as error:  # the consumer stalls it too; never close on forgeries
             _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
             return False
-        table = loaded.state
+        table = loaded.state.table
         if table is None or table.closed:
             return False
         now = self._book.clock()

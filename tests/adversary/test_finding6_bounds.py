@@ -22,8 +22,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from poker.dealer.bounds import HOUR_MS
-from poker.servicekit.auth import Role
 from poker.servicekit.decoding import UNDECODABLE_DETAILS
+from poker.servicekit.tokens import Role
 from poker.testing.nats_server import NatsServer
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb

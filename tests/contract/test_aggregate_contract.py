@@ -48,6 +48,9 @@ class Tally:
 
     total: int = 0
     events: int = 0
+    #: The position of the record folded or appended last: a state that indexes its records
+    #: by position, as the table's command index does (not compared: the snapshot omits it).
+    last: int = field(default=0, compare=False)
 
 
 @dataclass(slots=True)
@@ -56,6 +59,7 @@ class TallyCodec:
 
     keyring: Keyring
     folded: list[int] = field(default_factory=list)  # the positions folded, in order
+    private: list[bool] = field(default_factory=list)  # each fold's ``private``, in order
 
     def empty(self, key: str) -> Tally:
         return Tally()
@@ -71,10 +75,11 @@ class TallyCodec:
             data=record.data,
         )
 
-    def fold(self, state: Tally, records: Sequence[Record]) -> Tally:
+    def fold(self, state: Tally, records: Sequence[Record], *, private: bool) -> Tally:
+        self.private.append(private)
         for record in records:
             values = json.loads(record.data)
-            state = Tally(state.total + sum(values), state.events + len(values))
+            state = Tally(state.total + sum(values), state.events + len(values), record.position)
             self.folded.append(record.position)
         return state
 
@@ -86,6 +91,9 @@ class TallyCodec:
     ) -> Mapping[str, str] | None:
         signer = self.keyring.signer(Writer.DEALER)
         return {SEAL_HEADER: seal_batch(signer, key, expected_position, msg_id, data)}
+
+    def appended(self, before: Tally, after: Tally, events: Sequence[int], position: int) -> Tally:
+        return Tally(after.total, after.events, position)
 
     def mark(self, state: Tally, position: int) -> int:
         return state.events
@@ -179,6 +187,48 @@ async def test_what_is_appended_loads_back_in_another_process(stores: Stores) ->
     again = await tally(stores).load(key)
     assert again == Loaded(key, Tally(9, 3), loaded.position, 0)
     assert await stores.events.last_position(key) == loaded.position
+
+
+async def test_the_state_after_an_append_knows_where_its_record_landed(stores: Stores) -> None:
+    key = new_key()
+    writer = tally(stores)
+    first = await writer.append(writer.empty(key), [1], Tally(1, 1), msg_id="c1")
+    after, _ = await writer.execute(first, add(2), msg_id="c2")
+    assert (first.state.last, after.state.last) == (first.position, after.position)
+    assert after.position > first.position
+    again = await tally(stores).load(key)  # the fold indexes the same positions
+    assert again.state.last == after.position
+
+
+class _OneAtATime:
+    """An event store whose reads deliver one record per batch (an ordered consumer's bursts
+    can be that small)."""
+
+    def __init__(self, inner: EventStore) -> None:
+        self._inner = inner
+        self.append = inner.append
+        self.read = inner.read
+        self.read_at = inner.read_at
+        self.last_position = inner.last_position
+
+    async def read_batches(self, key: str, after: int = 0) -> AsyncIterator[list[Record]]:
+        async for batch in self._inner.read_batches(key, after):
+            for record in batch:
+                yield [record]
+
+
+async def test_only_the_first_fold_of_a_catch_up_gets_a_state_others_may_hold(
+    stores: Stores,
+) -> None:
+    key = new_key()
+    writer = tally(stores)
+    loaded = writer.empty(key)
+    for number in range(3):
+        loaded, _ = await writer.execute(loaded, add(number), msg_id=f"c{number}")
+    reader = tally(stores, events=_OneAtATime(stores.events))
+    again = await reader.load(key)
+    assert again.state == Tally(3, 3)
+    assert isinstance(reader.codec, TallyCodec) and reader.codec.private == [False, True, True]
 
 
 async def test_a_conflict_reloads_and_decides_again_on_the_log_as_it_is(stores: Stores) -> None:

@@ -18,8 +18,8 @@ import nats
 import pytest
 
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
-from poker.servicekit.auth import Role
 from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
+from poker.servicekit.tokens import Role
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import new_secret
 from poker.testing.nats_server import NatsServer

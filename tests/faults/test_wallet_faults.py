@@ -22,8 +22,8 @@ import pytest
 from poker.dealer.config import DealerSettings
 from poker.dealer.wallet_client import GrpcWallet
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
-from poker.servicekit.auth import Role
 from poker.servicekit.nats_connect import connect_nats, service_nats_settings
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import harness_log_keys_file

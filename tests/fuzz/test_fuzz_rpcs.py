@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from poker.dealer.bounds import LIMITS as DEALER_LIMITS
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.wallet.bounds import LIMITS as WALLET_LIMITS
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import wallet_pb2 as wpb

@@ -37,7 +37,7 @@ from grpc_status import rpc_status
 from poker.dealer.bounds import HOUR_MS
 from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
 from poker.engine.games import GAMES
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.nats_server import NatsServer
 from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 from pokerpb import dealer_pb2 as dpb

@@ -22,7 +22,7 @@ from typing import Any
 import grpc
 
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
-from poker.servicekit.auth import Role, current_principal
+from poker.servicekit.auth import current_principal
 from poker.servicekit.errors import (
     Conflict,
     InvalidArgument,
@@ -35,6 +35,7 @@ from poker.servicekit.errors import (
 from poker.servicekit.observability import GrpcMetrics, configure_logging
 from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.status import ExtraFamilies
+from poker.servicekit.tokens import Role
 
 SERVICE = "test.Kit"
 

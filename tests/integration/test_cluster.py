@@ -17,7 +17,7 @@ from nats.aio.client import Client as Nats
 
 from poker.dealer.wallet_client import GrpcWallet
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_cluster import ClusterNode, NatsCluster
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings

@@ -20,9 +20,9 @@ import pytest
 
 from poker.dealer.config import DealerSettings
 from poker.dealer.wallet_client import GrpcWallet
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.command_ids import CommandIndex
-from poker.tablelog.repository import LoadedTable
+from poker.tablelog.repository import LoadedTable, TableLog
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
@@ -134,7 +134,9 @@ def forget_every_id(room: Room, table_id: str) -> None:
     assert room.dealer.dealer is not None
     tables = room.dealer.dealer.tables._tables
     loaded: LoadedTable = tables[table_id]
-    tables[table_id] = replace(loaded, commands=CommandIndex(recent=RECENT))
+    tables[table_id] = replace(
+        loaded, state=TableLog(loaded.state.table, CommandIndex(recent=RECENT))
+    )
 
 
 async def test_a_sit_down_id_reused_past_the_recent_ids_answers_its_first_outcome(
@@ -149,7 +151,7 @@ async def test_a_sit_down_id_reused_past_the_recent_ids_answers_its_first_outcom
     first = await ann.call("SitDown", sit_down(table_id, seat_id))
     await other_commands(ann, table_id, 1, 6 * RECENT)
     assert room.dealer.dealer is not None
-    index = room.dealer.dealer.tables._tables[table_id].commands
+    index = room.dealer.dealer.tables._tables[table_id].state.commands
     assert index.archived > RECENT and index.recent_outcome(seat_id) is None
     await posted(room, "ann", table_id)
     before = await records(room, table_id)
@@ -259,9 +261,9 @@ async def test_after_a_restart_old_ids_are_still_known(room: Room) -> None:
     assert await records(room, table_id) == before
     assert room.dealer.dealer is not None
     rebuilt = room.dealer.dealer.tables._tables[table_id]
-    assert rebuilt.snapshot_version > first.version  # the archive came with the snapshot
-    assert rebuilt.commands.archived > 0
-    assert len(rebuilt.commands) == len(before)  # every batch's id, none twice
+    assert rebuilt.snapshot_mark > first.version  # the archive came with the snapshot
+    assert rebuilt.state.commands.archived > 0
+    assert len(rebuilt.state.commands) == len(before)  # every batch's id, none twice
     balance = await room.operator.balance("ann")
     assert (balance.cash, [line.amount for line in balance.escrow]) == (DEPOSIT - BUY_IN, [BUY_IN])
 

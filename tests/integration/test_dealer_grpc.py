@@ -13,7 +13,7 @@ import pytest
 from poker.dealer.wallet_port import InMemoryWallet
 from poker.dealer.wire import table_view
 from poker.engine.table import replay
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
@@ -129,7 +129,7 @@ async def test_a_full_hand_over_grpc(dealer: DealerHarness, game: str) -> None:
     assert replay(raw) == live
     await dealer.dealer.repository.flush_snapshots()  # written off the command path
     rebuilt = await dealer.dealer.repository.load(table_id)
-    assert rebuilt.state == live
+    assert rebuilt.state.table == live
     assert (await dealer.dealer.repository.snapshot(table_id)) is not None
 
     history = await operator.call("GetHandHistory", dpb.GetHandHistoryRequest(hand_id=hand_id))

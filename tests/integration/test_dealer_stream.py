@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from poker.servicekit.auth import Role, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
+from poker.servicekit.tokens import Role, issue_token
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client

@@ -19,7 +19,7 @@ from poker.engine.betting import Stakes, Structure
 from poker.engine.table import TableRuleError, make_config
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.eventstore.snapshots import InMemorySnapshotStore
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.repository import TableRepository, decode_batch
 from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer

@@ -16,7 +16,7 @@ import pytest
 
 from poker.dealer.redaction import SeatTracker, redact_event
 from poker.dealer.watchers import WatchHub
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer

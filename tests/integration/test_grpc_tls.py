@@ -21,8 +21,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from poker.dealer.config import DealerSettings
-from poker.servicekit.auth import Role
 from poker.servicekit.tls import ClientTls, aio_channel
+from poker.servicekit.tokens import Role
 from poker.testing.certs import TestPki, make_pki
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer

@@ -20,7 +20,7 @@ from poker.dealer.wallet_client import GrpcWallet
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer, new_keyring
 from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
 from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer

@@ -19,7 +19,6 @@ import nats.errors
 import nats.js.errors
 import pytest
 
-from poker.servicekit.auth import Role
 from poker.servicekit.nats_connect import (
     NatsConfigError,
     NatsSettings,
@@ -28,6 +27,7 @@ from poker.servicekit.nats_connect import (
     drain_nats,
 )
 from poker.servicekit.nats_permissions import DEALER_USER
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_certs import make_certificates
 from poker.testing.nats_server import NatsServer

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from poker.dealer.wallet_client import GrpcWallet
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ROOT

@@ -12,7 +12,7 @@ from dataclasses import replace
 import grpc
 from prometheus_client import CollectorRegistry
 
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ROOT

@@ -13,8 +13,8 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from poker.servicekit.auth import Role
 from poker.servicekit.status import ERROR_DOMAIN
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings

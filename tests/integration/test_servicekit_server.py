@@ -30,7 +30,7 @@ from grpc_reflection.v1alpha import (
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
-from poker.servicekit.auth import Role, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.errors import NotFound
 from poker.servicekit.observability import (
     QUIET_OK_ENV,
@@ -40,6 +40,7 @@ from poker.servicekit.observability import (
 )
 from poker.servicekit.server import PROCESS_ALIVE, GrpcServer, ServerSettings
 from poker.servicekit.status import ERROR_DOMAIN, INTERNAL_DETAILS, maps_errors
+from poker.servicekit.tokens import Role, issue_token
 from tests.integration.servicekit_app import SERVICE, build_server, method
 
 SECRET = secrets.token_bytes(32)

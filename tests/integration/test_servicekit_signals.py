@@ -13,7 +13,8 @@ from typing import Any
 
 import grpc
 
-from poker.servicekit.auth import Role, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
+from poker.servicekit.tokens import Role, issue_token
 from tests.integration.servicekit_app import method
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from poker.dealer.wallet_client import GrpcWallet
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings

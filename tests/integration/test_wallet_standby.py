@@ -12,8 +12,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CollectorRegistry
 
-from poker.servicekit.auth import Role
 from poker.servicekit.server import PROCESS_ALIVE
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import eventually, wallet_settings

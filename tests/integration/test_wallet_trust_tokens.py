@@ -20,7 +20,8 @@ import jwt
 import pytest
 from structlog.testing import capture_logs
 
-from poker.servicekit.auth import Role, TokenKeyring, bearer_metadata, issue_token
+from poker.servicekit.auth import bearer_metadata
+from poker.servicekit.tokens import Role, TokenKeyring, issue_token
 from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings

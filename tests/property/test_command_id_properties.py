@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from poker.dealer.metrics import DealerMetrics
+from poker.eventstore.aggregate import Loaded
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog import command_ids
@@ -32,7 +33,7 @@ from poker.tablelog.command_ids import (
     payload_digest,
     verify_same_command,
 )
-from poker.tablelog.repository import LoadedTable, TableRepository
+from poker.tablelog.repository import TableLog, TableRepository
 from poker.testing.dealer import harness_seals
 from pokerpb import events_pb2 as pb
 
@@ -73,7 +74,7 @@ class Table:
 
     async def command(self, command_id: str, digest: bytes, events: int) -> Outcome:
         """The live path: answer a known id (or refuse it), else append a batch."""
-        loaded = LoadedTable(TABLE, None, self.position, self.index)
+        loaded = Loaded(TABLE, TableLog(None, self.index), self.position)
         seen = await self.repository.find_command(loaded, command_id)
         if seen is not None:
             verify_same_command(

@@ -20,7 +20,7 @@ import nats.js.errors
 from nats.js import JetStreamContext
 
 from poker.dealer.wallet_client import GrpcWallet
-from poker.servicekit.auth import Role
+from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings

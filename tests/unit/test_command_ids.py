@@ -16,7 +16,7 @@ from poker.engine.table import CreateTable, execute
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.command_ids import DEFAULT_RECENT, CommandIdReused, CommandIndex, Outcome
-from poker.tablelog.repository import TableRepository
+from poker.tablelog.repository import TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table
 from poker.testing.dealer import harness_seals
 from pokerpb import events_pb2 as pb
@@ -40,7 +40,7 @@ async def test_a_seat_id_reused_after_more_than_2048_commands_answers_its_first_
     service = await seated(parts)
     first = await service.table("t1")
     await sit_out_and_in(service, "ann", 1, DEFAULT_RECENT + 300)
-    index = service._tables["t1"].commands
+    index = service._tables["t1"].state.commands
     assert index.recent_outcome("sit-ann") is None and index.archived > 200
     length = await log_length(parts)
 
@@ -133,8 +133,8 @@ async def test_a_snapshot_that_kept_only_the_recent_ids_is_replaced_by_a_full_re
     service = await seated(parts)
     await parts.snapshots.save("t1", 2, buffer.getvalue())
     rebuilt = await parts.repository.load("t1")
-    assert rebuilt.snapshot_version == 0 and len(rebuilt.commands) == 3
-    assert rebuilt.state == await service.table("t1")
+    assert rebuilt.snapshot_mark == 0 and len(rebuilt.state.commands) == 3
+    assert rebuilt.state.table == await service.table("t1")
 
 
 def test_a_damaged_index_is_refused() -> None:
@@ -198,7 +198,7 @@ async def test_a_dealer_that_forgot_an_id_still_cannot_seat_on_its_posted_hold()
     await service.stand_up("t1", "leave", "ann", 1)
     length = await log_length(parts)
     loaded = service._tables["t1"]
-    service._tables["t1"] = replace(loaded, commands=CommandIndex())
+    service._tables["t1"] = replace(loaded, state=TableLog(loaded.state.table, CommandIndex()))
     with pytest.raises(HoldRefused, match="is posted"):
         await service.sit_down("t1", "sit-ann", "ann", 1, 100)
     assert await log_length(parts) == length

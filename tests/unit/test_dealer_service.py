@@ -1,11 +1,13 @@
 """The dealer's application service on in-memory stores: commands, retries, holds, snapshots,
-rebuilds, the crash rule, the timers' next step and per-viewer redaction."""
+rebuilds, the crash rule, the timers' next step, per-viewer redaction and the cross-table
+reads."""
 
 from __future__ import annotations
 
 import pytest
 from prometheus_client import CollectorRegistry
 
+from poker.dealer import queries
 from poker.dealer.clock import Wake, next_wake
 from poker.dealer.config import CrashRule, load_settings
 from poker.dealer.metrics import DealerMetrics
@@ -20,6 +22,7 @@ from poker.engine.table import (
     Action,
     CreateTable,
     SitDown,
+    SitOut,
     StartNextHand,
     TableRuleError,
     envelopes,
@@ -29,8 +32,9 @@ from poker.engine.table import (
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import NotFound, RuleViolation
+from poker.tablelog import command_ids
 from poker.tablelog.command_ids import CommandIndex
-from poker.tablelog.repository import TableRepository
+from poker.tablelog.repository import TableAppend, TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table, encode_table
 from poker.testing.dealer import harness_seals
 from pokerpb import events_pb2 as pb
@@ -122,6 +126,56 @@ async def test_unknown_tables_and_stale_hands() -> None:
         await service.act("t1", "c", "ann", hand_id="t1.9", action=Action.FOLD, amount=0)
 
 
+def rival_of(parts: Parts) -> TableRepository:
+    """Another writer of the same logs (a second dealer that believes it owns the table)."""
+    metrics = DealerMetrics(CollectorRegistry()).table_log
+    return TableRepository(parts.store, parts.snapshots, metrics, seals=harness_seals())
+
+
+async def test_a_conflict_decides_again_on_the_log_as_the_rival_left_it() -> None:
+    parts = Parts()
+    service = await seated(parts)  # its table is now one record behind the log
+    rival = rival_of(parts)
+    loaded = await rival.load("t1")
+    table, events = execute(loaded.state.table, SitOut(2, "bob", parts.now))
+    await rival.append(loaded, "rival-out", events, table, parts.now)
+    result = await service.sit_out("t1", "ann-out", "ann", 1)
+    after = await service.table("t1")
+    assert not result.repeated and result.version == table.version + 1 == after.version
+    assert [after.seat(n).sitting_out for n in (1, 2)] == [True, True]  # type: ignore[union-attr]
+    assert parts.registry.get_sample_value("poker_dealer_concurrency_conflicts_total") == 1
+
+
+async def test_a_retry_that_catches_up_with_its_own_command_answers_from_it() -> None:
+    """The store's duplicate window long past, the same command landed under another msg id:
+    the append conflicts, the catch-up brings the batch of this very id, and the command is
+    answered from it, not applied twice."""
+    parts = Parts()
+    service = await seated(parts)
+    rival = rival_of(parts)
+    loaded = await rival.load("t1")
+    table, events = execute(loaded.state.table, SitOut(2, "bob", parts.now))
+    digest = command_ids.payload_digest("sit_out", "t1", "bob", 2)
+    batch = TableAppend("t1", "bob-out", events, parts.now, digest)
+    decided = TableLog(table, loaded.state.commands)
+    await rival.aggregate.append(loaded, batch, decided, msg_id="bob-out-long-ago")
+    result = await service.sit_out("t1", "bob-out", "bob", 2)
+    assert result.repeated and result.version == table.version
+    assert await service.table("t1") == table
+    assert parts.registry.get_sample_value("poker_dealer_concurrency_conflicts_total") == 1
+
+
+async def test_list_tables_answers_every_table_as_it_is_now() -> None:
+    parts = Parts()
+    service = await seated(parts)
+    await service.create_table("t2", "create-2", CONFIG)
+    listed = await queries.list_tables(service)
+    assert [(entry.table_id, len(entry.state.occupied())) for entry in listed] == [
+        ("t1", 2),
+        ("t2", 0),
+    ]
+
+
 async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() -> None:
     parts = Parts(every=3)
     service = await seated(parts)
@@ -131,11 +185,11 @@ async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() 
     assert parts.registry.get_sample_value("poker_dealer_snapshots_written_total")
     snapshot = await parts.snapshots.load("t1")
     assert snapshot is not None and snapshot.position < live.version
-    assert (await parts.repository.load("t1")).state == live
+    assert (await parts.repository.load("t1")).state.table == live
     bare = TableRepository(
         parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
     )
-    assert (await bare.load("t1")).state == live
+    assert (await bare.load("t1")).state.table == live
 
 
 async def test_a_snapshot_of_another_layout_is_ignored() -> None:
@@ -143,7 +197,7 @@ async def test_a_snapshot_of_another_layout_is_ignored() -> None:
     service = await seated(parts)
     live = await service.table("t1")
     await parts.snapshots.save("t1", 1, b"\x00" * len(FINGERPRINT) + b"junk")
-    assert (await parts.repository.load("t1")).state == live
+    assert (await parts.repository.load("t1")).state.table == live
 
 
 def test_the_snapshot_codec_refuses_foreign_classes() -> None:

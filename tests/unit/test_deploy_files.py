@@ -40,9 +40,9 @@ import yaml
 
 from poker.dealer.config import load_settings as dealer_settings
 from poker.eventstore.sealing import load_keyring
-from poker.servicekit.auth import TokenKeyring
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.server import PROCESS_ALIVE
+from poker.servicekit.tokens import TokenKeyring
 from poker.testing.nats_server import nats_server_binary
 from poker.wallet.config import load_settings as wallet_settings
 

@@ -209,6 +209,15 @@ def test_the_application_error_families_know_nothing_of_grpc() -> None:
     assert set(_imports(ROOT / "poker/servicekit/errors.py")) <= {"__future__", "typing"}
 
 
+def test_the_token_logic_knows_nothing_of_grpc() -> None:
+    """Issuing and verifying tokens (settings, tools, the wallet's client) needs no gRPC: only
+    the interceptor at the edge (``auth.py``) does."""
+    assert "poker/servicekit/tokens.py" not in GRPC_EDGE
+    imported = set(_imports(ROOT / "poker/servicekit/tokens.py"))
+    assert not {name for name in imported if _within(name, "grpc")}
+    assert not {name for name in imported if _within(name, "poker.servicekit.auth")}
+
+
 def test_every_edge_module_exists() -> None:
     """A module named on the edge list that is gone would let its successor slip by."""
     assert sorted(name for name in GRPC_EDGE if not (ROOT / name).is_file()) == []

@@ -11,7 +11,9 @@ from pathlib import Path
 import jwt
 import pytest
 
-from poker.servicekit.auth import (
+from poker.servicekit.auth import bearer_metadata, bearer_token, is_public
+from poker.servicekit.errors import Unauthenticated
+from poker.servicekit.tokens import (
     CLOCK_SKEW_S,
     MAX_TOKEN_CHARS,
     BadSignature,
@@ -23,13 +25,9 @@ from poker.servicekit.auth import (
     TokenExpired,
     TokenKeyring,
     TokenVerifier,
-    bearer_metadata,
-    bearer_token,
-    is_public,
     issue_token,
     verify_token,
 )
-from poker.servicekit.errors import Unauthenticated
 
 SECRET = secrets.token_bytes(32)
 NOW = 1_700_000_000

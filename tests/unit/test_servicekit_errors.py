@@ -8,7 +8,6 @@ from google.rpc import error_details_pb2
 
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
 from poker.eventstore.leases import LeaseLost
-from poker.servicekit.auth import TokenExpired
 from poker.servicekit.errors import (
     Conflict,
     InvalidArgument,
@@ -20,6 +19,7 @@ from poker.servicekit.errors import (
     Unavailable,
 )
 from poker.servicekit.status import ERROR_DOMAIN, ErrorTable, Status, context_of, status_for
+from poker.servicekit.tokens import TokenExpired
 
 
 @pytest.mark.parametrize(

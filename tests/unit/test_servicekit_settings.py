@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from poker.dealer.config import load_settings as dealer_settings
-from poker.servicekit.auth import TokenKeyring
 from poker.servicekit.settings import (
     COMMON_FLAGS,
     add_env_flags,
@@ -17,6 +16,7 @@ from poker.servicekit.settings import (
     env_name,
     load_token_secret,
 )
+from poker.servicekit.tokens import TokenKeyring
 from poker.wallet.config import load_settings as wallet_settings
 
 SECRET = "ab" * 32

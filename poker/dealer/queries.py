@@ -1,0 +1,67 @@
+"""The dealer's reads across tables and logs, as the application answers them: plain values
+the servicer converts (:mod:`poker.dealer.wire`), nothing here knows the wire or gRPC.
+
+- :func:`list_tables`: every table with a log, each as it is now (ListTables);
+- :func:`hand_history`: the events of one finished hand, as the caller may read them
+  (GetHandHistory).
+
+Both go through :class:`~poker.dealer.tables.TableService`: the tables this process serves are
+read from memory, the others from their logs, every record checked (a table whose log holds a
+record no trusted writer sealed is :class:`~poker.tablelog.repository.UntrustedRecord`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from poker.dealer.errors import HandNotFound, NotDealtIn
+from poker.dealer.redaction import SeatTracker, redact_event
+from poker.dealer.tables import TableService
+from poker.engine.table import TableState
+from poker.tablelog.repository import decode_batch
+from pokerpb import events_pb2 as pb
+
+
+class ListedTable(NamedTuple):
+    """One table of :func:`list_tables`: its id and its state now."""
+
+    table_id: str
+    state: TableState
+
+
+async def list_tables(tables: TableService) -> list[ListedTable]:
+    """Every table with a log, in the order the service lists them, each as it is now."""
+    return [
+        ListedTable(table_id, await tables.table(table_id)) for table_id in await tables.table_ids()
+    ]
+
+
+async def hand_history(
+    tables: TableService, table_id: str, hand_id: str, viewer: str | None
+) -> list[pb.TableEvent]:
+    """The events of finished hand ``hand_id`` as ``viewer`` may read them (None: the
+    operator, who reads everything); NotFound for a hand the log does not hold,
+    PermissionDenied for a player not dealt in."""
+    events: list[pb.TableEvent] = []
+    seats = SeatTracker()
+    players: dict[int, str] = {}
+    async for record in tables.records(table_id):
+        for event in decode_batch(record).events:
+            seats.apply(event)
+            if event.hand_id != hand_id:
+                continue
+            if event.WhichOneof("body") == "hand_started":
+                players = dict(seats.players)  # who sat where when the hand was dealt
+            events.append(event)
+    if not events:
+        raise HandNotFound(f"There is no hand {hand_id}.")
+    if viewer is None:
+        return events
+    seat = next((s for s, p in players.items() if p == viewer), None)
+    dealt = {entry.seat for entry in events[0].hand_started.seats}
+    if seat not in dealt:
+        raise NotDealtIn("You were not dealt into this hand.")
+    return [redact_event(event, seat) for event in events]
+
+
+__all__ = ["ListedTable", "hand_history", "list_tables"]

@@ -1,0 +1,187 @@
+"""The table log's codec: what its records and snapshots hold, and the checks a record passes.
+
+A table's log is one subject of the tables stream; each record is one
+:class:`pokerpb.events_pb2.TableEventBatch`: every event one command caused, in order, with the
+command id and the digest of the command's payload, sealed by its writer
+(:class:`poker.tablelog.seals.TableSeals`: a MAC over the table id, the expected previous
+position, the command id and the exact bytes). :class:`TableCodec` is the
+:class:`~poker.eventstore.aggregate.LogCodec` the generic aggregate loads, appends and
+snapshots the tables with (:class:`poker.tablelog.repository.TableRepository` wires it): its
+state is a :class:`TableLog` (the table and the index of every command id of its log), folded by
+the engine's :class:`~poker.engine.table.evolve.Fold` (the handlers the live path's ``evolve``
+uses), each record checked first (:class:`UntrustedRecord` for one no trusted writer sealed
+there: it is never folded); snapshots are the engine's pickled state and the index's bytes
+(:mod:`poker.tablelog.snapshot_codec`), counted in events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from poker.engine.table import TableEventBody, TableState, envelopes
+from poker.engine.table.evolve import Fold
+from poker.eventstore.aggregate import Loaded
+from poker.eventstore.api import Record
+from poker.eventstore.sealing import Refusal, SealRefused
+from poker.servicekit.errors import RuleViolation
+from poker.tablelog.command_ids import CommandIndex, Outcome, outcome_of
+from poker.tablelog.metrics import TableLogMetrics
+from poker.tablelog.seals import TableSeals
+from poker.tablelog.snapshot_codec import decode_table, encode_table
+from pokerpb import events_pb2 as pb
+
+_log = structlog.get_logger(__name__)
+
+
+class UntrustedRecord(RuleViolation):
+    """A record of the table's log that no trusted writer sealed there: the table is not
+    served until an operator looked at it (a rule broken: FAILED_PRECONDITION at the edge)."""
+
+    REASON = "UNTRUSTED_RECORD"
+
+    def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
+        super().__init__(
+            f"Table {table_id} cannot be served: the record at position {position} of its log "
+            f"was not written by a trusted writer ({reason.value}); an operator must look at it."
+        )
+        self.table_id = table_id
+        self.position = position
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class TableLog:
+    """The aggregate's state: the table (None before its first record) and the index of every
+    command id of its log."""
+
+    table: TableState | None
+    commands: CommandIndex
+
+    @property
+    def version(self) -> int:
+        """The version of the table's last event (0 for no table)."""
+        return 0 if self.table is None else self.table.version
+
+
+#: A table folded up to a log position (0: an empty log); its ``snapshot_mark`` is the version
+#: of the last snapshot loaded or scheduled (snapshots count events).
+LoadedTable = Loaded[TableLog]
+
+
+@dataclass(frozen=True, slots=True)
+class TableAppend:
+    """What one command appends: its ``events``, decided at unix-ms ``now``, as the batch of
+    ``command_id`` with the ``digest`` of its payload (empty for the dealer's timed steps)."""
+
+    table_id: str
+    command_id: str
+    events: Sequence[TableEventBody]
+    now: int
+    digest: bytes = b""
+
+
+def decode_batch(record: Record) -> pb.TableEventBatch:
+    """The batch one record holds."""
+    return pb.TableEventBatch.FromString(record.data)
+
+
+class TableCodec:
+    """The table log's :class:`~poker.eventstore.aggregate.LogCodec`: sealed
+    ``TableEventBatch`` records, folded by the engine's :class:`~poker.engine.table.evolve.Fold`,
+    a :class:`TableLog` as the state, snapshots counted in events."""
+
+    def __init__(
+        self, seals: TableSeals, metrics: TableLogMetrics, *, recent_commands: int
+    ) -> None:
+        self._seals = seals
+        self._metrics = metrics
+        self._recent_commands = recent_commands
+
+    def empty(self, key: str) -> TableLog:
+        """A table before its first record, with this log's command index bound."""
+        return TableLog(None, CommandIndex(recent=self._recent_commands))
+
+    def check(self, record: Record, previous_position: int) -> None:
+        """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""
+        try:
+            self._seals.check_record(record, previous_position)
+        except SealRefused as refused:
+            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
+            _log.warning(
+                "table_record_refused",
+                table_id=record.key,
+                position=record.position,
+                reason=refused.reason.value,
+                error=refused.message,
+            )
+            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
+
+    def fold(self, state: TableLog, records: Sequence[Record], *, private: bool) -> TableLog:
+        """``state`` after the events of ``records``: into one folding table (rebuilt around
+        the hand only at the end) and one command index: ``state``'s own when it is
+        ``private`` (a catch-up's second batch on: the index is the copy the first one made),
+        else a copy (``state`` may still be read elsewhere: a view, a retry's start). One copy
+        per catch-up, not one per record or per batch."""
+        folding = Fold(state.table)
+        commands = state.commands if private else state.commands.copy()
+        for record in records:
+            batch = decode_batch(record)
+            folding.add(batch.events)
+            if batch.command_id and batch.events:
+                commands.add(batch.command_id, outcome_of(batch, record.position))
+        after = TableLog(folding.state, commands)
+        self._metrics.events_replayed.inc(after.version - state.version)
+        return after
+
+    def encode(self, state: TableLog, events: TableAppend) -> bytes:
+        """The batch of one command, its events enveloped on ``state``'s table."""
+        wrapped = envelopes(state.table, events.events, table_id=events.table_id, now=events.now)
+        return pb.TableEventBatch(
+            command_id=events.command_id, events=wrapped, command_digest=events.digest
+        ).SerializeToString()
+
+    def headers(
+        self, key: str, expected_position: int, msg_id: str, data: bytes
+    ) -> Mapping[str, str] | None:
+        """The batch's seal, by this log's writer."""
+        return self._seals.headers(key, expected_position, msg_id, data)
+
+    def appended(
+        self, before: TableLog, after: TableLog, events: TableAppend, position: int
+    ) -> TableLog:
+        """``after`` with the command indexed at ``position``. In place, not a copy per append:
+        ``before`` is superseded by the state returned, and the index only gains commands that
+        are in the log (a snapshot of an older state that encodes it holds a few ids of commands
+        after it: the catch-up folds them again). ``known_new``: every writer looks the id up
+        first (:meth:`poker.tablelog.repository.TableRepository.find_command`)."""
+        assert after.table is not None
+        outcome = Outcome(before.version + 1, after.table.version, position, events.digest)
+        after.commands.add(events.command_id, outcome, known_new=True)
+        return after
+
+    def mark(self, state: TableLog, position: int) -> int:
+        """Snapshots count events: every ``snapshot_every`` of the table's versions."""
+        return state.version
+
+    def encode_snapshot(self, state: TableLog) -> bytes:
+        """:func:`~poker.tablelog.snapshot_codec.encode_table` of the table and its index."""
+        assert state.table is not None  # due only once a version crossed a multiple: a table
+        return encode_table(state.table, state.commands)
+
+    def decode_snapshot(self, key: str, data: bytes) -> TableLog:
+        """:func:`~poker.tablelog.snapshot_codec.decode_table` (its errors: the log replayed)."""
+        table, commands = decode_table(data, recent_commands=self._recent_commands)
+        return TableLog(table, commands)
+
+
+__all__ = [
+    "LoadedTable",
+    "TableAppend",
+    "TableCodec",
+    "TableLog",
+    "UntrustedRecord",
+    "decode_batch",
+]
