@@ -305,3 +305,21 @@ actions = []
         result.error
         == "Our stud games take the same ante from every player; this hand has antes [1, 2, 1]."
     )
+
+
+def test_the_unit_is_the_written_decimal_one_so_odd_cents_go_whole_to_one_winner() -> None:
+    # Amounts in quarters of a dollar, written with cents: a tied pot of $1.25 is split into 63
+    # and 62 cents (the odd cent to p2, the first winner left of the button), not into quarters.
+    text = """
+variant = "NT"
+antes = [0, 0, 0]
+blinds_or_straddles = [0.25, 0.50, 0]
+min_bet = 0.50
+starting_stacks = [10, 10, 10]
+actions = ["d dh p1 7h8h", "d dh p2 2c3d", "d dh p3 4c5d", "p3 cc", "p1 f", "p2 cc",
+  "d db AsKsQs", "p2 cc", "p3 cc", "d db Js", "p2 cc", "p3 cc", "d db Ts", "p2 cc", "p3 cc",
+  "p2 sm 2c3d", "p3 sm 4c5d"]
+"""
+    result = replay_phh(parse_phh(text))
+    assert result.scale == 100
+    assert result.finishing_stacks == (Decimal("9.75"), Decimal("10.13"), Decimal("10.12"))

@@ -14,6 +14,17 @@ is a protected one) and ``cbr`` over the bring-in completes. A hand our rules do
 too small, a straddle, a player acting out of turn, actions that stop before the end) gives an
 error sentence instead of stacks.
 
+Forced bets: PHH gives them by position (``p1`` the small blind, ``p2`` the big one; heads-up
+reversed). A hand without a small blind (``blinds_or_straddles = [0, 200, ...]``) is dealt with
+explicit blinds: the big blind only, the button on ``pN``. Antes that differ between players (the
+big-blind ante of today's tournaments, ``antes = [0, 120000, 0, ...]``, or a button ante) are dead
+money: they go to the main pot and do not count in what their owner can win from each opponent,
+as the tournament rule and PokerKit's untrimmed antes have it (the ``ante_trimming_status`` field
+is not read: PokerKit's trimming gives a lone big-blind ante back, which the WSOP hands' recorded
+results contradict). Our engine posts dead money only as the extra post of a player without a
+blind, so one such player posts all of them (see :func:`_forced_bets`); our stud games take one
+ante from everybody and refuse the others.
+
 The extensions our export writes are played too: ``_extra_posts`` become the hand's extra posts
 and a commentary ``# pK artificial all-in for N`` a protected time-out (see
 :mod:`poker.engine.phh.export`); in draw games that player's ``pK sd`` (stand pat) is the pat our

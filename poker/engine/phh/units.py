@@ -2,11 +2,14 @@
 
 PHH writes amounts as numbers, fractions allowed: the hand histories of online cash games are in
 dollars and cents (``blinds_or_straddles = [0.50, 1, 0]``, ``starting_stacks = [247.16, ...]``).
-Our engine counts integer minor units, so a hand is played in the finest unit its *playing*
-amounts use: every starting stack, ante, blind, bring-in, bet size and ``cbr`` amount is multiplied
-by the least common denominator of their fractions (:func:`hand_scale`, 100 for cents), played,
-and the finishing stacks are divided back (:func:`file_units`). That is a change of unit only:
-the hand is dealt and bet exactly as recorded.
+Our engine counts integer minor units, so a hand is played in the finest decimal unit its
+*playing* amounts are written in: with ``k`` the most decimal places of any starting stack, ante,
+blind, bring-in, bet size or ``cbr`` amount, each is multiplied by ``10**k`` (:func:`hand_scale`:
+100 for ``0.50`` or ``247.16``, the cents of the room), played, and the finishing stacks are
+divided back (:func:`file_units`). That is a change of unit only: the hand is dealt and bet
+exactly as recorded. A decimal unit rather than the least common denominator of the fractions
+(50 for 0.50 and 247.16) because the written decimals are the room's currency: it splits a tied
+pot of $0.75 into 38 and 37 cents, not into two quarters of a dollar and a half.
 
 The recorded result (``finishing_stacks``) never sets the unit: it is what the file says
 happened, and the replay is checked against it (:func:`compare_stacks`). The Pluribus logs split
@@ -23,7 +26,6 @@ mismatches (any other difference).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
@@ -31,7 +33,7 @@ from typing import Final, NamedTuple
 
 from poker.engine.phh.model import Amount, HandHistory, PHHError
 
-MAX_SCALE: Final = 10**6
+MAX_DECIMALS: Final = 6
 """The finest unit a hand may use: a millionth of the file's unit (PHH corpora use cents)."""
 
 _SCALED_USER_FIELDS: Final = ("_chip_unit", "_extra_posts", "_rake", "_spread_limits")
@@ -48,9 +50,9 @@ class Mismatch(NamedTuple):
 
 def hand_scale(history: HandHistory) -> int:
     """How many of our minor units make one unit of the file: 1 when every playing amount is
-    whole, else the least common denominator of their fractions. PHHError when the unit would
-    be finer than :data:`MAX_SCALE`, or when our extensions' amount fields (whole chips by
-    definition) would have to be scaled."""
+    whole, else ``10**k`` for the most decimal places ``k`` any of them is written with.
+    PHHError when the unit would be finer than :data:`MAX_DECIMALS` places, or when our
+    extensions' amount fields (whole chips by definition) would have to be scaled."""
     amounts = [
         *history.starting_stacks,
         *history.antes,
@@ -74,24 +76,22 @@ def hand_scale(history: HandHistory) -> int:
 
 
 def hand_scale_of(amounts: Iterable[Amount], actions: Iterable[str]) -> int:
-    """The least common denominator of ``amounts`` and of the ``cbr`` amounts in ``actions``
-    (a notation that is not PHH is left for the action parser to refuse)."""
-    scale = 1
+    """``10**k`` for the most decimal places ``k`` of ``amounts`` and of the ``cbr`` amounts in
+    ``actions`` that have a fraction (a notation that is not PHH is left for the action parser
+    to refuse)."""
+    places = 0
     for amount in [*amounts, *_bet_amounts(actions)]:
-        if isinstance(amount, Decimal):
-            scale = math.lcm(scale, _denominator(amount))
-    return scale
+        if isinstance(amount, Decimal) and amount != amount.to_integral_value():
+            places = max(places, _decimal_places(amount))
+    return int(10**places)  # int.__pow__ types as Any for a non-literal exponent
 
 
-def _denominator(amount: Decimal) -> int:
+def _decimal_places(amount: Decimal) -> int:
     exponent = amount.as_tuple().exponent
-    if isinstance(exponent, int) and exponent < -6:
-        # Checked before as_integer_ratio, whose denominator could have a million digits.
+    places = -exponent if isinstance(exponent, int) else 0
+    if places > MAX_DECIMALS:
         raise PHHError(f"The amount {amount} is finer than a millionth; we cannot play it.")
-    denominator = amount.as_integer_ratio()[1]
-    if denominator > MAX_SCALE:
-        raise PHHError(f"The amount {amount} is finer than a millionth; we cannot play it.")
-    return denominator
+    return places
 
 
 def _bet_amounts(actions: Iterable[str]) -> Iterable[Decimal]:
@@ -134,8 +134,7 @@ def file_units(stacks: Sequence[int], scale: int) -> tuple[Amount, ...]:
     """Amounts of our minor units back in the file's unit: ``int`` when whole, else exact."""
     if scale == 1:
         return tuple(stacks)
-    # A PHH amount is a decimal literal, so the scale's only prime factors are 2 and 5 and the
-    # quotient is an exact decimal.
+    # The scale is a power of ten: the quotient is an exact decimal.
     return tuple(
         stack // scale if stack % scale == 0 else Decimal(stack) / scale for stack in stacks
     )
