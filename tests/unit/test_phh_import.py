@@ -323,3 +323,11 @@ actions = ["d dh p1 7h8h", "d dh p2 2c3d", "d dh p3 4c5d", "p3 cc", "p1 f", "p2 
     result = replay_phh(parse_phh(text))
     assert result.scale == 100
     assert result.finishing_stacks == (Decimal("9.75"), Decimal("10.13"), Decimal("10.12"))
+
+
+def test_a_refusal_of_a_hand_in_cents_says_its_amounts_are_cents() -> None:
+    text = fixture("nt_cents.phh").replace('"p3 cbr 3.50"', '"p3 cbr 1.50"')
+    result = replay_phh(parse_phh(text))
+    assert result.error is not None
+    assert result.error.startswith('Action 5 "p3 cbr 1.50" cannot be played under our rules')
+    assert result.error.endswith("Amounts here count 1/100 of the file's unit.")

@@ -122,9 +122,14 @@ def replay_phh(history: HandHistory) -> ReplayResult:
     record, when there is one), or an error sentence."""
     try:
         scale = hand_scale(history)
-        stacks, events = _replay(scaled_history(history, scale), scale)
     except PHHError as error:
         return ReplayResult(None, str(error))
+    try:
+        stacks, events = _replay(scaled_history(history, scale), scale)
+    except PHHError as error:
+        # Our rules' sentences count our units: say so when they are not the file's.
+        note = f" Amounts here count 1/{scale} of the file's unit." if scale > 1 else ""
+        return ReplayResult(None, f"{error}{note}", scale=scale)
     finishing = file_units(stacks, scale)
     recorded = history.finishing_stacks
     mismatch = None if recorded is None else compare_stacks(finishing, recorded, scale)
