@@ -331,3 +331,38 @@ def test_a_refusal_of_a_hand_in_cents_says_its_amounts_are_cents() -> None:
     assert result.error is not None
     assert result.error.startswith('Action 5 "p3 cbr 1.50" cannot be played under our rules')
     assert result.error.endswith("Amounts here count 1/100 of the file's unit.")
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        (  # heads-up the forced bets are reversed: p1, the big blind, antes 3
+            HEADS_UP.format(antes=[0, 3], blinds=[1, 2], actions="[]").replace(
+                "[50, 80]", "[2, 80]"
+            ),
+            "p1's ante of 3 takes his whole stack of 2",
+        ),
+        (  # p2, the button and small blind, antes 1 and has 1 chip left for his blind of 2
+            HEADS_UP.format(antes=[1, 0], blinds=[2, 4], actions="[]")
+            .replace("[50, 80]", "[50, 2]")
+            .replace("min_bet = 2", "min_bet = 4"),
+            "p2 cannot post both his ante and his small blind",
+        ),
+        (
+            """
+variant = "NT"
+antes = [0, 2, 0]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [50, 50, 50]
+actions = []
+_extra_posts = [{player = "p3", live = 2}]
+""",
+            "as dead money from a player who posts no blind; every player of this hand posts one.",
+        ),
+    ],
+)
+def test_dead_antes_nobody_can_carry_give_a_sentence(text: str, sentence: str) -> None:
+    result = replay_phh(parse_phh(text))
+    assert result.error is not None
+    assert sentence in result.error

@@ -22,7 +22,7 @@ money: they go to the main pot and do not count in what their owner can win from
 as the tournament rule and PokerKit's untrimmed antes have it (the ``ante_trimming_status`` field
 is not read: PokerKit's trimming gives a lone big-blind ante back, which the WSOP hands' recorded
 results contradict). Our engine posts dead money only as the extra post of a player without a
-blind, so one such player posts all of them (see :func:`_forced_bets`); our stud games take one
+blind, so one such player posts all of them (see :func:`_carry_dead_antes`); our stud games take one
 ante from everybody and refuse the others.
 
 The extensions our export writes are played too: ``_extra_posts`` become the hand's extra posts
@@ -210,29 +210,47 @@ class _ForcedBets(NamedTuple):
 
 def _forced_bets(history: HandHistory, config: HandConfig, seats: list[int]) -> _ForcedBets:
     """The blinds where the file puts them (explicit when one is missing) and the antes that
-    differ between players as dead money.
-
-    Our engine takes dead money only as an extra post from a player who posts no blind. So the
-    dead antes are posted by one such player, the carrier, for everybody: each anted player
-    is dealt his stack less his ante and the carrier his stack plus the others' antes, then he
-    posts them all. Every stack after the antes, the pot and its main-pot-only dead money are
-    the file's. Heads-up, where both players post a blind, the small blind is the carrier: our
-    engine is told there is no small blind and he posts his as the live part of his post."""
+    differ between players as dead money (:func:`_carry_dead_antes`)."""
     stacks = [whole_amount(stack, "starting_stacks") for stack in history.starting_stacks]
     posts = list(_extra_posts(history, seats))
     explicit = blind_players(history)
-    small, big = explicit or ((1, 0) if len(seats) == 2 else (0, 1))
     antes = dead_antes(history)
-    if antes is None:
-        return _ForcedBets(tuple(stacks), tuple(posts), *_blind_seats(explicit, seats))
+    if antes is not None:
+        explicit = _carry_dead_antes(
+            history, config, seats, antes, stacks=stacks, posts=posts, explicit=explicit
+        )
+    return _ForcedBets(tuple(stacks), tuple(posts), *_blind_seats(explicit, seats))
+
+
+def _carry_dead_antes(
+    history: HandHistory,
+    config: HandConfig,
+    seats: list[int],
+    antes: tuple[int, ...],
+    *,
+    stacks: list[int],
+    posts: list[ExtraPost],
+    explicit: tuple[int | None, int] | None,
+) -> tuple[int | None, int] | None:
+    """Post ``antes`` as dead money, changing ``stacks`` and ``posts`` in place; the explicit
+    blinds (PHH player indexes) that then apply.
+
+    Our engine takes dead money only as an extra post from a player who posts no blind. So one
+    such player, the carrier, posts the antes for everybody: each anted player is dealt his
+    stack less his ante and the carrier his stack plus all the antes, which he posts. Every
+    stack after the antes, the pot and its main-pot-only dead money are the file's. Heads-up,
+    where both players post a blind, the small blind is the carrier: our engine is told there
+    is no small blind, and he posts his as the live part of his post (a bet, as a small blind).
+    """
     for player, (ante, stack) in enumerate(zip(antes, stacks, strict=True)):
-        if ante >= stack:
+        if ante and ante >= stack:
             raise PHHError(
                 f"p{player + 1}'s ante of {ante} takes his whole stack of {stack}; our engine "
                 "posts antes that differ between players as dead money before the deal and "
                 "cannot deal him in without chips."
             )
         stacks[player] -= ante
+    small, big = explicit or ((1, 0) if len(seats) == 2 else (0, 1))
     posters = {seats.index(post.seat) for post in posts}
     free = [player for player in range(len(seats)) if player not in {small, big} | posters]
     live = 0
@@ -253,7 +271,7 @@ def _forced_bets(history: HandHistory, config: HandConfig, seats: list[int]) -> 
     total = sum(antes)
     stacks[carrier] += total
     posts.append(ExtraPost(seats[carrier], live, total))
-    return _ForcedBets(tuple(stacks), tuple(posts), *_blind_seats(explicit, seats))
+    return explicit
 
 
 def _blind_seats(
