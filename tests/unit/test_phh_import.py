@@ -13,7 +13,7 @@ from pathlib import Path
 import pokerkit
 import pytest
 
-from poker.engine.phh import parse_phh, replay_phh
+from poker.engine.phh import dump_phh, parse_phh, replay_phh
 from poker.engine.phh.cli import replay_files
 from poker.engine.phh.units import compare_stacks, hand_scale
 from pokerpb import events_pb2 as pb
@@ -366,3 +366,9 @@ def test_dead_antes_nobody_can_carry_give_a_sentence(text: str, sentence: str) -
     result = replay_phh(parse_phh(text))
     assert result.error is not None
     assert sentence in result.error
+
+
+@pytest.mark.parametrize("name", ["nt_cents.phh", "nt_pluribus_split.phh"])
+def test_amounts_with_fractions_survive_a_round_trip(name: str) -> None:
+    history = parse_phh(fixture(name))
+    assert parse_phh(dump_phh(history)) == history

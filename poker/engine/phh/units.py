@@ -8,8 +8,8 @@ blind, bring-in, bet size or ``cbr`` amount, each is multiplied by ``10**k`` (:f
 100 for ``0.50`` or ``247.16``, the cents of the room), played, and the finishing stacks are
 divided back (:func:`file_units`). That is a change of unit only: the hand is dealt and bet
 exactly as recorded. A decimal unit rather than the least common denominator of the fractions
-(50 for 0.50 and 247.16) because the written decimals are the room's currency: it splits a tied
-pot of $0.75 into 38 and 37 cents, not into two quarters of a dollar and a half.
+(50 for 0.50 and 247.16) because the written decimals are the room's currency: a tied pot of
+$0.75 is split into 38 and 37 cents, as the room splits it, not into 50 and 25.
 
 The recorded result (``finishing_stacks``) never sets the unit: it is what the file says
 happened, and the replay is checked against it (:func:`compare_stacks`). The Pluribus logs split
