@@ -4,7 +4,14 @@
 * :func:`parse_phh` reads PHH text into a :class:`HandHistory` (:func:`parse_phh_all` reads a
   file of several hands);
 * :func:`replay_phh` plays a hand history through our hand machine and returns the finishing
-  stacks, or a sentence saying why the hand cannot be played under our rules.
+  stacks (with how they differ from the file's ``finishing_stacks``, if they do), or a sentence
+  saying why the hand cannot be played under our rules.
+
+The public corpus plays as recorded: amounts with fractions (dollars and cents) are played in the
+file's finest decimal unit and the recorded result is compared, never used to play (a Pluribus
+split written in halves is an ``odd_chip`` mismatch: see :mod:`poker.engine.phh.units`); antes
+that differ between players (a big-blind or button ante) are dead money in the main pot; a hand
+without a small blind is dealt with the big blind only (see :mod:`poker.engine.phh.replay`).
 
 Variant codes are PHH's own where one exists (``NT``, ``FT``, ``PO``, ``FO/8``), else our
 extension built the same way (see :mod:`poker.engine.phh.variants`); rules PHH has no field for

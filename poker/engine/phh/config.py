@@ -52,7 +52,7 @@ from poker.engine.betting import (
 from poker.engine.games import ForcedBets, get_game
 from poker.engine.hand.commands import HandConfig
 from poker.engine.hand.rake import RakeDistribution, RakeSchedule
-from poker.engine.phh.model import HandHistory, PHHError, whole_amount
+from poker.engine.phh.model import Amount, HandHistory, PHHError, whole_amount
 from poker.engine.phh.variants import parse_variant
 
 _DEFAULT_RULES: Final = BettingRules()
@@ -145,18 +145,25 @@ def _rake_table(rake: RakeSchedule) -> dict[str, Any]:
 
 
 def config_from_history(history: HandHistory) -> HandConfig:
-    """Our hand configuration for ``history``; PHHError with a sentence when our engine cannot
-    play its forced bets or stakes."""
+    """Our hand configuration for ``history`` (amounts in whole units: see
+    :func:`poker.engine.phh.units.scaled_history`); PHHError with a sentence when our engine cannot
+    play its forced bets or stakes.
+
+    Antes that differ between players (a big-blind or button ante) are not part of the
+    configuration: the replay posts them as dead money (:func:`dead_antes`). A hand without a
+    small blind has its big blind as the configuration's small blind too, which nobody posts
+    (:func:`blind_players` names who posts what)."""
     try:
         game, structure = parse_variant(history.variant)
     except ValueError as error:
         raise PHHError(str(error)) from None
     players = history.player_count
-    ante = _uniform_ante(history.antes, players)
     user = history.fields
     if get_game(game).forced_bets is ForcedBets.ANTE_BRING_IN:
+        ante = _uniform_ante(history.antes, players, stud=True)
         stakes = _stud_stakes(history, structure, ante)
         return HandConfig(game, structure, stakes, _rules(user), _rake(user.get("_rake")))
+    ante = _uniform_ante(history.antes, players, stud=False)
     small_blind, big_blind = _blinds(history.blinds_or_straddles, players)
     if structure is Structure.FIXED_LIMIT:
         if history.small_bet is None or history.big_bet is None:
@@ -165,8 +172,8 @@ def config_from_history(history: HandHistory) -> HandConfig:
             small_blind,
             big_blind,
             ante=ante,
-            small_bet=history.small_bet,
-            big_bet=history.big_bet,
+            small_bet=_whole(history.small_bet, "small_bet"),
+            big_bet=_whole(history.big_bet, "big_bet"),
         )
     else:
         _check_min_bet(history, big_blind)
@@ -175,13 +182,47 @@ def config_from_history(history: HandHistory) -> HandConfig:
     return HandConfig(game, structure, stakes, _rules(user), _rake(user.get("_rake")))
 
 
+def blind_players(history: HandHistory) -> tuple[int | None, int] | None:
+    """Who posts the blinds when our engine must be told (PHH player indexes, 0-based): the small
+    blind's poster (None: nobody) and the big blind's; None when both blinds are posted where
+    they always are (our engine then places them from the button).
+
+    PHH gives the blinds by position: ``blinds_or_straddles[0]`` is the small blind, posted by
+    ``p1`` (heads-up, where PHH reverses the forced bets: by ``p2``, the button), and
+    ``blinds_or_straddles[1]`` the big blind, posted by ``p2`` (heads-up: ``p1``). When only one
+    of them is posted (``[0, 200, ...]``: no small blind), its poster is our big blind."""
+    blinds = history.blinds_or_straddles or ()
+    heads_up = history.player_count == 2
+    small_poster, big_poster = (1, 0) if heads_up else (0, 1)
+    if len(blinds) < 2 or (blinds[0] and blinds[1]):
+        return None
+    if blinds[1]:
+        return None, big_poster
+    return None, small_poster  # the lone blind is the big one
+
+
+def dead_antes(history: HandHistory) -> tuple[int, ...] | None:
+    """Each player's ante when the antes differ between players (PHH order; heads-up reversed, as
+    PHH reverses the forced bets), else None. Such antes are dead money: they go to the main
+    pot and do not count in what a player can win from each opponent, as the big-blind ante of
+    tournaments (and PokerKit's untrimmed antes) have it."""
+    antes = tuple(_whole(ante, "antes") for ante in history.antes)
+    if len(set(antes)) <= 1:
+        return None
+    return antes[::-1] if len(antes) == 2 else antes
+
+
+def _whole(amount: Amount, name: str) -> int:
+    return whole_amount(amount, name)
+
+
 def _stud_stakes(history: HandHistory, structure: Structure, ante: int) -> Stakes:
     """Stakes of a stud-type hand: antes and a bring-in, no blinds."""
     if history.bring_in is None:
         raise PHHError(f"The {history.variant} variant needs bring_in.")
     if any(history.blinds_or_straddles or ()):
         raise PHHError(f"The {history.variant} variant has no blinds or straddles.")
-    bring_in = history.bring_in
+    bring_in = _whole(history.bring_in, "bring_in")
     if structure is Structure.FIXED_LIMIT:
         if history.small_bet is None or history.big_bet is None:
             raise PHHError(f"The {history.variant} variant needs small_bet and big_bet.")
@@ -189,8 +230,8 @@ def _stud_stakes(history: HandHistory, structure: Structure, ante: int) -> Stake
             0,
             0,
             ante=ante,
-            small_bet=history.small_bet,
-            big_bet=history.big_bet,
+            small_bet=_whole(history.small_bet, "small_bet"),
+            big_bet=_whole(history.big_bet, "big_bet"),
             bring_in=bring_in,
         )
     if history.min_bet != bring_in:
@@ -202,17 +243,24 @@ def _stud_stakes(history: HandHistory, structure: Structure, ante: int) -> Stake
     return Stakes(0, 0, ante=ante, spread_round_max=spread, bring_in=bring_in)
 
 
-def _uniform_ante(antes: tuple[int, ...], players: int) -> int:
+def _uniform_ante(antes: tuple[Amount, ...], players: int, *, stud: bool) -> int:
+    """The ante every player posts; 0 when they differ (dead antes, see :func:`dead_antes`),
+    which our stud games cannot post."""
     if len(antes) != players:
         raise PHHError(f"There are {players} starting stacks but {len(antes)} antes.")
-    if len(set(antes)) > 1:
+    whole = [_whole(ante, "antes") for ante in antes]
+    if len(set(whole)) == 1:
+        return whole[0]
+    if stud:
         raise PHHError(
-            f"Our engine takes the same ante from every player; this hand has antes {list(antes)}."
+            f"Our stud games take the same ante from every player; this hand has antes {whole}."
         )
-    return antes[0]
+    return 0
 
 
-def _blinds(blinds: tuple[int, ...] | None, players: int) -> tuple[int, int]:
+def _blinds(blinds: tuple[Amount, ...] | None, players: int) -> tuple[int, int]:
+    """The small and big blind amounts; without a small blind, the big blind twice (the small
+    one is then posted by nobody, :func:`blind_players`)."""
     if blinds is None:
         raise PHHError("The required field blinds_or_straddles is missing.")
     if len(blinds) != players:
@@ -224,7 +272,13 @@ def _blinds(blinds: tuple[int, ...] | None, players: int) -> tuple[int, int]:
             f"Our engine plays a small and a big blind only; this hand has straddles "
             f"{list(blinds)}."
         )
-    return blinds[0], blinds[1]
+    small, big = _whole(blinds[0], "blinds_or_straddles"), _whole(blinds[1], "blinds_or_straddles")
+    if not small and not big:
+        raise PHHError("Our engine needs a big blind; this hand has no blinds.")
+    if not small or not big:
+        lone = small or big
+        return lone, lone
+    return small, big
 
 
 def _check_min_bet(history: HandHistory, big_blind: int) -> None:

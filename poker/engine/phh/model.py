@@ -5,8 +5,11 @@ is played (variant, forced bets, stakes, stacks, actions) are held as typed attr
 :class:`HandHistory`; every other field (the optional ones such as ``players`` or ``time``, and
 the user-defined ones, whose names begin with ``_``) is kept as read in ``fields``.
 
-Amounts are whole chips: PHH allows floats, our engine counts integer currency units, so an amount
-with a fraction is refused with a sentence.
+Amounts are numbers as PHH allows them: whole amounts are read as ``int``, amounts with a fraction
+(``0.25``, the ``10187.5`` of a split pot) as exact :class:`~decimal.Decimal` (:data:`Amount`).
+Our engine counts integer minor units; :mod:`poker.engine.phh.units` turns a hand with fractions
+into one in whole units before it is played. ``inf`` (an unknown stack) and non-numbers are refused
+with a sentence.
 
 >>> history = parse_phh('''
 ... variant = "NT"
@@ -32,6 +35,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
+Amount = int | Decimal
+"""An amount as the file writes it: ``int`` when whole, else an exact ``Decimal``."""
+
 
 class PHHError(ValueError):
     """A PHH text that cannot be read; ``str(error)`` is one sentence saying why."""
@@ -47,17 +53,17 @@ class HandHistory:
     """
 
     variant: str
-    antes: tuple[int, ...]
-    starting_stacks: tuple[int, ...]
+    antes: tuple[Amount, ...]
+    starting_stacks: tuple[Amount, ...]
     actions: tuple[str, ...]
-    blinds_or_straddles: tuple[int, ...] | None = None
-    bring_in: int | None = None
-    small_bet: int | None = None
-    big_bet: int | None = None
-    min_bet: int | None = None
+    blinds_or_straddles: tuple[Amount, ...] | None = None
+    bring_in: Amount | None = None
+    small_bet: Amount | None = None
+    big_bet: Amount | None = None
+    min_bet: Amount | None = None
     seats: tuple[int, ...] | None = None
     hand: str | int | None = None
-    finishing_stacks: tuple[int, ...] | None = None
+    finishing_stacks: tuple[Amount, ...] | None = None
     fields: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """Every other field, optional or user-defined (``_name``), as read."""
 
@@ -144,31 +150,39 @@ def history_from_table(table: Mapping[str, Any]) -> HandHistory:
     )
 
 
-def whole_amount(value: object, name: str) -> int:
-    """``value`` as whole chips; PHHError for fractions, unknown (``inf``) and non-numbers."""
+def file_amount(value: object, name: str) -> Amount:
+    """``value`` as an :data:`Amount`: ``int`` when whole, else the exact ``Decimal``; PHHError
+    for unknown amounts (``inf``, ``nan``) and non-numbers."""
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
         raise PHHError(f"The field {name} must hold numbers, not {value!r}.")
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise PHHError(f"The field {name} holds an unknown amount ({value}).")
-        if value != value.to_integral_value():
-            raise PHHError(f"The field {name} holds {value}; amounts must be whole chips.")
-        return int(value)
+        if value == value.to_integral_value():
+            return int(value)
     return value
 
 
-def _amounts(value: object, name: str) -> tuple[int, ...]:
+def whole_amount(value: object, name: str) -> int:
+    """``value`` as whole chips; PHHError for fractions, unknown (``inf``) and non-numbers."""
+    amount = file_amount(value, name)
+    if isinstance(amount, Decimal):
+        raise PHHError(f"The field {name} holds {amount}; amounts must be whole chips.")
+    return amount
+
+
+def _amounts(value: object, name: str) -> tuple[Amount, ...]:
     if not isinstance(value, list):
         raise PHHError(f"The field {name} must be an array of amounts.")
-    return tuple(whole_amount(item, name) for item in value)
+    return tuple(file_amount(item, name) for item in value)
 
 
-def _optional_amounts(table: Mapping[str, Any], name: str) -> tuple[int, ...] | None:
+def _optional_amounts(table: Mapping[str, Any], name: str) -> tuple[Amount, ...] | None:
     return _amounts(table[name], name) if name in table else None
 
 
-def _optional_amount(table: Mapping[str, Any], name: str) -> int | None:
-    return whole_amount(table[name], name) if name in table else None
+def _optional_amount(table: Mapping[str, Any], name: str) -> Amount | None:
+    return file_amount(table[name], name) if name in table else None
 
 
 def _optional_ints(table: Mapping[str, Any], name: str) -> tuple[int, ...] | None:

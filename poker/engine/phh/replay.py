@@ -14,6 +14,17 @@ is a protected one) and ``cbr`` over the bring-in completes. A hand our rules do
 too small, a straddle, a player acting out of turn, actions that stop before the end) gives an
 error sentence instead of stacks.
 
+Forced bets: PHH gives them by position (``p1`` the small blind, ``p2`` the big one; heads-up
+reversed). A hand without a small blind (``blinds_or_straddles = [0, 200, ...]``) is dealt with
+explicit blinds: the big blind only, the button on ``pN``. Antes that differ between players (the
+big-blind ante of today's tournaments, ``antes = [0, 120000, 0, ...]``, or a button ante) are dead
+money: they go to the main pot and do not count in what their owner can win from each opponent,
+as the tournament rule and PokerKit's untrimmed antes have it (the ``ante_trimming_status`` field
+is not read: PokerKit's trimming gives a lone big-blind ante back, which the WSOP hands' recorded
+results contradict). Our engine posts dead money only as the extra post of a player without a
+blind, so one such player posts all of them (see :func:`_carry_dead_antes`); our stud games take one
+ante from everybody and refuse the others.
+
 The extensions our export writes are played too: ``_extra_posts`` become the hand's extra posts
 and a commentary ``# pK artificial all-in for N`` a protected time-out (see
 :mod:`poker.engine.phh.export`); in draw games that player's ``pK sd`` (stand pat) is the pat our
@@ -53,19 +64,34 @@ from poker.engine.hand import (
     legal_actions,
 )
 from poker.engine.hand.draws import draw_number
-from poker.engine.phh.config import config_from_history
-from poker.engine.phh.model import HandHistory, PHHError, whole_amount
+from poker.engine.phh.config import blind_players, config_from_history, dead_antes
+from poker.engine.phh.model import Amount, HandHistory, PHHError, whole_amount
+from poker.engine.phh.units import (
+    Mismatch,
+    compare_stacks,
+    file_units,
+    hand_scale,
+    scaled_history,
+)
 from pokerpb import events_pb2 as pb
 
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
     """What replaying a hand history gave: the finishing stacks in PHH player order (``p1``
-    first), or ``error``, a sentence saying why the hand cannot be played under our rules."""
+    first) and in the file's unit (``int`` when whole), or ``error``, a sentence saying why the
+    hand cannot be played under our rules.
 
-    finishing_stacks: tuple[int, ...] | None
+    ``scale`` is how many of our minor units make one unit of the file (1 unless its amounts
+    have fractions; the ``events`` count in our units). ``mismatch`` says how the finishing
+    stacks differ from those the file records, None when they agree or it records none.
+    """
+
+    finishing_stacks: tuple[Amount, ...] | None
     error: str | None = None
     events: tuple[HandEvent, ...] = ()
+    scale: int = 1
+    mismatch: Mismatch | None = None
 
     @property
     def ok(self) -> bool:
@@ -92,21 +118,34 @@ _PLAYER_VERBS: Final = frozenset({"f", "cc", "cbr", "sm", "sd", "pb"})
 
 
 def replay_phh(history: HandHistory) -> ReplayResult:
-    """Play ``history`` through our engine: its finishing stacks, or an error sentence."""
+    """Play ``history`` through our engine: its finishing stacks (compared with the file's
+    record, when there is one), or an error sentence."""
     try:
-        return _replay(history)
+        scale = hand_scale(history)
     except PHHError as error:
         return ReplayResult(None, str(error))
+    try:
+        stacks, events = _replay(scaled_history(history, scale), scale)
+    except PHHError as error:
+        # Our rules' sentences count our units: say so when they are not the file's.
+        note = f" Amounts here count 1/{scale} of the file's unit." if scale > 1 else ""
+        return ReplayResult(None, f"{error}{note}", scale=scale)
+    finishing = file_units(stacks, scale)
+    recorded = history.finishing_stacks
+    mismatch = None if recorded is None else compare_stacks(finishing, recorded, scale)
+    return ReplayResult(finishing, None, events, scale, mismatch)
 
 
-def _replay(history: HandHistory) -> ReplayResult:
+def _replay(history: HandHistory, scale: int) -> tuple[tuple[int, ...], tuple[HandEvent, ...]]:
+    """Play ``history`` (its amounts already in our units, its actions' ``scale`` times the
+    written amounts): the finishing stacks in our units and the events."""
     config = config_from_history(history)
     game = get_game(config.game)
     players = history.player_count
     actions = [
         action
         for number, text in enumerate(history.actions, start=1)
-        if (action := parse_action(number, text, players)) is not None
+        if (action := parse_action(number, text, players, scale=scale)) is not None
     ]
     seats = _seats(history)
     deck = arrange_deck(game, actions, players, burn=config.rules.burn_cards)
@@ -121,7 +160,7 @@ def _replay(history: HandHistory) -> ReplayResult:
         who = f"p{seats.index(to_act) + 1}" if to_act is not None else "nobody"
         raise PHHError(f"The actions stop before the hand is over: {who} is still to act.")
     stacks = tuple(state.stacks[state.setup.index_of(seat)] for seat in seats)
-    return ReplayResult(stacks, None, tuple(events))
+    return stacks, tuple(events)
 
 
 def _seats(history: HandHistory) -> list[int]:
@@ -140,20 +179,108 @@ def _seats(history: HandHistory) -> list[int]:
 def _start(
     history: HandHistory, config: HandConfig, seats: list[int], deck: tuple[Card, ...]
 ) -> tuple[HandState, list[HandEvent]]:
+    forced = _forced_bets(history, config, seats)
     command = StartHand(
         hand_id=str(history.hand or "phh"),
         config=config,
-        seats=tuple(map(SeatStack, seats, history.starting_stacks)),
+        seats=tuple(map(SeatStack, seats, forced.stacks)),
         button=seats[-1],
         deck=deck,
         now=0,
-        posts=_extra_posts(history, seats),
+        posts=forced.posts,
+        small_blind=forced.small_blind,
+        big_blind=forced.big_blind,
     )
     try:
         state, events = execute(None, command)
     except HandRuleError as error:
         raise PHHError(f"The hand cannot be dealt under our rules: {error}") from None
     return state, list(events)
+
+
+class _ForcedBets(NamedTuple):
+    """What our StartHand needs for the file's forced bets: the stacks it deals (p1 first), the
+    extra posts, and the explicit blinds' seats (both None: they follow the button)."""
+
+    stacks: tuple[int, ...]
+    posts: tuple[ExtraPost, ...]
+    small_blind: int | None = None
+    big_blind: int | None = None
+
+
+def _forced_bets(history: HandHistory, config: HandConfig, seats: list[int]) -> _ForcedBets:
+    """The blinds where the file puts them (explicit when one is missing) and the antes that
+    differ between players as dead money (:func:`_carry_dead_antes`)."""
+    stacks = [whole_amount(stack, "starting_stacks") for stack in history.starting_stacks]
+    posts = list(_extra_posts(history, seats))
+    explicit = blind_players(history)
+    antes = dead_antes(history)
+    if antes is not None:
+        explicit = _carry_dead_antes(
+            history, config, seats, antes, stacks=stacks, posts=posts, explicit=explicit
+        )
+    return _ForcedBets(tuple(stacks), tuple(posts), *_blind_seats(explicit, seats))
+
+
+def _carry_dead_antes(
+    history: HandHistory,
+    config: HandConfig,
+    seats: list[int],
+    antes: tuple[int, ...],
+    *,
+    stacks: list[int],
+    posts: list[ExtraPost],
+    explicit: tuple[int | None, int] | None,
+) -> tuple[int | None, int] | None:
+    """Post ``antes`` as dead money, changing ``stacks`` and ``posts`` in place; the explicit
+    blinds (PHH player indexes) that then apply.
+
+    Our engine takes dead money only as an extra post from a player who posts no blind. So one
+    such player, the carrier, posts the antes for everybody: each anted player is dealt his
+    stack less his ante and the carrier his stack plus all the antes, which he posts. Every
+    stack after the antes, the pot and its main-pot-only dead money are the file's. Heads-up,
+    where both players post a blind, the small blind is the carrier: our engine is told there
+    is no small blind, and he posts his as the live part of his post (a bet, as a small blind).
+    """
+    for player, (ante, stack) in enumerate(zip(antes, stacks, strict=True)):
+        if ante and ante >= stack:
+            raise PHHError(
+                f"p{player + 1}'s ante of {ante} takes his whole stack of {stack}; our engine "
+                "posts antes that differ between players as dead money before the deal and "
+                "cannot deal him in without chips."
+            )
+        stacks[player] -= ante
+    small, big = explicit or ((1, 0) if len(seats) == 2 else (0, 1))
+    posters = {seats.index(post.seat) for post in posts}
+    free = [player for player in range(len(seats)) if player not in {small, big} | posters]
+    live = 0
+    if free:
+        carrier = free[0]
+    elif len(seats) == 2 and small is not None and small not in posters:
+        carrier, live, explicit = small, config.stakes.small_blind, (None, big)
+        if stacks[carrier] < live:
+            raise PHHError(
+                f"p{carrier + 1} cannot post both his ante and his small blind; our engine "
+                "cannot post a short small blind with a big-blind ante heads-up."
+            )
+    else:
+        raise PHHError(
+            f"Our engine takes antes that differ between players ({list(history.antes)}) as "
+            "dead money from a player who posts no blind; every player of this hand posts one."
+        )
+    total = sum(antes)
+    stacks[carrier] += total
+    posts.append(ExtraPost(seats[carrier], live, total))
+    return explicit
+
+
+def _blind_seats(
+    explicit: tuple[int | None, int] | None, seats: list[int]
+) -> tuple[int | None, int | None]:
+    if explicit is None:
+        return None, None
+    small, big = explicit
+    return (None if small is None else seats[small]), seats[big]
 
 
 def _board_counts(actions: Sequence[PHHAction]) -> dict[int, int]:
@@ -380,9 +507,10 @@ _WAGERS: Final = frozenset({Action.BET, Action.RAISE, Action.COMPLETE})
 # --- reading action notations -------------------------------------------------------------------
 
 
-def parse_action(number: int, text: str, players: int) -> PHHAction | None:
+def parse_action(number: int, text: str, players: int, *, scale: int = 1) -> PHHAction | None:
     """One action notation (``"d dh p1 AsKs"``, ``"p3 cbr 20 # all in"``, ...); None for a
-    no-op (empty or only a commentary). PHHError for a notation that is not PHH.
+    no-op (empty or only a commentary). PHHError for a notation that is not PHH. Amounts are
+    ``scale`` times the written ones (:func:`poker.engine.phh.units.hand_scale`).
 
     >>> action = parse_action(4, "p2 cbr 30 # shove", 3)
     >>> action.player, action.verb, action.amount, action.timed_out
@@ -400,7 +528,7 @@ def parse_action(number: int, text: str, players: int) -> PHHAction | None:
         if protected is None:
             return None
         player = _player(f"p{protected[1]}", players, f'Action {number} "{text}"')
-        return PHHAction(number, text, player, "aai", amount=int(protected[2]))
+        return PHHAction(number, text, player, "aai", amount=int(protected[2]) * scale)
     where = f'Action {number} "{text}"'
     if words[0] == "d":
         return _dealer_action(number, text, words, players, where)
@@ -411,7 +539,7 @@ def parse_action(number: int, text: str, players: int) -> PHHAction | None:
     if verb == "cbr":
         if len(words) != 3:
             raise PHHError(f"{where} needs one amount.")
-        return PHHAction(number, text, player, verb, amount=_amount(words[2], where))
+        return PHHAction(number, text, player, verb, amount=_amount(words[2], where, scale))
     if verb == "sm":
         cards = _cards(words[2], where) if len(words) > 2 and words[2] != "-" else ()
         return PHHAction(number, text, player, verb, cards)
@@ -445,12 +573,14 @@ def _player(word: str, players: int, where: str) -> int:
     return index
 
 
-def _amount(word: str, where: str) -> int:
+def _amount(word: str, where: str, scale: int) -> int:
     try:
         value = Decimal(word)
     except InvalidOperation:
         raise PHHError(f"{where} has an amount that is not a number.") from None
-    return whole_amount(value, "actions")
+    if not value.is_finite():
+        raise PHHError(f"{where} has an amount that is not a number.")
+    return whole_amount(value * scale, "actions")
 
 
 def _cards(word: str, where: str) -> tuple[Card | None, ...]:
