@@ -220,16 +220,35 @@ def _config_from_bytes(game: str, structure: int, stakes: bytes, rules: bytes) -
     )
 
 
+# The last configuration read back and the wire bytes it was read from: a table deals hand after
+# hand with one config, so one comparison of two short byte strings usually answers.
+_last_config: tuple[str, int, bytes, bytes, HandConfig] | None = None
+
+
 def cached_config_from_wire(
     game: str, structure: int, stakes: pb.Stakes, rules: pb.HandRules
 ) -> HandConfig:
-    """:func:`config_from_wire`, remembered: a table deals hand after hand with one config."""
-    return _config_from_bytes(
-        game,
-        structure,
-        stakes.SerializeToString(deterministic=True),
-        rules.SerializeToString(deterministic=True),
-    )
+    """:func:`config_from_wire`, remembered: a table deals hand after hand with one config.
+
+    The key is the sub-messages' serialized bytes. Without ``deterministic=True`` (a third
+    cheaper): these messages hold no map fields, the only thing that flag orders, and a key that
+    differed anyway would only cost a fresh read, never a wrong config.
+    """
+    global _last_config  # noqa: PLW0603 - a one-entry memo in front of the lru_cache
+    stakes_bytes = stakes.SerializeToString()
+    rules_bytes = rules.SerializeToString()
+    last = _last_config
+    if (
+        last is not None
+        and last[2] == stakes_bytes
+        and last[3] == rules_bytes
+        and last[0] == game
+        and last[1] == structure
+    ):
+        return last[4]
+    config = _config_from_bytes(game, structure, stakes_bytes, rules_bytes)
+    _last_config = (game, structure, stakes_bytes, rules_bytes, config)
+    return config
 
 
 def _config_message(config: HandConfig) -> bytes:

@@ -29,6 +29,7 @@ from poker.engine.games import (
     get_game,
     with_draw_switches,
 )
+from poker.engine.hand import core
 from poker.engine.hand.codec import cached_config_from_wire
 from poker.engine.hand.commands import HandConfig, StartHand
 from poker.engine.hand.errors import (
@@ -315,20 +316,22 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
     seats = tuple(seat_list)
     stacks = tuple(stack_list)
     button = event.button
-    count = len(seats)
     game = table_game(config)
     if game.forced_bets is ForcedBets.ANTE_BRING_IN:  # no blinds: antes and the bring-in
         button_index, small_index, big_index = seats.index(button), NOBODY, NOBODY
     else:
         # Heads-up the button posts the small blind (RULES.md §4.2.1); explicit blinds: dead
-        # button.
+        # button. The small blind is only ever written with the big one, and without the big
+        # one positions() ignores it: one presence check in the usual hand.
+        explicit = event.HasField("big_blind")
         button_index, small_index, big_index = positions(
             seats,
             button,
-            event.small_blind if event.HasField("small_blind") else None,
-            event.big_blind if event.HasField("big_blind") else None,
+            event.small_blind if explicit and event.HasField("small_blind") else None,
+            event.big_blind if explicit else None,
         )
     fresh_rounds = _fresh_rounds(config)
+    posts = event.posts
     setup = HandSetup(
         hand_id=event.hand_id,
         config=config,
@@ -343,34 +346,13 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
         started_at=event.started_at,
         fresh_rounds=fresh_rounds,
         posts=(
-            tuple([(seats.index(post.seat), post.live, post.dead) for post in event.posts])
-            if event.posts
+            tuple([(seats.index(post.seat), post.live, post.dead) for post in posts])
+            if posts
             else ()
         ),
         button_seat=button,
     )
-    zeros = (0,) * count
-    nothing = ((),) * count
-    return HandState(
-        setup=setup,
-        street=0,
-        stacks=stacks,
-        bets=zeros,
-        contributions=zeros,
-        folded=(False,) * count,
-        acted=(NOBODY,) * count,
-        round=fresh_rounds[0],
-        to_act=NOBODY,
-        deadline=0,
-        hole=nothing,
-        up=nothing,
-        board=(),
-        deck_position=0,
-        showdown=zeros,
-        rake=0,
-        awarded=0,
-        ended=False,
-    )
+    return core.first_state(setup=setup, stacks=stacks, round=fresh_rounds[0])
 
 
 SETUP_HANDLERS: Final[Mapping[str, HandEventHandler]] = {
