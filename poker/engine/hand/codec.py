@@ -62,11 +62,14 @@ def cards_to_wire(cards: Iterable[Card]) -> str:
 
 # Every one- and two-card string, read once: events are read far more often than written.
 _SINGLE: Final[dict[str, tuple[Card, ...]]] = {text: (card,) for text, card in CARD_BY_TEXT.items()}
-_PAIR: Final[dict[str, tuple[Card, ...]]] = {
+PAIR_CARDS: Final[dict[str, tuple[Card, ...]]] = {
     first + second: (CARD_BY_TEXT[first], CARD_BY_TEXT[second])
     for first in CARD_TEXT
     for second in CARD_TEXT
 }
+"""Every two-card string's cards (a Hold'em hand, for instance), for readers that inline the
+usual case of :func:`cards_from_wire`."""
+_PAIR: Final = PAIR_CARDS
 
 
 def cards_from_wire(text: str) -> tuple[Card, ...]:

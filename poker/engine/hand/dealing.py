@@ -17,7 +17,7 @@ from poker.engine.games import (
     FirstActor,
 )
 from poker.engine.hand import core
-from poker.engine.hand.codec import cards_from_wire
+from poker.engine.hand.codec import PAIR_CARDS, cards_from_wire
 from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.state import (
     BETTING,
@@ -134,19 +134,23 @@ def _hole_cards_dealt(state: HandState, event: pb.HoleCardsDealt) -> HandState:
     hole = list(state.hole)
     up = list(state.up)
     count = 0
+    pairs = PAIR_CARDS  # most hands are two down cards (Hold'em): one dict lookup, no call
     for hand in event.hands:
+        # Each field once: a protobuf read costs more than a local.
         index = seats.index(hand.seat)
-        cards = cards_from_wire(hand.down)
-        if hand.up:  # stud: the upcards follow the downcards in ``hole``
-            up_cards = cards_from_wire(hand.up)
+        down = hand.down
+        up_text = hand.up
+        cards = pairs.get(down) or cards_from_wire(down)
+        if up_text:  # stud: the upcards follow the downcards in ``hole``
+            up_cards = cards_from_wire(up_text)
             cards += up_cards
             up[index] += up_cards
         hole[index] += cards
         count += len(cards)
     street = event.street
     if street == state.street:  # the first street's deal: its round is already fresh
-        return state.changed(
-            hole=tuple(hole), up=tuple(up), deck_position=state.deck_position + count
+        return core.hole_cards(
+            state, hole=tuple(hole), up=tuple(up), deck_position=state.deck_position + count
         )
     players = len(seats)
     # One changed() for the street and the cards: every stud street deals (``bench hand``).
