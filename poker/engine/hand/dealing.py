@@ -58,12 +58,12 @@ def deal_street(recorder: Emitter, street_index: int) -> None:
         add_hand = event.hands.add  # building in place is three times faster than copying
         seats = setup.seats
         for offset, index in enumerate(order):
-            down = "".join(down_texts[offset::players])
-            if up_texts:
-                up = "".join(up_texts[offset::players])
-                add_hand(seat=seats[index], down=down, up=up)
-            else:  # the usual case; an empty ``up`` is the field's default
-                add_hand(seat=seats[index], down=down)
+            # Field by field: cheaper than add(seat=..., down=...) (keyword parsing).
+            hand = add_hand()
+            hand.seat = seats[index]
+            hand.down = "".join(down_texts[offset::players])
+            if up_texts:  # stud; else an empty ``up`` is the field's default
+                hand.up = "".join(up_texts[offset::players])
         state = recorder.emit(event)
         position = up_end
     if street.board or not (street.down or street.up):

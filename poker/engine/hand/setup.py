@@ -307,14 +307,11 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
     """HandStarted: the setup of the hand and its first state (``button`` and the blinds are
     seat numbers in the event; no ``big_blind``: the blinds follow the button)."""
     config = cached_config_from_wire(event.game, event.structure, event.stakes, event.rules)
-    # One pass over the repeated field: each entry read makes a wrapper object.
-    seat_list: list[int] = []
-    stack_list: list[int] = []
-    for entry in event.seats:
-        seat_list.append(entry.seat)
-        stack_list.append(entry.stack)
-    seats = tuple(seat_list)
-    stacks = tuple(stack_list)
+    # The entries listed once (each read of the repeated field makes wrapper objects), then a
+    # comprehension per column: cheaper than one loop appending to two lists.
+    entries = list(event.seats)
+    seats = tuple([entry.seat for entry in entries])
+    stacks = tuple([entry.stack for entry in entries])
     button = event.button
     game = table_game(config)
     if game.forced_bets is ForcedBets.ANTE_BRING_IN:  # no blinds: antes and the bring-in
