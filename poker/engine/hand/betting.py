@@ -193,10 +193,15 @@ def action_event(state: HandState, limits: Limits, action: Action, amount: int) 
     """The event of a verified action."""
     index = limits.player
     seat = state.setup.seats[index]
+    # Folds and checks are half of all actions: field by field, cheaper than keywords.
     if action is FOLD:
-        return pb.Folded(seat=seat)
+        fold = pb.Folded()
+        fold.seat = seat
+        return fold
     if action is CHECK:
-        return pb.Checked(seat=seat)
+        check = pb.Checked()
+        check.seat = seat
+        return check
     stack = state.stacks[index]
     if action is CALL:
         # A third of all actions: field by field, cheaper than keyword construction (all_in

@@ -69,8 +69,10 @@ def deal_street(recorder: Emitter, street_index: int) -> None:
     if street.board or not (street.down or street.up):
         if street.board and setup.config.rules.burn_cards:
             position += 1  # the burn card (decision A31): dealt to nobody, never shown
-        board = deck[2 * position : 2 * (position + street.board)]
-        recorder.emit(pb.BoardDealt(street=street_index, cards=board))
+        dealt = pb.BoardDealt()  # field by field: cheaper than keyword construction
+        dealt.street = street_index
+        dealt.cards = deck[2 * position : 2 * (position + street.board)]
+        recorder.emit(dealt)
 
 
 def _card_texts(deck: str, start: int, end: int) -> list[str]:

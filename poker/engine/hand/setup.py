@@ -197,6 +197,9 @@ def _verify_stud_stakes(config: HandConfig, game: GameDefinition) -> None:
         )
 
 
+_INT_ONLY: Final = {int}
+
+
 def verify_players(command: StartHand, game: GameDefinition) -> None:
     """Two to the game's maximum of players, distinct seats, chips in front, button dealt in
     (explicit blinds: the big blind dealt in, the small blind another seat, if any)."""
@@ -205,7 +208,8 @@ def verify_players(command: StartHand, game: GameDefinition) -> None:
         raise TooFewPlayers("A hand needs at least two players.")
     if len(seats) > game.max_players:
         raise InvalidHandSetup(f"{game.name} is played by at most {game.max_players} players.")
-    if len(set(seats)) != len(seats) or any(type(seat) is not int for seat in seats):
+    # The types first (an unhashable seat cannot go into a set), all in C: no generator.
+    if set(map(type, seats)) != _INT_ONLY or len(set(seats)) != len(seats):
         raise InvalidHandSetup("Every player needs his own seat number.")
     unit = command.config.rules.chip_unit
     for entry in command.seats:
