@@ -62,11 +62,14 @@ def cards_to_wire(cards: Iterable[Card]) -> str:
 
 # Every one- and two-card string, read once: events are read far more often than written.
 _SINGLE: Final[dict[str, tuple[Card, ...]]] = {text: (card,) for text, card in CARD_BY_TEXT.items()}
-_PAIR: Final[dict[str, tuple[Card, ...]]] = {
+PAIR_CARDS: Final[dict[str, tuple[Card, ...]]] = {
     first + second: (CARD_BY_TEXT[first], CARD_BY_TEXT[second])
     for first in CARD_TEXT
     for second in CARD_TEXT
 }
+"""Every two-card string's cards (a Hold'em hand, for instance), for readers that inline the
+usual case of :func:`cards_from_wire`."""
+_PAIR: Final = PAIR_CARDS
 
 
 def cards_from_wire(text: str) -> tuple[Card, ...]:
@@ -220,16 +223,35 @@ def _config_from_bytes(game: str, structure: int, stakes: bytes, rules: bytes) -
     )
 
 
+# The last configuration read back and the wire bytes it was read from: a table deals hand after
+# hand with one config, so one comparison of two short byte strings usually answers.
+_last_config: tuple[str, int, bytes, bytes, HandConfig] | None = None
+
+
 def cached_config_from_wire(
     game: str, structure: int, stakes: pb.Stakes, rules: pb.HandRules
 ) -> HandConfig:
-    """:func:`config_from_wire`, remembered: a table deals hand after hand with one config."""
-    return _config_from_bytes(
-        game,
-        structure,
-        stakes.SerializeToString(deterministic=True),
-        rules.SerializeToString(deterministic=True),
-    )
+    """:func:`config_from_wire`, remembered: a table deals hand after hand with one config.
+
+    The key is the sub-messages' serialized bytes. Without ``deterministic=True`` (a third
+    cheaper): these messages hold no map fields, the only thing that flag orders, and a key that
+    differed anyway would only cost a fresh read, never a wrong config.
+    """
+    global _last_config  # noqa: PLW0603 - a one-entry memo in front of the lru_cache
+    stakes_bytes = stakes.SerializeToString()
+    rules_bytes = rules.SerializeToString()
+    last = _last_config
+    if (
+        last is not None
+        and last[2] == stakes_bytes
+        and last[3] == rules_bytes
+        and last[0] == game
+        and last[1] == structure
+    ):
+        return last[4]
+    config = _config_from_bytes(game, structure, stakes_bytes, rules_bytes)
+    _last_config = (game, structure, stakes_bytes, rules_bytes, config)
+    return config
 
 
 def _config_message(config: HandConfig) -> bytes:

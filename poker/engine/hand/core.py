@@ -24,7 +24,7 @@ from poker.engine.betting import HeadsUpUncap, IncompleteRaiseRule, Round, Struc
 from poker.engine.cards import Card
 from poker.engine.games import ForcedBets
 from poker.engine.hand.commands import Action
-from poker.engine.hand.state import BETTING, NOBODY, HandState
+from poker.engine.hand.state import BETTING, NOBODY, HandSetup, HandState
 
 # --- enum members, bound once ---------------------------------------------------------------------
 # On CPython 3.11 ``Action.FOLD`` costs about 55 ns (an attribute lookup on an enum class is not
@@ -50,6 +50,16 @@ HALF_BET: Final = IncompleteRaiseRule.HALF_BET
 # --- states built positionally --------------------------------------------------------------------
 
 _new: Final = tuple.__new__
+# first_state() writes the fields without a default by position, then every default.
+_FIRST_FIELDS: Final = (
+    "setup", "street", "stacks", "bets", "contributions", "folded", "acted", "round", "to_act",
+    "deadline", "hole", "up", "board", "deck_position", "showdown", "rake", "awarded", "ended",
+)  # fmt: skip
+if HandState._fields[: len(_FIRST_FIELDS)] != _FIRST_FIELDS:  # pragma: no cover - a field moved
+    raise RuntimeError("HandState's fields moved: update core.first_state.")
+_FIRST_DEFAULTS: Final = tuple(
+    HandState._field_defaults[name] for name in HandState._fields[len(_FIRST_FIELDS) :]
+)
 
 # HandState's field positions, for the builders below only.
 _FIELD: Final = {name: index for index, name in enumerate(HandState._fields)}
@@ -67,6 +77,8 @@ _DECK_POSITION: Final = _FIELD["deck_position"]
 _PHASE: Final = _FIELD["phase"]
 _SHOWDOWN: Final = _FIELD["showdown"]
 _AWARDED: Final = _FIELD["awarded"]
+_HOLE: Final = _FIELD["hole"]
+_UP: Final = _FIELD["up"]
 
 
 def turn(state: HandState, *, to_act: int, deadline: int) -> HandState:
@@ -158,6 +170,31 @@ def awarded(state: HandState, *, stacks: tuple[int, ...], awarded: int) -> HandS
     return _new(HandState, fields)
 
 
+def hole_cards(
+    state: HandState,
+    *,
+    hole: tuple[tuple[Card, ...], ...],
+    up: tuple[tuple[Card, ...], ...],
+    deck_position: int,
+) -> HandState:
+    """``changed(hole=..., up=..., deck_position=...)``: the first street's hole cards (every
+    hand deals them once, into the round the blinds opened).
+
+    >>> from poker.engine.cards import parse_cards
+    >>> state = first_state(setup=None, stacks=(5, 7), round=Round())
+    >>> hole = (parse_cards("As Kd"), parse_cards("7c 7d"))
+    >>> hole_cards(state, hole=hole, up=((), ()), deck_position=4) == state.changed(
+    ...     hole=hole, up=((), ()), deck_position=4
+    ... )
+    True
+    """
+    fields = list(state)
+    fields[_HOLE] = hole
+    fields[_UP] = up
+    fields[_DECK_POSITION] = deck_position
+    return _new(HandState, fields)
+
+
 def board_street(
     state: HandState,
     *,
@@ -180,3 +217,48 @@ def board_street(
     fields[_BOARD] = board
     fields[_DECK_POSITION] = deck_position
     return _new(HandState, fields)
+
+
+def first_state(*, setup: HandSetup, stacks: tuple[int, ...], round: Round) -> HandState:
+    """``HandState(setup=..., street=0, stacks=..., bets=zeros, contributions=zeros, folded=no
+    one, acted=NOBODY each, round=..., to_act=NOBODY, deadline=0, hole and up empty each,
+    board=(), deck_position=0, showdown=zeros, rake=0, awarded=0, ended=False)`` and the
+    defaults: a hand's first state (HandStarted, once a hand; the keyword build matches 18
+    names and fills 10 defaults).
+
+    >>> first = first_state(setup=None, stacks=(5, 7), round=Round(min_increment=2))
+    >>> first == HandState(
+    ...     setup=None, street=0, stacks=(5, 7), bets=(0, 0), contributions=(0, 0),
+    ...     folded=(False, False), acted=(NOBODY, NOBODY), round=Round(min_increment=2),
+    ...     to_act=NOBODY, deadline=0, hole=((), ()), up=((), ()), board=(), deck_position=0,
+    ...     showdown=(0, 0), rake=0, awarded=0, ended=False,
+    ... )
+    True
+    """
+    count = len(stacks)
+    zeros = (0,) * count
+    nothing = ((),) * count
+    return _new(
+        HandState,
+        (
+            setup,
+            0,
+            stacks,
+            zeros,
+            zeros,
+            (False,) * count,
+            (NOBODY,) * count,
+            round,
+            NOBODY,
+            0,
+            nothing,
+            nothing,
+            (),
+            0,
+            zeros,
+            0,
+            0,
+            False,
+            *_FIRST_DEFAULTS,
+        ),
+    )

@@ -17,7 +17,7 @@ from poker.engine.games import (
     FirstActor,
 )
 from poker.engine.hand import core
-from poker.engine.hand.codec import cards_from_wire
+from poker.engine.hand.codec import PAIR_CARDS, cards_from_wire
 from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.state import (
     BETTING,
@@ -58,19 +58,21 @@ def deal_street(recorder: Emitter, street_index: int) -> None:
         add_hand = event.hands.add  # building in place is three times faster than copying
         seats = setup.seats
         for offset, index in enumerate(order):
-            down = "".join(down_texts[offset::players])
-            if up_texts:
-                up = "".join(up_texts[offset::players])
-                add_hand(seat=seats[index], down=down, up=up)
-            else:  # the usual case; an empty ``up`` is the field's default
-                add_hand(seat=seats[index], down=down)
+            # Field by field: cheaper than add(seat=..., down=...) (keyword parsing).
+            hand = add_hand()
+            hand.seat = seats[index]
+            hand.down = "".join(down_texts[offset::players])
+            if up_texts:  # stud; else an empty ``up`` is the field's default
+                hand.up = "".join(up_texts[offset::players])
         state = recorder.emit(event)
         position = up_end
     if street.board or not (street.down or street.up):
         if street.board and setup.config.rules.burn_cards:
             position += 1  # the burn card (decision A31): dealt to nobody, never shown
-        board = deck[2 * position : 2 * (position + street.board)]
-        recorder.emit(pb.BoardDealt(street=street_index, cards=board))
+        dealt = pb.BoardDealt()  # field by field: cheaper than keyword construction
+        dealt.street = street_index
+        dealt.cards = deck[2 * position : 2 * (position + street.board)]
+        recorder.emit(dealt)
 
 
 def _card_texts(deck: str, start: int, end: int) -> list[str]:
@@ -134,19 +136,23 @@ def _hole_cards_dealt(state: HandState, event: pb.HoleCardsDealt) -> HandState:
     hole = list(state.hole)
     up = list(state.up)
     count = 0
+    pairs = PAIR_CARDS  # most hands are two down cards (Hold'em): one dict lookup, no call
     for hand in event.hands:
+        # Each field once: a protobuf read costs more than a local.
         index = seats.index(hand.seat)
-        cards = cards_from_wire(hand.down)
-        if hand.up:  # stud: the upcards follow the downcards in ``hole``
-            up_cards = cards_from_wire(hand.up)
+        down = hand.down
+        up_text = hand.up
+        cards = pairs.get(down) or cards_from_wire(down)
+        if up_text:  # stud: the upcards follow the downcards in ``hole``
+            up_cards = cards_from_wire(up_text)
             cards += up_cards
             up[index] += up_cards
         hole[index] += cards
         count += len(cards)
     street = event.street
     if street == state.street:  # the first street's deal: its round is already fresh
-        return state.changed(
-            hole=tuple(hole), up=tuple(up), deck_position=state.deck_position + count
+        return core.hole_cards(
+            state, hole=tuple(hole), up=tuple(up), deck_position=state.deck_position + count
         )
     players = len(seats)
     # One changed() for the street and the cards: every stud street deals (``bench hand``).

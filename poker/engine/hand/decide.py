@@ -132,7 +132,10 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
     event.started_at = command.now
     add_seat = event.seats.add
     for seat, stack in zip(seats, stacks, strict=True):
-        add_seat(seat=seat, stack=stack)
+        # Set field by field: a quarter cheaper than add(seat=..., stack=...) (keyword parsing).
+        entry = add_seat()
+        entry.seat = seat
+        entry.stack = stack
     for post in command.posts:
         event.posts.add(seat=post.seat, live=post.live, dead=post.dead)
     if command.big_blind is not None:  # explicit blinds (dead button); absent otherwise
@@ -243,7 +246,11 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
         index = next_to_act(state, start)
         if index != NOBODY:
             deadline = now + state.setup.config.rules.action_timer_ms
-            recorder.emit(pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline))
+            # A third of all events: set field by field, cheaper than keyword construction.
+            request = pb.ActionRequested()
+            request.seat = state.setup.seats[index]
+            request.deadline = deadline
+            recorder.emit(request)
             return
         return_uncalled_bet(recorder)
         streets = state.setup.game.streets

@@ -100,7 +100,11 @@ def end_hand(recorder: Emitter) -> None:
     event = pb.HandEnded(rake=state.rake)
     add_result = event.results.add
     for seat, stack, start in zip(setup.seats, state.stacks, setup.starting_stacks, strict=True):
-        add_result(seat=seat, net=stack - start, stack=stack)
+        # Field by field: cheaper than add(seat=..., net=..., stack=...) (keyword parsing).
+        result = add_result()
+        result.seat = seat
+        result.net = stack - start
+        result.stack = stack
     recorder.emit(event)
 
 

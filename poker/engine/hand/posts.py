@@ -177,10 +177,15 @@ def post_forced_bets(recorder: Emitter) -> None:
             continue  # no small blind this hand (dead button)
         stack = state.stacks[index]
         amount = min(size, stack)
-        seat = setup.seats[index]
-        state = recorder.emit(
-            pb.BlindPosted(seat=seat, kind=kind, amount=amount, all_in=amount == stack)
-        )
+        # Field by field (two a hand): cheaper than keyword construction; all_in False is
+        # the field's default.
+        blind = pb.BlindPosted()
+        blind.seat = setup.seats[index]
+        blind.kind = kind
+        blind.amount = amount
+        if amount == stack:
+            blind.all_in = True
+        state = recorder.emit(blind)
 
 
 def _ante_posted(state: HandState, event: pb.AntePosted) -> HandState:

@@ -29,6 +29,7 @@ from poker.engine.games import (
     get_game,
     with_draw_switches,
 )
+from poker.engine.hand import core
 from poker.engine.hand.codec import cached_config_from_wire
 from poker.engine.hand.commands import HandConfig, StartHand
 from poker.engine.hand.errors import (
@@ -196,6 +197,9 @@ def _verify_stud_stakes(config: HandConfig, game: GameDefinition) -> None:
         )
 
 
+_INT_ONLY: Final = {int}
+
+
 def verify_players(command: StartHand, game: GameDefinition) -> None:
     """Two to the game's maximum of players, distinct seats, chips in front, button dealt in
     (explicit blinds: the big blind dealt in, the small blind another seat, if any)."""
@@ -204,7 +208,8 @@ def verify_players(command: StartHand, game: GameDefinition) -> None:
         raise TooFewPlayers("A hand needs at least two players.")
     if len(seats) > game.max_players:
         raise InvalidHandSetup(f"{game.name} is played by at most {game.max_players} players.")
-    if len(set(seats)) != len(seats) or any(type(seat) is not int for seat in seats):
+    # The types first (an unhashable seat cannot go into a set), all in C: no generator.
+    if set(map(type, seats)) != _INT_ONLY or len(set(seats)) != len(seats):
         raise InvalidHandSetup("Every player needs his own seat number.")
     unit = command.config.rules.chip_unit
     for entry in command.seats:
@@ -306,29 +311,28 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
     """HandStarted: the setup of the hand and its first state (``button`` and the blinds are
     seat numbers in the event; no ``big_blind``: the blinds follow the button)."""
     config = cached_config_from_wire(event.game, event.structure, event.stakes, event.rules)
-    # One pass over the repeated field: each entry read makes a wrapper object.
-    seat_list: list[int] = []
-    stack_list: list[int] = []
-    for entry in event.seats:
-        seat_list.append(entry.seat)
-        stack_list.append(entry.stack)
-    seats = tuple(seat_list)
-    stacks = tuple(stack_list)
+    # The entries listed once (each read of the repeated field makes wrapper objects), then a
+    # comprehension per column: cheaper than one loop appending to two lists.
+    entries = list(event.seats)
+    seats = tuple([entry.seat for entry in entries])
+    stacks = tuple([entry.stack for entry in entries])
     button = event.button
-    count = len(seats)
     game = table_game(config)
     if game.forced_bets is ForcedBets.ANTE_BRING_IN:  # no blinds: antes and the bring-in
         button_index, small_index, big_index = seats.index(button), NOBODY, NOBODY
     else:
         # Heads-up the button posts the small blind (RULES.md §4.2.1); explicit blinds: dead
-        # button.
+        # button. The small blind is only ever written with the big one, and without the big
+        # one positions() ignores it: one presence check in the usual hand.
+        explicit = event.HasField("big_blind")
         button_index, small_index, big_index = positions(
             seats,
             button,
-            event.small_blind if event.HasField("small_blind") else None,
-            event.big_blind if event.HasField("big_blind") else None,
+            event.small_blind if explicit and event.HasField("small_blind") else None,
+            event.big_blind if explicit else None,
         )
     fresh_rounds = _fresh_rounds(config)
+    posts = event.posts
     setup = HandSetup(
         hand_id=event.hand_id,
         config=config,
@@ -343,34 +347,13 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
         started_at=event.started_at,
         fresh_rounds=fresh_rounds,
         posts=(
-            tuple([(seats.index(post.seat), post.live, post.dead) for post in event.posts])
-            if event.posts
+            tuple([(seats.index(post.seat), post.live, post.dead) for post in posts])
+            if posts
             else ()
         ),
         button_seat=button,
     )
-    zeros = (0,) * count
-    nothing = ((),) * count
-    return HandState(
-        setup=setup,
-        street=0,
-        stacks=stacks,
-        bets=zeros,
-        contributions=zeros,
-        folded=(False,) * count,
-        acted=(NOBODY,) * count,
-        round=fresh_rounds[0],
-        to_act=NOBODY,
-        deadline=0,
-        hole=nothing,
-        up=nothing,
-        board=(),
-        deck_position=0,
-        showdown=zeros,
-        rake=0,
-        awarded=0,
-        ended=False,
-    )
+    return core.first_state(setup=setup, stacks=stacks, round=fresh_rounds[0])
 
 
 SETUP_HANDLERS: Final[Mapping[str, HandEventHandler]] = {
