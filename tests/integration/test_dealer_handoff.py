@@ -9,6 +9,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
@@ -169,7 +170,8 @@ async def test_a_stopping_dealer_hands_its_tables_off_after_the_hand(
     await asyncio.sleep(0.3)
     assert not stopping.done()
     assert first.channel is not None
-    health = await health_pb2_grpc.HealthStub(first.channel).Check(
+    stub: Any = health_pb2_grpc.HealthStub(first.channel)
+    health = await stub.Check(
         health_pb2.HealthCheckRequest(service=""), timeout=5
     )
     assert health.status == health_pb2.HealthCheckResponse.NOT_SERVING  # no new work here
