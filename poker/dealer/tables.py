@@ -546,6 +546,8 @@ class TableService:
                 loaded = self._tables[table_id] = await self._aggregate.catch_up(loaded)
                 self._stale.discard(table_id)
             return loaded
+        if not self._accepting:
+            raise Unavailable("This dealer is stopping: it takes no new table; retry elsewhere.")
         if not self._may_take(table_id) or not await self._gate.acquire(table_id):
             raise Unavailable(
                 f"Table {table_id} is served by another dealer right now; retry in a moment."

@@ -171,10 +171,11 @@ async def test_a_stopping_dealer_hands_its_tables_off_after_the_hand(
     assert not stopping.done()
     assert first.channel is not None
     stub: Any = health_pb2_grpc.HealthStub(first.channel)
-    health = await stub.Check(
-        health_pb2.HealthCheckRequest(service=""), timeout=5
-    )
+    health = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
     assert health.status == health_pb2.HealthCheckResponse.NOT_SERVING  # no new work here
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await create(first.client("op", Role.OPERATOR))
+    assert refused.value.code() is grpc.StatusCode.UNAVAILABLE  # nor a new table
     player = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
     await first.client(player).act(table_id, view.hand.hand_id, dpb.ACTION_FOLD)
     await stopping
