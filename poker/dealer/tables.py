@@ -441,6 +441,7 @@ class TableService:
             version = 0 if loaded is None else loaded.state.version
             if loaded is not None:
                 await self._drop(table_id)
+        self._metrics.handoffs.labels(outcome="hand_finished" if finished else "hand_running").inc()
         if finished:
             _log.info("table_handed_off", table_id=table_id, version=version)
         else:

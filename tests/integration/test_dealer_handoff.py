@@ -137,6 +137,10 @@ async def test_drain_table_finishes_the_hand_and_the_other_dealer_deals_the_next
     reply = await drain
     released = time.monotonic()
     assert reply.hand_finished and reply.table_id == table_id
+    handoffs = first.registry.get_sample_value(
+        "poker_dealer_table_handoffs_total", {"outcome": "hand_finished"}
+    )
+    assert handoffs == 1
 
     watcher = second.client("op", Role.OPERATOR)
     view = await view_until(watcher, table_id, lambda v: v.hand.hand_id == f"{table_id}.2")
@@ -198,6 +202,10 @@ async def test_a_hand_still_running_at_the_drain_timeout_gets_the_crash_rule(
         timeout=10,
     )
     assert not reply.hand_finished  # nobody acted within half a second
+    handoffs = first.registry.get_sample_value(
+        "poker_dealer_table_handoffs_total", {"outcome": "hand_running"}
+    )
+    assert handoffs == 1
     watcher = second.client("op", Role.OPERATOR)
     await view_until(watcher, table_id, lambda v: v.closed)  # the crash rule: close
     events = await kinds(second, table_id)
