@@ -2,8 +2,13 @@
 
 Start (ARCHITECTURE.md §6): connect to NATS -> ensure the stream and the buckets -> gRPC listening
 with health NOT_SERVING -> take over the tables nobody owns (rebuilt, crash rule applied) ->
-SERVING. Stop: NOT_SERVING -> stop accepting calls, finish in-flight ones -> stop scanning and the
-timers -> release the leases (a successor takes over at once) -> drain NATS.
+SERVING. Stop (SIGTERM: a planned hand-off, docs in :meth:`TableService.drain_all`): health
+NOT_SERVING (no new work comes here) -> stop scanning for free tables -> every table deals no
+further hand, its running hand is played out (calls still answered) for at most
+``--drain-timeout`` s, then its lease is released (a successor takes over at once; a hand still
+running gets the successor's crash rule) -> stop accepting calls, finish in-flight ones -> stop
+the timers -> release what leases are left -> drain NATS. Only a crash (no release) leaves the
+tables to lease expiry and the crash rule.
 """
 
 from __future__ import annotations
@@ -147,6 +152,8 @@ async def build_dealer(
         hold_ttl_s=settings.hold_ttl_s,
         watch_backlog=settings.watch_backlog,
         max_streams_per_caller=settings.max_streams_per_caller,
+        drain_timeout_s=settings.drain_timeout_s,
+        drain_holdoff_s=settings.drain_holdoff_s,
     )
     ownership.on_lost(tables.forget)
     scanner = TakeoverScanner(feed, ownership, tables.adopt, settings.scan_interval_s)
@@ -176,6 +183,10 @@ async def build_dealer(
     async def drain() -> None:
         await drain_nats(nats)
 
+    async def hand_off_tables() -> None:
+        await scanner.stop()
+        await tables.drain_all()
+
     async def stop_tables() -> None:
         await scanner.stop()
         await tables.close()
@@ -192,6 +203,7 @@ async def build_dealer(
         ),
         interval_s=settings.jetstream_poll_s,
     )
+    server.on_draining(hand_off_tables)
     server.on_shutdown(drain)
     server.on_shutdown(jetstream.stop)
     if isinstance(wallet_port, GrpcWallet):

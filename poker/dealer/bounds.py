@@ -103,6 +103,9 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("CloseTableRequest", _COMMAND_ID, "command_id"),
     **_fields("CloseTableRequest", _TABLE_ID, "table_id"),
     **_fields("CloseTableRequest", _REASON, "reason"),
+    **_fields("DrainTableRequest", _TABLE_ID, "table_id"),
+    # Ten minutes at most: the call waits that long for the hand (0: the dealer's default).
+    **_fields("DrainTableRequest", IntRange(0, 600_000, "ms"), "timeout_ms"),
     **_fields("WatchTableRequest", _TABLE_ID, "table_id"),
     **_fields("WatchTableRequest", IntRange(0, MAX_VERSION, "(a table version)"), "from_seq"),
     **_fields("GetHandHistoryRequest", _HAND_ID, "hand_id"),

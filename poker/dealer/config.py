@@ -83,6 +83,10 @@ class DealerSettings:
     recent_command_ids: int = 2048
     lease_ttl_s: float = 10.0
     scan_interval_s: float = 2.0
+    # A planned hand-off (SIGTERM, DrainTable): how long a table's running hand may take to end
+    # before the lease is released anyway, and how long a drained table is left to the others.
+    drain_timeout_s: float = 60.0
+    drain_holdoff_s: float = 30.0
     max_attempts: int = 5
     crash_rule: CrashRule = CrashRule.CLOSE
     wallet: str = "dev"
@@ -138,6 +142,8 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "recent-command-ids": ("recent_command_ids", int),
     "lease-ttl": ("lease_ttl_s", float),
     "scan-interval": ("scan_interval_s", float),
+    "drain-timeout": ("drain_timeout_s", float),
+    "drain-holdoff": ("drain_holdoff_s", float),
     "max-attempts": ("max_attempts", int),
     "wallet-tls-ca": ("wallet_tls_ca", str),
     "wallet-tls-cert": ("wallet_tls_cert", str),
@@ -187,6 +193,8 @@ def load_settings(
     args = _parser(env).parse_args(argv)
     if args.snapshot_every < 1 or args.max_attempts < 1 or args.lease_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts and --lease-ttl must be positive")
+    if args.drain_timeout_s < 0 or args.drain_holdoff_s < 0:
+        raise SystemExit("--drain-timeout and --drain-holdoff must not be negative")
     if args.recent_command_ids < 1:
         raise SystemExit("--recent-command-ids must be positive")
     if args.max_streams_per_caller < 1 or args.watch_backlog < 1:

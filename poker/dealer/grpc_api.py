@@ -68,6 +68,7 @@ def _method(name: str) -> str:
 ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
     _method("CreateTable"): {Role.OPERATOR},
     _method("CloseTable"): {Role.OPERATOR},
+    _method("DrainTable"): {Role.OPERATOR},
     # A hand history shows every card to the operator (and a player's own to him): the services'
     # roles (cashier, dealer) have no business reading hole cards.
     _method("GetHandHistory"): {Role.PLAYER, Role.OPERATOR},
@@ -231,6 +232,20 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         table_id = wire.table_id_of(request.table_id)
         reason = request.reason or "closed by the operator"  # its length is bounded above
         return self._reply(await self._tables.close_table(table_id, command_id, reason))
+
+    async def DrainTable(
+        self,
+        request: dpb.DrainTableRequest,
+        context: _Context[dpb.DrainTableRequest, dpb.DrainTableReply],
+    ) -> dpb.DrainTableReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        table_id = wire.table_id_of(request.table_id)
+        timeout_s = request.timeout_ms / 1000 if request.timeout_ms else None
+        result = await self._tables.drain_table(table_id, timeout_s)
+        return dpb.DrainTableReply(
+            table_id=result.table_id, hand_finished=result.hand_finished, version=result.version
+        )
 
     @_counted("sit_down")
     async def SitDown(

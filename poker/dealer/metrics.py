@@ -82,6 +82,14 @@ class DealerMetrics:
             ["change"],
             registry=registry,
         )
+        self.handoffs = Counter(
+            "poker_dealer_table_handoffs",
+            "Tables handed off by a planned drain (SIGTERM, DrainTable): outcome hand_finished "
+            "(the running hand ended first) or hand_running (the timeout came first: the "
+            "successor applies the crash rule).",
+            ["outcome"],
+            registry=registry,
+        )
         self.tables_owned = Gauge(
             "poker_dealer_tables_owned",
             "Tables this process owns now.",

@@ -107,6 +107,15 @@ class CommandResult:
     state: TableState | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DrainResult:
+    """A table handed off: whether its running hand ended first, its version at release."""
+
+    table_id: str
+    hand_finished: bool
+    version: int
+
+
 class TableService:
     """Tables: create, seat, play, close, read and watch; see the module docstring."""
 
@@ -124,6 +133,8 @@ class TableService:
         clock_ms: Callable[[], int] = now_ms,
         watch_backlog: int = DEFAULT_BACKLOG,
         max_streams_per_caller: int = DEFAULT_MAX_STREAMS_PER_CALLER,
+        drain_timeout_s: float = 60.0,
+        drain_holdoff_s: float = 30.0,
     ) -> None:
         self._repository = repository
         self._wallet = wallet
@@ -154,6 +165,13 @@ class TableService:
         self._locks: dict[str, asyncio.Lock] = {}
         self._present: dict[str, Counter[str]] = {}
         self.timers = TableTimers(self._on_wake, clock_ms)
+        #: A planned hand-off (:meth:`drain_table`, :meth:`drain_all`): the tables that deal no
+        #: further hand, each with the event set once its running hand has ended.
+        self.drain_timeout_s = drain_timeout_s
+        self._drain_holdoff_s = drain_holdoff_s
+        self._draining: dict[str, asyncio.Event] = {}
+        self._handed_off: dict[str, float] = {}  # table -> loop time until which we leave it
+        self._accepting = True  # False once the whole dealer drains (SIGTERM)
 
     # --- use cases: tables ----------------------------------------------------------------------
 
@@ -348,8 +366,8 @@ class TableService:
         async with self._lock(table_id):
             if table_id in self._tables and self._gate.holds(table_id):
                 return True
-            if not await self._gate.acquire(table_id):
-                return True  # someone else's: maybe later
+            if not self._may_take(table_id) or not await self._gate.acquire(table_id):
+                return True  # someone else's (or just handed off): maybe later
             table = (await self._adopt_locked(table_id)).state.table
             if table is None or table.closed:
                 await self._drop(table_id)
@@ -361,6 +379,91 @@ class TableService:
         self.timers.cancel(table_id)
         self._tables.pop(table_id, None)
         self._stale.discard(table_id)
+        drained = self._draining.get(table_id)
+        if drained is not None:
+            drained.set()  # nothing left to wait for: the table is not ours any more
+
+    # --- planned hand-off -----------------------------------------------------------------------
+
+    def owned_tables(self) -> list[str]:
+        """The tables this process serves now."""
+        return [table_id for table_id in self._tables if self._gate.holds(table_id)]
+
+    async def drain_table(self, table_id: str, timeout_s: float | None = None) -> DrainResult:
+        """Hand ``table_id`` over without voiding its hand: deal no further hand there, wait
+        (at most ``timeout_s``, default :attr:`drain_timeout_s`) for the running hand to end,
+        then release the lease and leave the table alone for the hold-off, so that another
+        dealer's takeover scan adopts it at once. A hand still running at the timeout is
+        released as it is: the successor applies the crash rule (RULES.md §6.6), as after a
+        crash. Raises Unavailable if this process does not serve the table."""
+        if table_id not in self._tables or not self._gate.holds(table_id):
+            await self.table(table_id)  # NotFound for a table that does not exist
+            raise Unavailable(
+                f"This dealer does not serve table {table_id}; ask the one that does."
+            )
+        timeout = self.drain_timeout_s if timeout_s is None else timeout_s
+        ended = self._draining.setdefault(table_id, asyncio.Event())
+        state = self._tables[table_id].state.table
+        if state is None or not state.hand_running:
+            ended.set()
+        _log.info("table_draining", table_id=table_id, timeout_s=timeout)
+        try:
+            await asyncio.wait_for(ended.wait(), timeout)
+            finished = True
+        except TimeoutError:
+            finished = False
+        return await self._hand_off(table_id, finished)
+
+    async def drain_all(self, timeout_s: float | None = None) -> list[DrainResult]:
+        """The whole dealer's planned stop: take no new table and deal no new hand, then
+        :meth:`drain_table` every table served, all within one timeout."""
+        self._accepting = False
+        tables = self.owned_tables()
+        _log.info("dealer_draining", tables=len(tables))
+        results = await asyncio.gather(
+            *(self._drain_quietly(table_id, timeout_s) for table_id in tables)
+        )
+        return [result for result in results if result is not None]
+
+    async def _drain_quietly(self, table_id: str, timeout_s: float | None) -> DrainResult | None:
+        try:
+            return await self.drain_table(table_id, timeout_s)
+        except Exception:  # lost meanwhile, or the store failed: the successor sorts it out
+            _log.exception("table_drain_failed", table_id=table_id)
+            return None
+
+    async def _hand_off(self, table_id: str, finished: bool) -> DrainResult:
+        """Release a drained table under its lock (no command is half-way through)."""
+        async with self._lock(table_id):
+            self._draining.pop(table_id, None)
+            self._handed_off[table_id] = asyncio.get_running_loop().time() + self._drain_holdoff_s
+            loaded = self._tables.get(table_id)
+            version = 0 if loaded is None else loaded.state.version
+            if loaded is not None:
+                await self._drop(table_id)
+        self._metrics.handoffs.labels(outcome="hand_finished" if finished else "hand_running").inc()
+        if finished:
+            _log.info("table_handed_off", table_id=table_id, version=version)
+        else:
+            _log.warning("table_handed_off_mid_hand", table_id=table_id, version=version)
+        return DrainResult(table_id, finished, version)
+
+    def _may_take(self, table_id: str) -> bool:
+        """Whether this process may take ``table_id`` (not while it stops, nor during the
+        hold-off after handing it off)."""
+        if not self._accepting:
+            return False
+        until = self._handed_off.get(table_id)
+        if until is None:
+            return True
+        if asyncio.get_running_loop().time() < until:
+            return False
+        del self._handed_off[table_id]
+        return True
+
+    def _deals_on(self, table_id: str) -> bool:
+        """Whether the next hand may start here (not at a table being drained)."""
+        return self._accepting and table_id not in self._draining
 
     async def close(self) -> None:
         """Stop every timer and finish the snapshots being written (shutdown)."""
@@ -444,7 +547,9 @@ class TableService:
                 loaded = self._tables[table_id] = await self._aggregate.catch_up(loaded)
                 self._stale.discard(table_id)
             return loaded
-        if not await self._gate.acquire(table_id):
+        if not self._accepting:
+            raise Unavailable("This dealer is stopping: it takes no new table; retry elsewhere.")
+        if not self._may_take(table_id) or not await self._gate.acquire(table_id):
             raise Unavailable(
                 f"Table {table_id} is served by another dealer right now; retry in a moment."
             )
@@ -591,6 +696,9 @@ class TableService:
             )
         self._metrics.count_command(state, command, events)
         self.timers.arm(table_id, state)
+        drained = self._draining.get(table_id)
+        if drained is not None and not state.hand_running:
+            drained.set()
 
     # --- timed steps ----------------------------------------------------------------------------
 
@@ -605,6 +713,8 @@ class TableService:
                 seat = state.seat(wake.seat)
                 player = seat.player_id if seat is not None else ""
                 return TimeOut(wake.seat, now, disconnected=not self._is_present(table_id, player))
+            if not self._deals_on(table_id):
+                return None  # draining: the next hand is the successor's to deal
             hand_id = f"{table_id}.{state.hands_started + 1}"
             return StartNextHand(hand_id, shuffled_deck(state), now)
 
@@ -697,4 +807,4 @@ def shuffled_deck(state: TableState) -> tuple[Card, ...]:
     return tuple(_random.sample(deck, len(deck)))
 
 
-__all__ = ["CommandResult", "TableService", "shuffled_deck"]
+__all__ = ["CommandResult", "DrainResult", "TableService", "shuffled_deck"]

@@ -15,8 +15,9 @@ The life of a service (ARCHITECTURE.md section 6)::
     await server.serve_until_stopped()  # SIGTERM/SIGINT -> graceful stop
 
 Stopping: health NOT_SERVING (probes and load balancers stop sending) -> optional drain delay
--> stop accepting calls -> in-flight calls get ``grace_s`` to finish, then are cancelled ->
-shutdown hooks run, last registered first -> return.
+-> the draining hooks (:meth:`GrpcServer.on_draining`: work finished while calls are still
+answered, e.g. the dealer's running hands) -> stop accepting calls -> in-flight calls get
+``grace_s`` to finish, then are cancelled -> shutdown hooks run, last registered first -> return.
 """
 
 from __future__ import annotations
@@ -170,6 +171,7 @@ class GrpcServer:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self._registrar)
         self._service_names: list[str] = []
         self._hooks: list[ShutdownHook] = []
+        self._draining_hooks: list[ShutdownHook] = []
         self._stop_requested = asyncio.Event()
         self._stopped: asyncio.Task[None] | None = None
         self.port: int | None = None
@@ -183,6 +185,11 @@ class GrpcServer:
     def on_shutdown(self, hook: ShutdownHook) -> None:
         """Run ``hook`` after the server stopped serving; hooks run last registered first."""
         self._hooks.append(hook)
+
+    def on_draining(self, hook: ShutdownHook) -> None:
+        """Run ``hook`` once a stop begins (health NOT_SERVING), while calls are still served;
+        hooks run in the order registered, each bounded by its own timeout, not the server's."""
+        self._draining_hooks.append(hook)
 
     async def start(self) -> int:
         """Listen and start serving with health NOT_SERVING; returns the bound port."""
@@ -262,6 +269,11 @@ class GrpcServer:
         await self.health.enter_graceful_shutdown()
         if self.settings.drain_delay_s > 0:
             await asyncio.sleep(self.settings.drain_delay_s)
+        for hook in self._draining_hooks:
+            try:
+                await hook()
+            except Exception:
+                _log.exception("draining_hook_failed", hook=getattr(hook, "__qualname__", ""))
         try:
             await self._server.stop(self.settings.grace_s)
             _log.info("grpc_stopped", server=self.name)

@@ -113,6 +113,8 @@ def namespace_settings(
         scan_interval_s=0.3,
         crash_rule=CrashRule.CLOSE,
         grace_s=1.0,
+        # A stopping harness hands its tables off: a running hand gets a second, not a minute.
+        drain_timeout_s=1.0,
         owner_id=f"dealer-{uuid.uuid4().hex[:8]}",
     )
     settings = replace(settings, **overrides)

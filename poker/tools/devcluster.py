@@ -9,7 +9,8 @@ of deploy/nats/permissions.conf, random passwords made on the first start in
 block of :mod:`poker.servicekit.nats_cluster`). Both dealers hold buy-ins through the two
 wallets (``--wallet-address`` names both: the dealer follows the one that leads). Tables spread
 over the dealers by their leases: a table belongs to the dealer that created or adopted it, and
-when a dealer stops, the other one adopts its tables once their leases expire. Demo accounts are
+when a dealer stops (SIGTERM), it plays its running hands out and releases the leases, and the
+other one adopts its tables at once (after a crash: once their leases expire). Demo accounts are
 funded once (fixed idempotency keys) and two real-money tables are created on each dealer; their
 lease owners are printed.
 
@@ -344,9 +345,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         dealers = []
         for index in range(2):
             args_ = _service_args("poker.dealer", index, secret, keys, credentials[DEALER_USER])
-            dealers.append(
-                _spawn(f"dealer-{index + 1}", [*args_, "--wallet-address", wallet_addresses])
-            )
+            # A stop plays running hands out for at most 10 s: within the 15 s _stop waits.
+            flags = ["--wallet-address", wallet_addresses, "--drain-timeout", "10"]
+            dealers.append(_spawn(f"dealer-{index + 1}", [*args_, *flags]))
             children.append(dealers[-1])
         for index, dealer in enumerate(dealers):
             wait_for_port((HOST, DEALER_PORT + index), dealer.process, dealer.name)

@@ -6,6 +6,7 @@
     pokerctl show <table> [--as bot-1]                  # the table (bot-1's cards with --as)
     pokerctl history <hand id>                          # a finished hand in PHH
     pokerctl tables | close <table> | token <subject>
+    pokerctl drain <table> [--timeout 60]               # hand the table to another dealer
     pokerctl deposit alice 5000 [--key K] | withdraw alice 100 --key K   # the wallet
     pokerctl balance alice | transactions alice | escrow <table> | rake | audit
 
@@ -440,6 +441,37 @@ async def history(ctl: Ctl, hand_id: str, as_player: str) -> None:
             "GetHandHistory", dpb.GetHandHistoryRequest(hand_id=hand_id)
         )
         ctl.emit(as_json(reply), lambda: print(reply.phh))
+
+    await _with_dealer(ctl, body)
+
+
+@cli.command()
+@click.argument("table")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(0, 600),
+    default=0.0,
+    help="Seconds the running hand may take to end (0: the dealer's --drain-timeout).",
+)
+@_json_option
+@_run
+async def drain(ctl: Ctl, table: str, timeout_s: float) -> None:
+    """Move a table to another dealer: the dealer serving it (--dealer) finishes the running
+    hand, deals no other, and releases the table, which another dealer takes over."""
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        operator = ctl.dealer(channel, "operator", Role.OPERATOR)
+        request = dpb.DrainTableRequest(table_id=table, timeout_ms=round(timeout_s * 1000))
+        # The call lasts as long as the hand: wait for the dealer's longest timeout, and more.
+        reply = await operator.stub.DrainTable(
+            request, metadata=operator.metadata, timeout=(timeout_s or 600.0) + 30.0
+        )
+        ended = "after its hand ended" if reply.hand_finished else "with its hand still running"
+        ctl.emit(
+            as_json(reply),
+            lambda: print(f"{table} released at version {reply.version} {ended}"),
+        )
 
     await _with_dealer(ctl, body)
 

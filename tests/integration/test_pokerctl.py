@@ -243,3 +243,16 @@ async def test_the_secret_is_found_from_any_folder(room: Room, tmp_path: Path) -
         *room.flags(), "tables", env={**env, "POKER_HOME": str(missing)}, cwd=elsewhere
     )
     assert code == 1 and str(missing) in err and "make run" in err
+
+
+async def test_drain_releases_the_table(room: Room) -> None:
+    """``pokerctl drain``: the dealer serving the table (no hand running) lets it go at once."""
+    table_id = await new_table(room)
+    assert room.dealer.dealer is not None
+    assert room.dealer.dealer.ownership.owned() == [table_id]
+    out = await pokerctl(room, "drain", table_id, "--timeout", "5")
+    assert out.startswith(f"{table_id} released at version 1 after its hand ended"), out
+    assert room.dealer.dealer.ownership.owned() == []
+    # Not served here any more (and left to the others for the hold-off): one line, no trace.
+    code, _, err = await pokerctl_result(*room.flags(), "drain", table_id)
+    assert code != 0 and "does not serve table" in err and "Traceback" not in err, err
