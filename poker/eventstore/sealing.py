@@ -194,6 +194,10 @@ def _parse_seal(seal: str) -> tuple[str, int, bytes] | None:
     previous = int(claimed)
     if len(mac) != _MAC_BYTES or previous > _MAX_POSITION:
         return None
+    # Only the text the writer makes: the decoder ignores a last character's spare bits and
+    # characters outside the alphabet, so another text could name the same MAC.
+    if _b64(mac) != mac_text:
+        return None
     return key_id, previous, mac
 
 

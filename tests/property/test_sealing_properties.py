@@ -3,7 +3,7 @@ msg id, the bytes, or the seal itself - fails verification."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from poker.eventstore.sealing import (
@@ -52,6 +52,9 @@ def _refused(table: str, previous: int, msg_id: str, data: bytes, seal: str) -> 
     index=st.integers(min_value=0, max_value=10_000),
     bit=st.integers(min_value=0, max_value=63),
 )
+# Found in CI: the MAC's last base64url character carries two spare bits the decoder ignored, so
+# a rewritten last character named the same MAC; only the writer's exact text is accepted now.
+@example(table="000", previous=1, msg_id="0", data=b"\x00\x01\x00", field="seal", index=2708, bit=0)
 def test_any_single_flipped_bit_fails_verification(
     *, table: str, previous: int, msg_id: str, data: bytes, field: str, index: int, bit: int
 ) -> None:
