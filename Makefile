@@ -52,7 +52,7 @@ typecheck: setup
 	$(VENV)/bin/mypy
 
 unit: setup
-	$(VENV)/bin/pytest -n 2
+	$(VENV)/bin/pytest -n 2 --durations=15
 
 # The README's test command: lint, types, then the whole suite (CI runs exactly this).
 test: lint typecheck unit

@@ -4,10 +4,7 @@ table is rebuilt from the log, and the hand is voided and refunded exactly once.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -23,7 +20,7 @@ from poker.servicekit.tokens import Role
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import harness_log_keys_file
+from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.tools.client import Client
 from pokerpb import dealer_pb2 as dpb
 from pokerpb import events_pb2 as pb
@@ -33,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _SERVING = re.compile(r"dealer serving grpc=(\S+)")
 
 
-class DealerProcess:
+class DealerProcess(ServiceProcess):
     """``python -m poker.dealer`` as a child process on loopback port 0."""
 
     def __init__(self, nats_server: NatsServer, namespace: str, log: Path) -> None:
@@ -44,7 +41,7 @@ class DealerProcess:
             lease_bucket=f"KL_{namespace}",
         )
         nats_server.authorize(Namespace(names, wallet=None))
-        self.args = [
+        args = [
             sys.executable,
             "-m",
             "poker.dealer",
@@ -74,35 +71,7 @@ class DealerProcess:
             "--log-keys",
             str(harness_log_keys_file(log.parent)),
         ]
-        self.log = log
-        self.process: subprocess.Popen[str] | None = None
-        self.address = ""
-
-    def start(self, timeout_s: float = 20.0) -> None:
-        with self.log.open("a") as stderr:
-            self.process = subprocess.Popen(
-                self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True
-            )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()  # the child prints it once serving
-        match = _SERVING.search(line)
-        if match is None:
-            self.kill()
-            raise RuntimeError(f"the dealer did not start: {line!r}; see {self.log}")
-        self.address = match.group(1)
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        super().__init__(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10)
 
 
 @pytest.fixture

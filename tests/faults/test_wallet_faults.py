@@ -6,10 +6,7 @@ the money lands exactly once and the audit is clean."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import signal
-import subprocess
 import sys
 import uuid
 from collections import Counter
@@ -26,7 +23,7 @@ from poker.servicekit.nats_connect import connect_nats, service_nats_settings
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import harness_log_keys_file
+from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
 from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
@@ -40,37 +37,11 @@ PLAYERS = ("ann", "bob", "cat")
 BUY_IN = 200
 
 
-class Process:
+class Process(ServiceProcess):
     """A service as a child process on loopback port 0; the address comes from its first line."""
 
     def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
-        self.args = args
-        self.log = log
-        self.env = {**os.environ, **(env or {})}
-        self.process: subprocess.Popen[str] | None = None
-        self.address = ""
-
-    def start(self) -> None:
-        with self.log.open("a") as stderr:
-            self.process = subprocess.Popen(
-                self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True, env=self.env
-            )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        match = _ADDRESS.search(line)
-        if match is None:
-            self.kill()
-            raise RuntimeError(f"{self.args[2]} did not start: {line!r}; see {self.log}")
-        self.address = match.group(1)
-
-    def wait_exit(self, timeout_s: float) -> int:
-        assert self.process is not None
-        return self.process.wait(timeout=timeout_s)
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
+        super().__init__(args, log, ready=_ADDRESS, name=args[2], env=env)
 
 
 def wallet_args(settings: WalletSettings) -> list[str]:

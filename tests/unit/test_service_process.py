@@ -32,3 +32,13 @@ def test_another_line_is_a_failed_start(tmp_path: Path) -> None:
     )
     with pytest.raises(RuntimeError, match="the demo did not start"):
         process.start()
+
+
+def test_a_silent_child_fails_the_start_and_is_killed(tmp_path: Path) -> None:
+    script = "import time; time.sleep(60)"
+    process = ServiceProcess(
+        [sys.executable, "-c", script], tmp_path / "log", ready=READY, start_timeout_s=0.5
+    )
+    with pytest.raises(RuntimeError, match="did not start within 0.5 s: no line"):
+        process.start()
+    assert process.process is not None and process.process.poll() is not None
