@@ -39,6 +39,6 @@ def test_a_silent_child_fails_the_start_and_is_killed(tmp_path: Path) -> None:
     process = ServiceProcess(
         [sys.executable, "-c", script], tmp_path / "log", ready=READY, start_timeout_s=0.5
     )
-    with pytest.raises(RuntimeError, match="did not start within 0.5 s: no line"):
+    with pytest.raises(RuntimeError, match=r"did not start within 0\.5 s: no line"):
         process.start()
     assert process.process is not None and process.process.poll() is not None
