@@ -155,7 +155,7 @@ DEALER_BOUNDS: Final = RequestBounds(LIMITS)
 
 def request_types() -> list[Descriptor]:
     """The request message descriptors of every Dealer method."""
-    service = dpb.DESCRIPTOR.services_by_name["Dealer"]
+    service = dpb.DESCRIPTOR.services_by_name["DealerService"]
     return [method.input_type for method in service.methods]
 
 

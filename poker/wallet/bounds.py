@@ -81,7 +81,7 @@ WALLET_BOUNDS: Final = RequestBounds(LIMITS)
 
 def request_types() -> list[Descriptor]:
     """The request message descriptors of every Wallet method."""
-    service = wpb.DESCRIPTOR.services_by_name["Wallet"]
+    service = wpb.DESCRIPTOR.services_by_name["WalletService"]
     return [method.input_type for method in service.methods]
 
 

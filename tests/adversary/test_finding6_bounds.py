@@ -158,8 +158,8 @@ def _with_enum(request: Message, path: tuple[str, ...], number: int) -> Message:
 
 def _enum_cases() -> Iterator[Any]:
     services = (
-        ("Dealer", dpb.DESCRIPTOR.services_by_name["Dealer"], Role.OPERATOR),
-        ("Wallet", wpb.DESCRIPTOR.services_by_name["Wallet"], Role.OPERATOR),
+        ("Dealer", dpb.DESCRIPTOR.services_by_name["DealerService"], Role.OPERATOR),
+        ("Wallet", wpb.DESCRIPTOR.services_by_name["WalletService"], Role.OPERATOR),
     )
     for service_name, service, _ in services:
         for method in service.methods:
@@ -177,10 +177,10 @@ async def test_an_unknown_enum_number_anywhere_in_any_request_is_invalid_argumen
     to call the method: the bound comes before the method's own rules)."""
     role = _role_for(service, method)
     if service == "Dealer":
-        descriptor = dpb.DESCRIPTOR.services_by_name["Dealer"].methods_by_name[method]
+        descriptor = dpb.DESCRIPTOR.services_by_name["DealerService"].methods_by_name[method]
         client: Any = room.dealer_client("ann" if role is Role.PLAYER else "op", role)
     else:
-        descriptor = wpb.DESCRIPTOR.services_by_name["Wallet"].methods_by_name[method]
+        descriptor = wpb.DESCRIPTOR.services_by_name["WalletService"].methods_by_name[method]
         client = room.wallet_client("ann" if role is Role.PLAYER else "op", role)
     request: Any = _with_enum(_message_class(descriptor.input_type)(), path, 99)
     if method == "Play":

@@ -39,8 +39,8 @@ pytestmark = pytest.mark.slow
 EXAMPLES: Final = int(os.environ.get("FUZZ_EXAMPLES", "60"))
 SEED: Final = os.environ.get("FUZZ_SEED")
 
-DEALER: Final = dpb.DESCRIPTOR.services_by_name["Dealer"]
-WALLET: Final = wpb.DESCRIPTOR.services_by_name["Wallet"]
+DEALER: Final = dpb.DESCRIPTOR.services_by_name["DealerService"]
+WALLET: Final = wpb.DESCRIPTOR.services_by_name["WalletService"]
 STRATEGIES: Final = {
     "Dealer": RequestStrategies(DEALER_LIMITS, POOLS),
     "Wallet": RequestStrategies(WALLET_LIMITS, POOLS),

@@ -327,7 +327,7 @@ async def test_errors_and_roles(room: Room) -> None:
 async def test_an_unclaimed_hold_expires_and_returns_the_cash(room: Room) -> None:
     await room.operator.deposit("fay", 500)
     dealer = room.wallet.client("dealer-x", Role.DEALER)
-    hold = await dealer.call(
+    placed = await dealer.call(
         "PlaceHold",
         wpb.PlaceHoldRequest(
             hold_id="hold-1",
@@ -337,7 +337,7 @@ async def test_an_unclaimed_hold_expires_and_returns_the_cash(room: Room) -> Non
             ttl=Duration(nanos=300_000_000),
         ),
     )
-    assert hold.status == wpb.HOLD_STATUS_PENDING
+    assert placed.hold.status == wpb.HOLD_STATUS_PENDING
     assert (await room.operator.balance("fay")).held == 200
     balance = await eventually(
         lambda: room.operator.balance("fay"), lambda b: b.held == 0, timeout_s=10
@@ -346,5 +346,5 @@ async def test_an_unclaimed_hold_expires_and_returns_the_cash(room: Room) -> Non
     again = await dealer.call(
         "VoidHold", wpb.VoidHoldRequest(hold_id="hold-1")
     )  # the cash is back already: a no-op
-    assert again.status == wpb.HOLD_STATUS_EXPIRED
+    assert again.hold.status == wpb.HOLD_STATUS_EXPIRED
     assert (await room.operator.audit()).clean

@@ -84,7 +84,7 @@ async def test_finding_3_a_players_token_cannot_deposit_or_withdraw(
     error = await refused(wallet, mallory, "Withdraw", withdrawal)
     assert error.code() == grpc.StatusCode.PERMISSION_DENIED
     # He still reads his own money, and it did not change.
-    balance = await call(wallet, mallory, "GetBalance", wpb.GetBalanceRequest())
+    balance = (await call(wallet, mallory, "GetBalance", wpb.GetBalanceRequest())).balance
     assert (balance.cash, balance.total) == (100, 100)
     assert len(await transactions_of(wallet, "mallory")) == 1
     mine = await call(wallet, mallory, "ListTransactions", wpb.ListTransactionsRequest())
@@ -137,8 +137,8 @@ async def test_place_hold_on_a_voided_hold_says_so_and_a_true_repeat_is_the_same
     await wallet.client("payments", Role.CASHIER).deposit("hal", 500)
     dealer = wallet.client("dealer-1", Role.DEALER)
     request = wpb.PlaceHoldRequest(hold_id="hold-1", player_id="hal", table_id="t", amount=300)
-    first = await dealer.call("PlaceHold", request)
-    again = await dealer.call("PlaceHold", request)
+    first = (await dealer.call("PlaceHold", request)).hold
+    again = (await dealer.call("PlaceHold", request)).hold
     assert (first.status, again) == (wpb.HOLD_STATUS_PENDING, first)
 
     other = wpb.PlaceHoldRequest(hold_id="hold-1", player_id="hal", table_id="t", amount=301)
@@ -147,7 +147,7 @@ async def test_place_hold_on_a_voided_hold_says_so_and_a_true_repeat_is_the_same
     assert mismatch.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "a new hold needs a new id" in (mismatch.value.details() or "")
 
-    voided = await dealer.call("VoidHold", wpb.VoidHoldRequest(hold_id="hold-1"))
+    voided = (await dealer.call("VoidHold", wpb.VoidHoldRequest(hold_id="hold-1"))).hold
     assert voided.status == wpb.HOLD_STATUS_VOIDED
     with pytest.raises(grpc.aio.AioRpcError) as after_void:
         await dealer.call("PlaceHold", request)
