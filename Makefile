@@ -61,7 +61,7 @@ protocheck: $(BUF_STAMP)
 	$(BUF) lint
 	mkdir -p build && $(BUF) build --exclude-source-info -o build/schema.binpb
 	$(BUF) breaking build/schema.binpb --against protos/baseline.binpb
-	$(BUF) breaking build/schema.binpb --against protos/baseline-pokerpb.binpb \
+	$(BUF) breaking build/schema.binpb --against protos/baseline-pre-v1.binpb \
 		--path poker/v1/events.proto --path poker/v1/ledger.proto
 
 # Deliberately, after a reviewed schema change: the new baseline that `make protocheck` holds

@@ -3,8 +3,9 @@
 ``tests/fixtures/pre_v1_log`` holds batches recorded by main's code while the schema was still
 the package ``pokerpb`` (``TURN_BET = 0``), and what that code's own replay made of them. The
 stored events kept their field numbers and types (``buf breaking`` checks it against
-``protos/baseline-pokerpb.binpb``), so the bytes decode with the v1 messages as they are; the
+``protos/baseline-pre-v1.binpb``), so the bytes decode with the v1 messages as they are; the
 one meaning that moved, an ActionRequested without a kind, must still read as a betting turn.
+(v1rename: skip - this module names the pokerpb era on purpose.)
 """
 
 from __future__ import annotations
