@@ -113,7 +113,7 @@ async def test_a_pause_of_int64_max_is_invalid_argument_and_the_longest_pause_ne
     to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
     folded = await room.dealer_client(to_act).act(TABLE, view.hand.hand_id, dpb.ACTION_KIND_FOLD)
     assert folded.table.hand.seat_to_act == 0  # hand 1 is over
-    assert 0 < folded.table.next_hand_at - int(time.time() * 1000) <= HOUR_MS
+    assert 0 < folded.table.next_hand_at.ToMilliseconds() - int(time.time() * 1000) <= HOUR_MS
     closed = await operator.call(
         "CloseTable", dpb.CloseTableRequest(command_id=_id(), table_id=TABLE)
     )
@@ -201,7 +201,7 @@ def _role_for(service: str, method: str) -> Role:
     from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
     roles = (DEALER_ROLES if service == "Dealer" else WALLET_ROLES).get(
-        f"/poker.v1.{service}/{method}", {Role.OPERATOR}
+        f"/poker.v1.{service}Service/{method}", {Role.OPERATOR}
     )
     return Role.OPERATOR if Role.OPERATOR in roles else next(iter(sorted(roles)))
 

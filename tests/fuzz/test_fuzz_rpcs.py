@@ -42,8 +42,8 @@ SEED: Final = os.environ.get("FUZZ_SEED")
 DEALER: Final = dpb.DESCRIPTOR.services_by_name["DealerService"]
 WALLET: Final = wpb.DESCRIPTOR.services_by_name["WalletService"]
 STRATEGIES: Final = {
-    "Dealer": RequestStrategies(DEALER_LIMITS, POOLS),
-    "Wallet": RequestStrategies(WALLET_LIMITS, POOLS),
+    "DealerService": RequestStrategies(DEALER_LIMITS, POOLS),
+    "WalletService": RequestStrategies(WALLET_LIMITS, POOLS),
 }
 
 

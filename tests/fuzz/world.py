@@ -345,7 +345,7 @@ class World:
 
     def callers_for(self, service: str, method: str) -> list[Caller]:
         """The callers whose role may call ``method`` (the paths behind the role check)."""
-        roles = (DEALER_ROLES if service == "Dealer" else WALLET_ROLES).get(
+        roles = (DEALER_ROLES if service == "DealerService" else WALLET_ROLES).get(
             f"/poker.v1.{service}/{method}"
         )
         return [
@@ -390,7 +390,7 @@ class World:
         bodies: Bodies,
     ) -> Outcome:
         service = method.containing_service
-        dealer = service.name == "Dealer"
+        dealer = service.name == "DealerService"
         channel = self.room.dealer.channel if dealer else self.room.wallet.channel
         assert channel is not None
         metadata = caller.dealer_metadata if dealer else caller.wallet_metadata
@@ -481,7 +481,7 @@ class World:
     def _served(self, method: MethodDescriptor) -> Counter[str]:
         """The statuses the server has answered ``method`` with so far (its own metrics)."""
         service = method.containing_service
-        dealer = service.name == "Dealer"
+        dealer = service.name == "DealerService"
         registry = self.room.dealer.registry if dealer else self.room.wallet.registry
         name = f"poker_{'dealer' if dealer else 'wallet'}_grpc_requests"
         path = f"/{service.full_name}/{method.name}"
