@@ -12,7 +12,7 @@ and a finished hand in PHH.
 >>> from poker.engine.table import Action
 >>> action_of(dpb.ACTION_KIND_RAISE) is Action.RAISE
 True
->>> seat_address(dpb.SeatRequest(table_id="t-1", command_id="c-1", seat=3))
+>>> seat_address(dpb.StandUpRequest(table_id="t-1", command_id="c-1", seat=3))
 SeatAddress(table_id='t-1', command_id='c-1', seat=3)
 """
 
