@@ -110,8 +110,8 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.tools.bot import choose_action as choose_wire_action
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +244,7 @@ class StreamBot:
         self.call = client.stub.Play(metadata=client.metadata)
         self.sizes = sizes
 
-    async def act(self, table_id: str, hand_id: str, action: int, amount: int) -> dpb.CommandReply:
+    async def act(self, table_id: str, hand_id: str, action: int, amount: int) -> dpb.PlayResponse:
         """One Act with a fresh command id; :class:`Refused` if the dealer refused it."""
         request = dpb.PlayRequest(
             act=dpb.ActRequest(
@@ -257,7 +257,7 @@ class StreamBot:
         )
         await self.call.write(request)
         reply = await self.call.read()
-        if not isinstance(reply, dpb.CommandReply):
+        if not isinstance(reply, dpb.PlayResponse):
             raise Refused("the stream ended")
         self.sizes.add(request.ByteSize(), reply.ByteSize())
         if reply.code:
@@ -309,9 +309,9 @@ async def seat_table(
             command_id=f"create-{table_id}",
             table_id=table_id,
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
-            play_money=True,
+            real_money=False,
             pause_between_hands_ms=1,
         ),
     )
@@ -351,8 +351,9 @@ async def play_table(
         if not to_act:
             if view.hands_started >= target or view.closed:
                 return
-            # Between hands: the dealer's timer deals the next one at next_hand_at (unix ms).
-            wait_s = (view.next_hand_at - time.time() * 1000) / 1000 if view.next_hand_at else 0
+            # Between hands: the dealer's timer deals the next one at next_hand_at.
+            planned = view.HasField("next_hand_at")
+            wait_s = view.next_hand_at.ToMilliseconds() / 1000 - time.time() if planned else 0
             await asyncio.sleep(min(max(wait_s, 0.0) + 0.002, 0.1))
             view = None
             continue

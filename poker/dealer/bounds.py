@@ -25,8 +25,8 @@ from typing import Final
 from google.protobuf.descriptor import Descriptor
 
 from poker.servicekit.bounds import IntRange, Items, Limit, RequestBounds, Text
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 #: The most chips one stake (a blind, an ante, a bet size, the chip unit) may be: 100 million
 #: currency units at cents. The room's default maximum buy-in, 100 big blinds, then still fits
@@ -63,7 +63,7 @@ _RAISES: Final = IntRange(0, MAX_RAISES, "raises")
 
 
 def _fields(message: str, limit: Limit, *names: str) -> dict[str, Limit]:
-    return {f"pokerpb.{message}.{name}": limit for name in names}
+    return {f"poker.v1.{message}.{name}": limit for name in names}
 
 
 #: Every request field of the Dealer service and its limit (enums: any number they define).
@@ -104,8 +104,10 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("CloseTableRequest", _TABLE_ID, "table_id"),
     **_fields("CloseTableRequest", _REASON, "reason"),
     **_fields("DrainTableRequest", _TABLE_ID, "table_id"),
-    # Ten minutes at most: the call waits that long for the hand (0: the dealer's default).
-    **_fields("DrainTableRequest", IntRange(0, 600_000, "ms"), "timeout_ms"),
+    # Ten minutes at most: the call waits that long for the hand (unset or 0: the dealer's
+    # default). DrainTableRequest.timeout is the one Duration of the dealer's requests.
+    "google.protobuf.Duration.seconds": IntRange(0, 600, "s"),
+    "google.protobuf.Duration.nanos": IntRange(0, 999_999_999, "ns"),
     **_fields("WatchTableRequest", _TABLE_ID, "table_id"),
     **_fields("WatchTableRequest", IntRange(0, MAX_VERSION, "(a table version)"), "from_seq"),
     **_fields("GetHandHistoryRequest", _HAND_ID, "hand_id"),
@@ -119,9 +121,12 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("TopUpRequest", _TABLE_ID, "table_id"),
     **_fields("TopUpRequest", _SEAT, "seat"),
     **_fields("TopUpRequest", _CHIPS, "amount"),
-    **_fields("SeatRequest", _COMMAND_ID, "command_id"),
-    **_fields("SeatRequest", _TABLE_ID, "table_id"),
-    **_fields("SeatRequest", _SEAT, "seat"),
+    **_fields("StandUpRequest", _COMMAND_ID, "command_id"),
+    **_fields("SitOutRequest", _COMMAND_ID, "command_id"),
+    **_fields("StandUpRequest", _TABLE_ID, "table_id"),
+    **_fields("SitOutRequest", _TABLE_ID, "table_id"),
+    **_fields("StandUpRequest", _SEAT, "seat"),
+    **_fields("SitOutRequest", _SEAT, "seat"),
     **_fields("SitInRequest", _COMMAND_ID, "command_id"),
     **_fields("SitInRequest", _TABLE_ID, "table_id"),
     **_fields("SitInRequest", _SEAT, "seat"),
@@ -150,7 +155,7 @@ DEALER_BOUNDS: Final = RequestBounds(LIMITS)
 
 def request_types() -> list[Descriptor]:
     """The request message descriptors of every Dealer method."""
-    service = dpb.DESCRIPTOR.services_by_name["Dealer"]
+    service = dpb.DESCRIPTOR.services_by_name["DealerService"]
     return [method.input_type for method in service.methods]
 
 
@@ -173,7 +178,7 @@ def markdown_rows() -> str:
     """The limits as the rows of a Markdown table (field, limit), as docs/security/inputs.md
     shows them."""
     rows = DEALER_BOUNDS.rows(request_types())
-    return "\n".join(f"| `{name.removeprefix('pokerpb.')}` | {words} |" for name, words in rows)
+    return "\n".join(f"| `{name.removeprefix('poker.v1.')}` | {words} |" for name, words in rows)
 
 
 if __name__ == "__main__":  # pragma: no cover - a documentation helper

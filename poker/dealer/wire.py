@@ -10,9 +10,9 @@ sees it (what he may see is :mod:`poker.dealer.redaction`'s rule), a table's lin
 and a finished hand in PHH.
 
 >>> from poker.engine.table import Action
->>> action_of(dpb.ACTION_RAISE) is Action.RAISE
+>>> action_of(dpb.ACTION_KIND_RAISE) is Action.RAISE
 True
->>> seat_address(dpb.SeatRequest(table_id="t-1", command_id="c-1", seat=3))
+>>> seat_address(dpb.StandUpRequest(table_id="t-1", command_id="c-1", seat=3))
 SeatAddress(table_id='t-1', command_id='c-1', seat=3)
 """
 
@@ -22,7 +22,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from google.rpc import status_pb2
 
@@ -49,40 +49,40 @@ from poker.engine.table import (
 from poker.engine.table.config import config_from_wire as table_config_from_wire
 from poker.engine.table.config import config_to_wire
 from poker.servicekit.errors import InvalidArgument, RuleViolation, Unavailable
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _HAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,140}")
 
 _ACTIONS: Final[Mapping[int, Action]] = {
-    dpb.ACTION_FOLD: Action.FOLD,
-    dpb.ACTION_CHECK: Action.CHECK,
-    dpb.ACTION_CALL: Action.CALL,
-    dpb.ACTION_BET: Action.BET,
-    dpb.ACTION_RAISE: Action.RAISE,
-    dpb.ACTION_BRING_IN: Action.BRING_IN,
-    dpb.ACTION_COMPLETE: Action.COMPLETE,
+    dpb.ACTION_KIND_FOLD: Action.FOLD,
+    dpb.ACTION_KIND_CHECK: Action.CHECK,
+    dpb.ACTION_KIND_CALL: Action.CALL,
+    dpb.ACTION_KIND_BET: Action.BET,
+    dpb.ACTION_KIND_RAISE: Action.RAISE,
+    dpb.ACTION_KIND_BRING_IN: Action.BRING_IN,
+    dpb.ACTION_KIND_COMPLETE: Action.COMPLETE,
 }
 #: The engine's action names -> the wire enum (the way back of :data:`_ACTIONS`).
 ACTION_KINDS: Final = {
-    "fold": dpb.ACTION_FOLD,
-    "check": dpb.ACTION_CHECK,
-    "call": dpb.ACTION_CALL,
-    "bet": dpb.ACTION_BET,
-    "raise": dpb.ACTION_RAISE,
-    "bring_in": dpb.ACTION_BRING_IN,
-    "complete": dpb.ACTION_COMPLETE,
+    "fold": dpb.ACTION_KIND_FOLD,
+    "check": dpb.ACTION_KIND_CHECK,
+    "call": dpb.ACTION_KIND_CALL,
+    "bet": dpb.ACTION_KIND_BET,
+    "raise": dpb.ACTION_KIND_RAISE,
+    "bring_in": dpb.ACTION_KIND_BRING_IN,
+    "complete": dpb.ACTION_KIND_COMPLETE,
 }
 
 _SEAT_STATES: Final = {
-    SeatStatus.IN_HAND: dpb.SEAT_IN_HAND,
-    SeatStatus.PLAYING: dpb.SEAT_PLAYING,
-    SeatStatus.WAITING: dpb.SEAT_WAITING,
-    SeatStatus.SITTING_OUT: dpb.SEAT_SITTING_OUT,
-    SeatStatus.LEAVING: dpb.SEAT_LEAVING,
-    SeatStatus.BUSTED: dpb.SEAT_BUSTED,
+    SeatStatus.IN_HAND: dpb.SEAT_STATE_IN_HAND,
+    SeatStatus.PLAYING: dpb.SEAT_STATE_PLAYING,
+    SeatStatus.WAITING: dpb.SEAT_STATE_WAITING,
+    SeatStatus.SITTING_OUT: dpb.SEAT_STATE_SITTING_OUT,
+    SeatStatus.LEAVING: dpb.SEAT_STATE_LEAVING,
+    SeatStatus.BUSTED: dpb.SEAT_STATE_BUSTED,
 }
 
 
@@ -166,7 +166,9 @@ class HandAddress:
     hand_id: str
 
 
-def seat_address(request: dpb.SeatRequest | dpb.SitInRequest) -> SeatAddress:
+def seat_address(
+    request: dpb.StandUpRequest | dpb.SitOutRequest | dpb.SitInRequest,
+) -> SeatAddress:
     """The table, command id and seat of a seat command (StandUp, SitOut, SitIn)."""
     return SeatAddress(
         table_id_of(request.table_id), command_id_of(request.command_id), seat_of(request.seat)
@@ -228,7 +230,7 @@ def config_of(request: dpb.CreateTableRequest) -> TableConfig:
         tuple(wire.spread_round_max),
         wire.bring_in,
     )
-    config = make_config(request.game, structure, stakes, real_money=not request.play_money)
+    config = make_config(request.game, structure, stakes, real_money=request.real_money)
     overrides: dict[str, Any] = {}
     if request.seat_count:
         overrides["seat_count"] = request.seat_count
@@ -277,9 +279,31 @@ def with_settings(config: TableConfig, settings: pb.TableConfig) -> TableConfig:
 # --- replies out ------------------------------------------------------------------------------
 
 
-def command_reply(result: CommandResult, views: ViewCache, viewer: str | None) -> dpb.CommandReply:
-    """The reply to a command: what it did, and the table as ``viewer`` now sees it."""
-    reply = dpb.CommandReply(
+#: The responses of the commands: one message per RPC, all of the same shape (dealer.proto).
+CommandResponse = TypeVar(
+    "CommandResponse",
+    dpb.CreateTableResponse,
+    dpb.CloseTableResponse,
+    dpb.SitDownResponse,
+    dpb.TopUpResponse,
+    dpb.StandUpResponse,
+    dpb.SitOutResponse,
+    dpb.SitInResponse,
+    dpb.ActResponse,
+    dpb.DrawResponse,
+    dpb.AgreeSplitResponse,
+    dpb.PlayResponse,
+)
+
+
+def command_reply(
+    result: CommandResult,
+    views: ViewCache,
+    viewer: str | None,
+    response: type[CommandResponse],
+) -> CommandResponse:
+    """The ``response`` to a command: what it did, and the table as ``viewer`` now sees it."""
+    reply = response(
         table_id=result.table_id,
         command_id=result.command_id,
         version=result.version,
@@ -290,11 +314,11 @@ def command_reply(result: CommandResult, views: ViewCache, viewer: str | None) -
     return reply
 
 
-def refused_reply(command: Any, status: status_pb2.Status) -> dpb.CommandReply:
-    """The reply to a Play command that failed (``command`` None: none could be read): the
+def refused_reply(command: Any, status: status_pb2.Status) -> dpb.PlayResponse:
+    """The response to a Play command that failed (``command`` None: none could be read): the
     status the unary call would end with (its number and details, and the whole
     ``google.rpc.Status`` with its ErrorInfo and BadRequest), and no table."""
-    reply = dpb.CommandReply(code=status.code, message=status.message, status=status)
+    reply = dpb.PlayResponse(code=status.code, message=status.message, status=status)
     if command is not None:
         reply.table_id = command.table_id[:64]
         reply.command_id = command.command_id[:64]
@@ -316,9 +340,11 @@ def table_summary(table_id: str, state: TableState) -> dpb.TableSummary:
     )
 
 
-def hand_history(hand_id: str, table_id: str, events: list[pb.TableEvent]) -> dpb.HandHistory:
+def hand_history(
+    hand_id: str, table_id: str, events: list[pb.TableEvent]
+) -> dpb.GetHandHistoryResponse:
     """A finished hand's events (already redacted for the caller) as its PHH history."""
-    return dpb.HandHistory(hand_id=hand_id, table_id=table_id, phh=_phh(events))
+    return dpb.GetHandHistoryResponse(hand_id=hand_id, table_id=table_id, phh=_phh(events))
 
 
 def _phh(events: list[pb.TableEvent]) -> str:
@@ -380,10 +406,11 @@ def table_view(table_id: str, state: TableState, viewer: str | None) -> dpb.Tabl
         version=state.version,
         config=_config_wire(state.config),
         closed=state.closed,
-        next_hand_at=state.next_hand_at,
         your_seat=your_seat or 0,
         hands_started=state.hands_started,
     )
+    if state.next_hand_at:
+        view.next_hand_at.FromMilliseconds(state.next_hand_at)
     hand = state.hand
     for seat in seat_views(state):
         entry = view.seats.add(
@@ -421,7 +448,7 @@ def _fill_hand(view: dpb.HandView, state: TableState, hand: HandState) -> None:
     if hand.ended or to_act is None:
         return
     view.seat_to_act = to_act
-    view.deadline = hand.deadline
+    view.deadline.FromMilliseconds(hand.deadline)
     for option in legal_actions(state, to_act):
         view.legal_actions.add(
             action=ACTION_KINDS[option.action.value],
@@ -435,13 +462,14 @@ def _fill_draw_turn(view: dpb.HandView, state: TableState, to_act: int) -> None:
     """What a draw game asks of the seat to act besides betting: a draw, or the split offer
     (both queries answer None at once in the other games)."""
     draw = draw_option(state, to_act)
+    view.turn = pb.TURN_KIND_BET
     if draw is not None:
-        view.turn = pb.TURN_DRAW
+        view.turn = pb.TURN_KIND_DRAW
         view.draw.max_discard = draw.max_discard
         return
     offer = split_offer(state, to_act)
     if offer is not None:
-        view.turn = pb.TURN_SPLIT_OFFER
+        view.turn = pb.TURN_KIND_SPLIT_OFFER
         view.split_offer.pots.extend(offer.pots)
         view.split_offer.amounts.extend(offer.amounts)
         view.split_offer.may_bet = offer.may_bet

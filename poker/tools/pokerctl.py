@@ -60,11 +60,11 @@ from poker.tools.render import (
     structure_name,
     table_view,
 )
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import ledger_pb2 as lpb
-from pokerpb import wallet_pb2 as wpb
-from pokerpb import wallet_pb2_grpc
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2_grpc
 
 #: How long a wallet call may wait for a serving wallet (a standby taking the lease right after
 #: `make run` starts) before pokerctl gives up.
@@ -144,10 +144,10 @@ async def _wallet_call(
     token = issue_token(ctl.keys(), subject=subject, role=role)
     address = ctl.settings.wallet
     tls = ctl.settings.tls()
-    options = [*CHANNEL_OPTIONS, *health_checked_options("pokerpb.Wallet")]
+    options = [*CHANNEL_OPTIONS, *health_checked_options("poker.v1.WalletService")]
     async with aio_channel(address, tls, options) as channel:
         await _ready(channel, "wallet", address, "--wallet (POKER_WALLET)", tls=tls is not None)
-        rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
+        rpc = getattr(wallet_pb2_grpc.WalletServiceStub(channel), method)
         return await rpc(
             request, metadata=bearer_metadata(token), timeout=_WALLET_WAIT_S, wait_for_ready=True
         )
@@ -293,7 +293,7 @@ async def create(ctl: Ctl, **args: Any) -> None:
                 game=args["game"],
                 structure=STRUCTURES[args["structure"]],
                 stakes=_stakes(args),
-                play_money=not args["real_money"],
+                real_money=args["real_money"],
                 action_timer_ms=args["timer_ms"],
                 pause_between_hands_ms=args["pause_ms"],
             ),
@@ -416,7 +416,8 @@ async def watch(ctl: Ctl, table: str, as_player: str, from_seq: int) -> None:
         stream = client.stub.WatchTable(
             dpb.WatchTableRequest(table_id=table, from_seq=from_seq), metadata=client.metadata
         )
-        async for event in stream:
+        async for response in stream:
+            event = response.event
             lines = narrator.lines(event)
             ctl.emit(as_json(event), partial(_print_lines, ctl, lines))
 
@@ -462,7 +463,9 @@ async def drain(ctl: Ctl, table: str, timeout_s: float) -> None:
 
     async def body(channel: grpc.aio.Channel) -> None:
         operator = ctl.dealer(channel, "operator", Role.OPERATOR)
-        request = dpb.DrainTableRequest(table_id=table, timeout_ms=round(timeout_s * 1000))
+        request = dpb.DrainTableRequest(table_id=table)
+        if timeout_s:
+            request.timeout.FromMilliseconds(round(timeout_s * 1000))
         # The call lasts as long as the hand: wait for the dealer's longest timeout, and more.
         reply = await operator.stub.DrainTable(
             request, metadata=operator.metadata, timeout=(timeout_s or 600.0) + 30.0
@@ -694,7 +697,8 @@ for _name in ("deposit", "withdraw"):
 async def balance(ctl: Ctl, players: tuple[str, ...]) -> None:
     """Players' cash, held money and chips at tables."""
     replies = [
-        await _wallet_call(ctl, "GetBalance", wpb.GetBalanceRequest(player_id=p)) for p in players
+        (await _wallet_call(ctl, "GetBalance", wpb.GetBalanceRequest(player_id=p))).balance
+        for p in players
     ]
 
     def human() -> None:
@@ -755,7 +759,11 @@ async def escrow(ctl: Ctl, table: str) -> None:
 async def rake(ctl: Ctl) -> None:
     """The rake report by day, table and game."""
     request = wpb.GetRakeReportRequest(
-        group_by=[wpb.RAKE_BY_DAY, wpb.RAKE_BY_TABLE, wpb.RAKE_BY_GAME]
+        group_by=[
+            wpb.RAKE_DIMENSION_BY_DAY,
+            wpb.RAKE_DIMENSION_BY_TABLE,
+            wpb.RAKE_DIMENSION_BY_GAME,
+        ]
     )
     reply = await _wallet_call(ctl, "GetRakeReport", request)
 

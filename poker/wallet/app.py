@@ -35,6 +35,7 @@ from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ServerTls
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
+from poker.v1 import wallet_pb2_grpc
 from poker.wallet.book import LedgerBook
 from poker.wallet.config import WalletSettings
 from poker.wallet.consumer import BatchApplier, TableConsumer, dealer_stacks
@@ -50,7 +51,6 @@ from poker.wallet.ledger import ExpireHolds, LedgerState
 from poker.wallet.metrics import WalletMetrics
 from poker.wallet.reaper import DealerLeases, DealerSnapshots, Reaper
 from poker.wallet.standby import Leadership
-from pokerpb import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
@@ -278,7 +278,9 @@ async def build_wallet(
     )
     server.add_service(
         SERVICE_NAME,
-        lambda grpc_server: wallet_pb2_grpc.add_WalletServicer_to_server(servicer, grpc_server),
+        lambda grpc_server: wallet_pb2_grpc.add_WalletServiceServicer_to_server(
+            servicer, grpc_server
+        ),
     )
 
     wallet: Wallet | None = None

@@ -11,8 +11,9 @@ the ledger's own per-transaction and per-account maxima, business settings, are 
 ledger behind them. ``docs/security/inputs.md`` lists them (``python -m poker.wallet.bounds``
 prints the table).
 
->>> WALLET_BOUNDS.first_problem(wpb.PlaceHoldRequest(hold_id="h1", ttl_ms=2**63 - 1))
-'ttl_ms must be between 0 and 86,400,000 ms, not 9223372036854775807.'
+>>> from google.protobuf.duration_pb2 import Duration
+>>> WALLET_BOUNDS.first_problem(wpb.PlaceHoldRequest(hold_id="h1", ttl=Duration(seconds=2**40)))
+'ttl.seconds must be between 0 and 86,400 s, not 1099511627776.'
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Final
 from google.protobuf.descriptor import Descriptor
 
 from poker.servicekit.bounds import IntRange, Items, Limit, RequestBounds, Text
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2 as wpb
 
 #: The most one request may move or hold: 10 billion currency units at cents.
 MAX_AMOUNT: Final = 10**12
@@ -43,7 +44,7 @@ _DAY: Final = Text(10, r"[0-9]{4}-[0-9]{2}-[0-9]{2}", "a UTC day, YYYY-MM-DD")
 
 
 def _fields(message: str, limit: Limit, *names: str) -> dict[str, Limit]:
-    return {f"pokerpb.{message}.{name}": limit for name in names}
+    return {f"poker.v1.{message}.{name}": limit for name in names}
 
 
 #: Every request field of the Wallet service and its limit (enums: any number they define).
@@ -62,7 +63,9 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("ListTransactionsRequest", Text(20, r"[0-9]+", "digits"), "page_token"),
     **_fields("PlaceHoldRequest", _ID, "hold_id", "player_id", "table_id"),
     **_fields("PlaceHoldRequest", _AMOUNT, "amount"),
-    **_fields("PlaceHoldRequest", IntRange(0, MAX_HOLD_TTL_MS, "ms"), "ttl_ms"),
+    # PlaceHoldRequest.ttl is the one Duration of the wallet's requests: at most a day.
+    "google.protobuf.Duration.seconds": IntRange(0, MAX_HOLD_TTL_MS // 1000, "s"),
+    "google.protobuf.Duration.nanos": IntRange(0, 999_999_999, "ns"),
     **_fields("VoidHoldRequest", _ID, "hold_id"),
     **_fields("VoidHoldRequest", _REASON, "reason"),
     **_fields("GetTableEscrowRequest", _ID, "table_id"),
@@ -78,7 +81,7 @@ WALLET_BOUNDS: Final = RequestBounds(LIMITS)
 
 def request_types() -> list[Descriptor]:
     """The request message descriptors of every Wallet method."""
-    service = wpb.DESCRIPTOR.services_by_name["Wallet"]
+    service = wpb.DESCRIPTOR.services_by_name["WalletService"]
     return [method.input_type for method in service.methods]
 
 
@@ -86,7 +89,7 @@ def markdown_rows() -> str:
     """The limits as the rows of a Markdown table (field, limit), as docs/security/inputs.md
     shows them."""
     rows = WALLET_BOUNDS.rows(request_types())
-    return "\n".join(f"| `{name.removeprefix('pokerpb.')}` | {words} |" for name, words in rows)
+    return "\n".join(f"| `{name.removeprefix('poker.v1.')}` | {words} |" for name, words in rows)
 
 
 if __name__ == "__main__":  # pragma: no cover - a documentation helper

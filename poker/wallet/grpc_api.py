@@ -26,6 +26,8 @@ from poker.servicekit.errors import InvalidArgument, PermissionDenied, RuleViola
 from poker.servicekit.errors import NotFound as ServiceNotFound
 from poker.servicekit.status import ErrorTable
 from poker.servicekit.tokens import Principal, Role
+from poker.v1 import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2_grpc
 from poker.wallet import ledger, queries, wire
 from poker.wallet.book import LedgerBook
 from poker.wallet.bounds import WALLET_BOUNDS
@@ -34,12 +36,10 @@ from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import FindingsReader, StacksReader
 from poker.wallet.reasons import LEDGER_REASONS
 from poker.wallet.wire import balance_of
-from pokerpb import wallet_pb2 as wpb
-from pokerpb import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
-SERVICE_NAME: Final = "pokerpb.Wallet"
+SERVICE_NAME: Final = "poker.v1.WalletService"
 
 #: The ledger's error families, their statuses and reasons (the rest is servicekit's table).
 ERROR_TABLE: Final = ErrorTable(
@@ -109,7 +109,7 @@ def _listed_player(principal: Principal, requested: str) -> str | None:
     return None
 
 
-class WalletServicer(wallet_pb2_grpc.WalletServicer):
+class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
     """The Wallet service over a :class:`LedgerBook`."""
 
     def __init__(
@@ -131,7 +131,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         self._hold_ttl_ms = hold_ttl_ms
         self._findings = findings or list
 
-    async def _move(self, command: Deposit | Withdraw, key: str) -> wpb.MoneyMoved:
+    async def _move(self, command: Deposit | Withdraw, key: str) -> tuple[int, wpb.Balance]:
+        """Move the money (once per key): the transaction's id and the player's balance."""
         events = await self._book.execute([command])
         state = self._book.state
         tx_id = queries.moved_transaction_id(state, events, key)
@@ -147,38 +148,46 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
             caller=caller.subject,
             caller_role=caller.role.value,
         )
-        return wpb.MoneyMoved(transaction_id=tx_id, balance=balance_of(state, command.player_id))
+        return tx_id, balance_of(state, command.player_id)
 
     async def Deposit(
-        self, request: wpb.DepositRequest, context: _Context[wpb.DepositRequest, wpb.MoneyMoved]
-    ) -> wpb.MoneyMoved:
+        self,
+        request: wpb.DepositRequest,
+        context: _Context[wpb.DepositRequest, wpb.DepositResponse],
+    ) -> wpb.DepositResponse:
         """See the proto."""
         _check_bounds(request)
         player = _money_mover_for(current_principal(), request.player_id)
         key = wire.client_key(player, request.idempotency_key)
         command = Deposit(player, request.amount, key, self._book.clock(), request.reason)
-        return await self._move(command, key)
+        tx_id, balance = await self._move(command, key)
+        return wpb.DepositResponse(transaction_id=tx_id, balance=balance)
 
     async def Withdraw(
-        self, request: wpb.WithdrawRequest, context: _Context[wpb.WithdrawRequest, wpb.MoneyMoved]
-    ) -> wpb.MoneyMoved:
+        self,
+        request: wpb.WithdrawRequest,
+        context: _Context[wpb.WithdrawRequest, wpb.WithdrawResponse],
+    ) -> wpb.WithdrawResponse:
         """See the proto."""
         _check_bounds(request)
         player = _money_mover_for(current_principal(), request.player_id)
         key = wire.client_key(player, request.idempotency_key)
         queries.require_account(self._book.state, player)
         command = Withdraw(player, request.amount, key, self._book.clock(), request.reason)
-        return await self._move(command, key)
+        tx_id, balance = await self._move(command, key)
+        return wpb.WithdrawResponse(transaction_id=tx_id, balance=balance)
 
     async def GetBalance(
-        self, request: wpb.GetBalanceRequest, context: _Context[wpb.GetBalanceRequest, wpb.Balance]
-    ) -> wpb.Balance:
+        self,
+        request: wpb.GetBalanceRequest,
+        context: _Context[wpb.GetBalanceRequest, wpb.GetBalanceResponse],
+    ) -> wpb.GetBalanceResponse:
         """See the proto."""
         _check_bounds(request)
         player = _subject_player(current_principal(), request.player_id)
         state = self._book.state
         queries.require_account(state, player)
-        return balance_of(state, player)
+        return wpb.GetBalanceResponse(balance=balance_of(state, player))
 
     async def ListTransactions(
         self,
@@ -199,8 +208,10 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         return wire.transactions_response(listing)
 
     async def PlaceHold(
-        self, request: wpb.PlaceHoldRequest, context: _Context[wpb.PlaceHoldRequest, wpb.HoldView]
-    ) -> wpb.HoldView:
+        self,
+        request: wpb.PlaceHoldRequest,
+        context: _Context[wpb.PlaceHoldRequest, wpb.PlaceHoldResponse],
+    ) -> wpb.PlaceHoldResponse:
         """See the proto."""
         _check_bounds(request)
         command = PlaceHold(
@@ -208,25 +219,31 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
             request.player_id,
             request.table_id,
             request.amount,
-            ttl_ms=request.ttl_ms or self._hold_ttl_ms,
+            ttl_ms=request.ttl.ToMilliseconds() or self._hold_ttl_ms,  # bounded above
             now=self._book.clock(),
         )
         await self._book.execute([command])
-        return wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        return wpb.PlaceHoldResponse(
+            hold=wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        )
 
     async def VoidHold(
-        self, request: wpb.VoidHoldRequest, context: _Context[wpb.VoidHoldRequest, wpb.HoldView]
-    ) -> wpb.HoldView:
+        self,
+        request: wpb.VoidHoldRequest,
+        context: _Context[wpb.VoidHoldRequest, wpb.VoidHoldResponse],
+    ) -> wpb.VoidHoldResponse:
         """See the proto."""
         _check_bounds(request)
         await self._book.execute([VoidHold(request.hold_id, self._book.clock(), request.reason)])
-        return wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        return wpb.VoidHoldResponse(
+            hold=wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        )
 
     async def GetTableEscrow(
         self,
         request: wpb.GetTableEscrowRequest,
-        context: _Context[wpb.GetTableEscrowRequest, wpb.TableEscrow],
-    ) -> wpb.TableEscrow:
+        context: _Context[wpb.GetTableEscrowRequest, wpb.GetTableEscrowResponse],
+    ) -> wpb.GetTableEscrowResponse:
         """See the proto."""
         _check_bounds(request)
         escrow = queries.table_escrow(self._book.state, request.table_id)
@@ -235,8 +252,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
     async def GetRakeReport(
         self,
         request: wpb.GetRakeReportRequest,
-        context: _Context[wpb.GetRakeReportRequest, wpb.RakeReport],
-    ) -> wpb.RakeReport:
+        context: _Context[wpb.GetRakeReportRequest, wpb.GetRakeReportResponse],
+    ) -> wpb.GetRakeReportResponse:
         """See the proto."""
         _check_bounds(request)
         report = queries.rake_report(
@@ -250,8 +267,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         return wire.rake_report_message(report)
 
     async def Audit(
-        self, request: wpb.AuditRequest, context: _Context[wpb.AuditRequest, wpb.AuditReport]
-    ) -> wpb.AuditReport:
+        self, request: wpb.AuditRequest, context: _Context[wpb.AuditRequest, wpb.AuditResponse]
+    ) -> wpb.AuditResponse:
         """See the proto."""
         _check_bounds(request)
         report = await queries.audit(

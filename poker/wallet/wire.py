@@ -15,7 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from poker.servicekit.errors import InvalidArgument
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
 from poker.wallet import ledger
 from poker.wallet.bounds import MAX_CLIENT_KEY, MAX_PAGE
 from poker.wallet.ledger import HoldStatus, Transaction
@@ -29,20 +33,18 @@ from poker.wallet.queries import (
     TransactionListing,
     balance,
 )
-from pokerpb import ledger_pb2 as lpb
-from pokerpb import wallet_pb2 as wpb
 
 DEFAULT_PAGE = 50
 _DIMENSIONS: Final[dict[int, RakeDimension]] = {
-    wpb.RAKE_BY_TABLE: "table",
-    wpb.RAKE_BY_GAME: "game",
-    wpb.RAKE_BY_DAY: "day",
+    wpb.RAKE_DIMENSION_BY_TABLE: "table",
+    wpb.RAKE_DIMENSION_BY_GAME: "game",
+    wpb.RAKE_DIMENSION_BY_DAY: "day",
 }
 _HOLD_STATUS: Final = {
-    HoldStatus.PENDING: wpb.HOLD_PENDING,
-    HoldStatus.POSTED: wpb.HOLD_POSTED,
-    HoldStatus.VOIDED: wpb.HOLD_VOIDED,
-    HoldStatus.EXPIRED: wpb.HOLD_EXPIRED,
+    HoldStatus.PENDING: wpb.HOLD_STATUS_PENDING,
+    HoldStatus.POSTED: wpb.HOLD_STATUS_POSTED,
+    HoldStatus.VOIDED: wpb.HOLD_STATUS_VOIDED,
+    HoldStatus.EXPIRED: wpb.HOLD_STATUS_EXPIRED,
 }
 
 
@@ -104,6 +106,13 @@ def balance_message(value: Balance) -> wpb.Balance:
     )
 
 
+def timestamp(unix_ms: int) -> Timestamp:
+    """An instant of the ledger (unix milliseconds, as stored) as clients see it."""
+    shown = Timestamp()
+    shown.FromMilliseconds(unix_ms)
+    return shown
+
+
 def balance_of(state: ledger.LedgerState, player_id: str) -> wpb.Balance:
     """The player's cash, held money and chips at tables, on the wire."""
     return balance_message(balance(state, player_id))
@@ -116,7 +125,7 @@ def hold_view(hold: ledger.Hold) -> wpb.HoldView:
         player_id=hold.player_id,
         table_id=hold.table_id,
         amount=hold.amount,
-        expires_at=hold.expires_at,
+        expires_at=timestamp(hold.expires_at),
         status=_HOLD_STATUS[hold.status],
     )
 
@@ -133,8 +142,8 @@ def transaction_view(tx: Transaction, visible: frozenset[str] | None) -> wpb.Tra
         transaction_id=tx.transaction_id,
         kind=tx.kind.value,  # type: ignore[arg-type]  # Kind mirrors the proto enum
         postings=postings,
-        occurred_at=tx.occurred_at,
-        recorded_at=tx.recorded_at,
+        occurred_at=timestamp(tx.occurred_at),
+        recorded_at=timestamp(tx.recorded_at),
         table_id=tx.source_table_id,
         position=tx.source_position,
         hold_id=tx.hold_id,
@@ -154,9 +163,9 @@ def transactions_response(listing: TransactionListing) -> wpb.ListTransactionsRe
     )
 
 
-def table_escrow_message(escrow: TableEscrow) -> wpb.TableEscrow:
+def table_escrow_message(escrow: TableEscrow) -> wpb.GetTableEscrowResponse:
     """A table's escrow on the wire."""
-    return wpb.TableEscrow(
+    return wpb.GetTableEscrowResponse(
         table_id=escrow.table_id,
         escrow=[_escrow_line(line) for line in escrow.escrow],
         total=escrow.total,
@@ -165,9 +174,9 @@ def table_escrow_message(escrow: TableEscrow) -> wpb.TableEscrow:
     )
 
 
-def rake_report_message(report: RakeReport) -> wpb.RakeReport:
+def rake_report_message(report: RakeReport) -> wpb.GetRakeReportResponse:
     """A rake report on the wire (a dimension not grouped by is "")."""
-    return wpb.RakeReport(
+    return wpb.GetRakeReportResponse(
         rows=[
             wpb.RakeRow(
                 table_id=row.table_id or "",
@@ -183,9 +192,9 @@ def rake_report_message(report: RakeReport) -> wpb.RakeReport:
     )
 
 
-def audit_message(report: AuditReport) -> wpb.AuditReport:
+def audit_message(report: AuditReport) -> wpb.AuditResponse:
     """An audit on the wire."""
-    return wpb.AuditReport(
+    return wpb.AuditResponse(
         clean=report.clean,
         breaches=[
             wpb.AuditBreach(kind=b.kind, subject=b.subject, message=b.message)

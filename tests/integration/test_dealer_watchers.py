@@ -23,8 +23,8 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import eventually
 from poker.tools.bot import choose_action
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 from tests.integration.test_dealer_grpc import open_table, seat, until_hand
 
 SECRET = new_secret()
@@ -67,8 +67,8 @@ class Stream:
         self.task = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
-        async for event in self.call:
-            self.events.append(event)
+        async for response in self.call:
+            self.events.append(response.event)
 
     def versions(self) -> list[int]:
         return [event.version for event in self.events]
@@ -198,7 +198,7 @@ async def sit_out_and_in(player: Client, table_id: str, times: int) -> None:
     """``times`` SitOut + SitIn pairs of a lone player: two batches each, fast."""
     for _ in range(times):
         for method, request in (
-            ("SitOut", dpb.SeatRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=1)),
+            ("SitOut", dpb.SitOutRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=1)),
             ("SitIn", dpb.SitInRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=1)),
         ):
             await player.call(method, request)
@@ -226,7 +226,7 @@ async def test_a_reader_that_stops_reading_is_cut_off_and_the_others_go_on(
                 timeout=120,
             )
             first = await slow.read()
-            assert isinstance(first, pb.TableEvent) and first.version == 1
+            assert isinstance(first, dpb.WatchTableResponse) and first.event.version == 1
             registry = hub(dealer).metrics.registry
 
             def dropped() -> float:
@@ -259,8 +259,8 @@ async def test_a_reader_that_stops_reading_is_cut_off_and_the_others_go_on(
             # Reading again, the slow stream gets what gRPC had buffered, then the sentence.
             got: list[int] = [1]
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                while isinstance(event := await slow.read(), pb.TableEvent):
-                    got.append(event.version)
+                while isinstance(response := await slow.read(), dpb.WatchTableResponse):
+                    got.append(response.event.version)
             assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             details = caught.value.details() or ""
             assert "fell more than 8 batches behind" in details

@@ -26,10 +26,10 @@ from poker.testing.dealer import DealerHarness, harness_seals, namespace_setting
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 from poker.wallet.journal import LEDGER_KEY
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
 
 BUY_IN = 200
 
@@ -81,9 +81,9 @@ class Room:
             dpb.CreateTableRequest(
                 command_id=cid(),
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=5, big_blind=10),
-                play_money=False,
+                real_money=True,
                 pause_between_hands_ms=60_000,
                 action_timer_ms=30_000,
             ),
@@ -177,7 +177,7 @@ async def test_a_forged_hand_appended_past_the_dealer_moves_no_money_and_stops_t
     # The dealer's next append to the table conflicts, its catch-up meets the forgery: refused.
     with pytest.raises(grpc.aio.AioRpcError) as stopped:
         await room.player("ann").call(
-            "StandUp", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=1)
+            "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
         )
     assert stopped.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert f"Table {table_id} cannot be served" in (stopped.value.details() or "")
@@ -186,7 +186,7 @@ async def test_a_forged_hand_appended_past_the_dealer_moves_no_money_and_stops_t
 
     # Other tables go on: cat stands up at his and is paid out.
     await room.player("cat").call(
-        "StandUp", dpb.SeatRequest(command_id=cid(), table_id=other, seat=1)
+        "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=other, seat=1)
     )
     await eventually(lambda: room.escrow(other), lambda e: e == {})
     assert (await room.operator.balance("cat")).cash == 1_000
@@ -348,16 +348,16 @@ async def test_a_forged_batch_never_reaches_a_watcher_and_breaks_the_feed(room: 
         dpb.WatchTableRequest(table_id=table_id, from_seq=0), metadata=fan.metadata
     )
     seen: list[pb.TableEvent] = []
-    async for event in call:
-        seen.append(event)
-        if event.version == version:
+    async for response in call:
+        seen.append(response.event)
+        if response.event.version == version:
             break  # caught up: the next record comes through the live feed
     await room.table_log.append(
         table_id, forged_hand(table_id, version), expected_position=position, msg_id="forged-w"
     )
     with pytest.raises(grpc.aio.AioRpcError) as ended:
         async with asyncio.timeout(20):  # a feed that let it through would never end the stream
-            seen.extend([event async for event in call])
+            seen.extend([response.event async for response in call])
     assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
     assert f"watch again from version {version}" in (ended.value.details() or "")
     assert not [event for event in seen if event.hand_id == f"{table_id}.99"]
