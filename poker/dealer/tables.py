@@ -416,9 +416,9 @@ class TableService:
         :class:`~poker.dealer.errors.TableNotServedHere` if another dealer serves it."""
         running = self._drains.get(table_id)
         if running is None:
-            handed_off = self._handed_off.get(table_id)
+            handed_off = self._recent_hand_off(table_id)
             if handed_off is not None and not self._serves(table_id):
-                return handed_off.result
+                return handed_off
             await self._verify_served(table_id)
             timeout = self.drain_timeout_s if timeout_s is None else timeout_s
             running = self._drains[table_id] = asyncio.create_task(
@@ -426,6 +426,16 @@ class TableService:
             )
             running.add_done_callback(lambda done: self._forget_drain(table_id, done))
         return await asyncio.shield(running)
+
+    def _recent_hand_off(self, table_id: str) -> DrainResult | None:
+        """The answer of this process's hand-off of ``table_id`` while its hold-off lasts."""
+        handed_off = self._handed_off.get(table_id)
+        if handed_off is None:
+            return None
+        if asyncio.get_running_loop().time() < handed_off.until:
+            return handed_off.result
+        del self._handed_off[table_id]  # over: the table may be taken (and drained) again
+        return None
 
     def _forget_drain(self, table_id: str, done: asyncio.Task[DrainResult]) -> None:
         if self._drains.get(table_id) is done:
@@ -505,15 +515,7 @@ class TableService:
     def _may_take(self, table_id: str) -> bool:
         """Whether this process may take ``table_id`` (not while it stops, nor during the
         hold-off after handing it off)."""
-        if not self._accepting:
-            return False
-        handed_off = self._handed_off.get(table_id)
-        if handed_off is None:
-            return True
-        if asyncio.get_running_loop().time() < handed_off.until:
-            return False
-        del self._handed_off[table_id]
-        return True
+        return self._accepting and self._recent_hand_off(table_id) is None
 
     def _deals_on(self, table_id: str) -> bool:
         """Whether the next hand may start here (not at a table being drained)."""

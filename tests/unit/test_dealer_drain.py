@@ -80,7 +80,7 @@ class Gate:
 
 
 class Parts:
-    def __init__(self) -> None:
+    def __init__(self, *, holdoff_s: float = 30.0) -> None:
         self.store = HeldStore()
         self.registry = CollectorRegistry()
         self.metrics = DealerMetrics(self.registry)
@@ -93,7 +93,7 @@ class Parts:
             InMemoryWallet({"ann": 1_000, "bob": 1_000}),
             self.metrics,
             gate=self.gate,
-            drain_holdoff_s=30.0,
+            drain_holdoff_s=holdoff_s,
         )
 
     def handoffs(self, outcome: str) -> float:
@@ -191,3 +191,14 @@ async def test_a_closed_table_has_nothing_to_hand_off() -> None:
     with pytest.raises(TableNotOpen):
         await service.drain_table("t1")
     assert parts.handoffs("hand_finished") == 0
+
+
+async def test_after_the_hold_off_a_drain_is_refused_again() -> None:
+    parts = Parts(holdoff_s=0.05)
+    service = parts.service
+    await service.create_table("t1", "create", CONFIG)
+    first = await service.drain_table("t1")  # no hand: released at once
+    assert await service.drain_table("t1") == first  # within the hold-off: the same answer
+    await asyncio.sleep(0.1)
+    with pytest.raises(TableNotServedHere):  # over: an answer about now, not the old one
+        await service.drain_table("t1")
