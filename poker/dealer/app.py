@@ -186,8 +186,10 @@ async def build_dealer(
         await drain_nats(nats)
 
     async def hand_off_tables() -> None:
-        await scanner.stop()
+        # The hand-off first, waiting on nothing else: a stopping dealer takes no table (the
+        # scanner's offers are refused from here on), and the scanner stops after it.
         await tables.drain_all()
+        await scanner.stop()
 
     async def stop_tables() -> None:
         await scanner.stop()

@@ -74,6 +74,13 @@ class FeedInterrupted(Unavailable):
     REASON = "FEED_INTERRUPTED"
 
 
+class TableNotServedHere(Unavailable):
+    """The table exists, but this dealer does not serve it now (another does, or this one
+    handed it off); ask the dealer that serves it."""
+
+    REASON = "TABLE_NOT_SERVED_HERE"
+
+
 class FeedUnavailable(Unavailable):
     """This dealer runs without the event feed that WatchTable needs."""
 
@@ -90,5 +97,6 @@ __all__ = [
     "StaleHand",
     "StreamTooSlow",
     "TableNotFound",
+    "TableNotServedHere",
     "TooManyStreams",
 ]

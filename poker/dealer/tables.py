@@ -35,6 +35,7 @@ from poker.dealer.errors import (
     NoSeatAtTable,
     StaleHand,
     TableNotFound,
+    TableNotServedHere,
 )
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import OwnershipGate
@@ -67,7 +68,7 @@ from poker.engine.table import (
     execute,
 )
 from poker.engine.table.config import config_to_wire
-from poker.engine.table.errors import TooEarly
+from poker.engine.table.errors import TableNotOpen, TooEarly
 from poker.eventstore.aggregate import RetriesExhausted
 from poker.eventstore.api import DuplicateAppend, Record, StoreUnavailable
 from poker.servicekit.errors import Conflict, Unavailable
@@ -114,6 +115,15 @@ class DrainResult:
     table_id: str
     hand_finished: bool
     version: int
+
+
+@dataclass(frozen=True, slots=True)
+class _HandedOff:
+    """A table handed off: left to the other dealers until loop time ``until``, and the
+    answer a drain asked again meanwhile gets."""
+
+    until: float
+    result: DrainResult
 
 
 class TableService:
@@ -170,7 +180,8 @@ class TableService:
         self.drain_timeout_s = drain_timeout_s
         self._drain_holdoff_s = drain_holdoff_s
         self._draining: dict[str, asyncio.Event] = {}
-        self._handed_off: dict[str, float] = {}  # table -> loop time until which we leave it
+        self._drains: dict[str, asyncio.Task[DrainResult]] = {}  # the hand-offs under way
+        self._handed_off: dict[str, _HandedOff] = {}  # the hand-offs done, for the hold-off
         self._accepting = True  # False once the whole dealer drains (SIGTERM)
 
     # --- use cases: tables ----------------------------------------------------------------------
@@ -395,20 +406,71 @@ class TableService:
         then release the lease and leave the table alone for the hold-off, so that another
         dealer's takeover scan adopts it at once. A hand still running at the timeout is
         released as it is: the successor applies the crash rule (RULES.md §6.6), as after a
-        crash. Raises Unavailable if this process does not serve the table."""
-        if table_id not in self._tables or not self._gate.holds(table_id):
-            await self.table(table_id)  # NotFound for a table that does not exist
-            raise Unavailable(
-                f"This dealer does not serve table {table_id}; ask the one that does."
+        crash.
+
+        The hand-off is the service's, not the caller's: a caller that gives up (its deadline,
+        a cancelled call) does not stop it half-way (a table left dealing no hand). Asked again
+        while it runs, the caller waits for the same hand-off; asked again within the hold-off
+        after it, the caller gets its answer again. Raises NotFound for a table that does not
+        exist, :class:`~poker.engine.table.errors.TableNotOpen` for a closed one and
+        :class:`~poker.dealer.errors.TableNotServedHere` if another dealer serves it."""
+        running = self._drains.get(table_id)
+        if running is None:
+            handed_off = self._recent_hand_off(table_id)
+            if handed_off is not None and not self._serves(table_id):
+                return handed_off
+            await self._verify_served(table_id)
+            timeout = self.drain_timeout_s if timeout_s is None else timeout_s
+            running = self._drains[table_id] = asyncio.create_task(
+                self._drain(table_id, timeout), name=f"drain-{table_id}"
             )
-        timeout = self.drain_timeout_s if timeout_s is None else timeout_s
+            running.add_done_callback(lambda done: self._forget_drain(table_id, done))
+        return await asyncio.shield(running)
+
+    def _recent_hand_off(self, table_id: str) -> DrainResult | None:
+        """The answer of this process's hand-off of ``table_id`` while its hold-off lasts."""
+        handed_off = self._handed_off.get(table_id)
+        if handed_off is None:
+            return None
+        if asyncio.get_running_loop().time() < handed_off.until:
+            return handed_off.result
+        del self._handed_off[table_id]  # over: the table may be taken (and drained) again
+        return None
+
+    def _forget_drain(self, table_id: str, done: asyncio.Task[DrainResult]) -> None:
+        if self._drains.get(table_id) is done:
+            del self._drains[table_id]
+
+    def _serves(self, table_id: str) -> bool:
+        return table_id in self._tables and self._gate.holds(table_id)
+
+    async def _verify_served(self, table_id: str) -> None:
+        """Raise unless this process serves ``table_id`` (see :meth:`drain_table`)."""
+        if self._serves(table_id):
+            return
+        state = await self.table(table_id)  # NotFound for a table that does not exist
+        if state.closed:
+            raise TableNotOpen(f"Table {table_id} is closed: there is nothing to hand off.")
+        raise TableNotServedHere(
+            f"This dealer does not serve table {table_id}; ask the one that does."
+        )
+
+    async def _drain(self, table_id: str, timeout_s: float) -> DrainResult:
+        """One table's hand-off (:meth:`drain_table`), bounded by ``timeout_s``."""
+        # Marked first, so that no timed step decided from here on deals a hand; then the
+        # table's lock, so that the hand is judged on the table after the command in flight
+        # (one that starts a hand is being appended: its hand must be played out too).
         ended = self._draining.setdefault(table_id, asyncio.Event())
-        state = self._tables[table_id].state.table
-        if state is None or not state.hand_running:
-            ended.set()
-        _log.info("table_draining", table_id=table_id, timeout_s=timeout)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        async with self._lock(table_id):
+            loaded = self._tables.get(table_id)
+            state = None if loaded is None else loaded.state.table
+            if state is None or not state.hand_running or not self._gate.holds(table_id):
+                ended.set()
+        _log.info("table_draining", table_id=table_id, timeout_s=timeout_s)
         try:
-            await asyncio.wait_for(ended.wait(), timeout)
+            await asyncio.wait_for(ended.wait(), max(deadline - loop.time(), 0.0))
             finished = True
         except TimeoutError:
             finished = False
@@ -436,9 +498,11 @@ class TableService:
         """Release a drained table under its lock (no command is half-way through)."""
         async with self._lock(table_id):
             self._draining.pop(table_id, None)
-            self._handed_off[table_id] = asyncio.get_running_loop().time() + self._drain_holdoff_s
             loaded = self._tables.get(table_id)
             version = 0 if loaded is None else loaded.state.version
+            result = DrainResult(table_id, finished, version)
+            until = asyncio.get_running_loop().time() + self._drain_holdoff_s
+            self._handed_off[table_id] = _HandedOff(until, result)
             if loaded is not None:
                 await self._drop(table_id)
         self._metrics.handoffs.labels(outcome="hand_finished" if finished else "hand_running").inc()
@@ -446,27 +510,22 @@ class TableService:
             _log.info("table_handed_off", table_id=table_id, version=version)
         else:
             _log.warning("table_handed_off_mid_hand", table_id=table_id, version=version)
-        return DrainResult(table_id, finished, version)
+        return result
 
     def _may_take(self, table_id: str) -> bool:
         """Whether this process may take ``table_id`` (not while it stops, nor during the
         hold-off after handing it off)."""
-        if not self._accepting:
-            return False
-        until = self._handed_off.get(table_id)
-        if until is None:
-            return True
-        if asyncio.get_running_loop().time() < until:
-            return False
-        del self._handed_off[table_id]
-        return True
+        return self._accepting and self._recent_hand_off(table_id) is None
 
     def _deals_on(self, table_id: str) -> bool:
         """Whether the next hand may start here (not at a table being drained)."""
         return self._accepting and table_id not in self._draining
 
     async def close(self) -> None:
-        """Stop every timer and finish the snapshots being written (shutdown)."""
+        """Stop every timer and hand-off still under way, and finish the snapshots being
+        written (shutdown)."""
+        for drain in list(self._drains.values()):
+            drain.cancel()
         await self.timers.close()
         if self.watchers is not None:
             await self.watchers.close()
@@ -550,7 +609,7 @@ class TableService:
         if not self._accepting:
             raise Unavailable("This dealer is stopping: it takes no new table; retry elsewhere.")
         if not self._may_take(table_id) or not await self._gate.acquire(table_id):
-            raise Unavailable(
+            raise TableNotServedHere(
                 f"Table {table_id} is served by another dealer right now; retry in a moment."
             )
         return await self._adopt_locked(table_id)

@@ -50,6 +50,7 @@ from poker.eventstore.api import (
     retry_while_unavailable,
     verify_key,
 )
+from poker.eventstore.tasks import cancel_and_wait
 
 #: JetStream's error codes for a failed expected-last-subject-sequence check.
 _WRONG_LAST_SEQUENCE = (10071, 10164)
@@ -417,9 +418,7 @@ class LeaseKeeper:
     async def stop(self, *, release: bool = True) -> None:
         """Stop renewing and, unless told otherwise or already lost, release the lease."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)  # again if a renewal's reply dropped the cancel
             self._task = None
         if release and not self.lost.is_set():
             with contextlib.suppress(StoreUnavailable):

@@ -15,9 +15,10 @@ True
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Coroutine
 from typing import Any
+
+from poker.eventstore.tasks import cancel_and_wait
 
 
 class BackgroundTask:
@@ -39,9 +40,8 @@ class BackgroundTask:
             self._task = asyncio.create_task(self._run(), name=self._name)
 
     async def stop(self) -> None:
-        """Cancel the task and wait for it to end; nothing if it is not started."""
+        """Cancel the task and wait for it to end (:func:`~poker.eventstore.tasks.cancel_and_wait`:
+        a dropped cancel is sent again); nothing if it is not started."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)  # again if a cancel is dropped (3.11 wait_for)
             self._task = None

@@ -45,6 +45,7 @@ from nats.js import JetStreamContext, api
 
 from poker.eventstore.api import EventStore, Record, StoreUnavailable
 from poker.eventstore.sealing import Refusal, SealRefused
+from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
 from poker.tablelog.seals import TableSeals
@@ -377,9 +378,7 @@ class TableConsumer:
     async def stop(self) -> None:
         """Stop consuming (unacked messages are redelivered to whoever consumes next)."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)  # again if a fetch's reply dropped the cancel
             self._task = None
         if self._sub is not None:
             with contextlib.suppress(Exception):

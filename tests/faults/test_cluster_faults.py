@@ -37,9 +37,7 @@ from poker.tools.client import Client, WalletClient
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
-from tests.faults.test_wallet_faults import Process, dealer_args, processes, wallet_args
-
-__all__ = ["processes"]  # the fixture, imported for the test below
+from tests.faults.test_wallet_faults import Process, dealer_args, wallet_args
 
 pytestmark = pytest.mark.slow
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -87,16 +88,6 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "log-keys": str(harness_log_keys_file()),
     }
     return [sys.executable, "-m", "poker.dealer", *[f"--{k}={v}" for k, v in flags.items()]]
-
-
-@pytest.fixture
-def processes() -> Iterator[list[Process]]:
-    started: list[Process] = []
-    try:
-        yield started
-    finally:
-        for process in started:
-            process.kill()
 
 
 def cid() -> str:
@@ -304,3 +295,43 @@ async def test_abandoned_table_is_closed_by_the_wallet_and_refunded(
         assert not view.seats
     await asyncio.sleep(0.5)
     assert await table_log(dealer_settings, table_id) == batches
+
+
+#: Far longer than the hand-over takes: a standby that waited for the lease to expire would
+#: be too late.
+WALLET_LEASE_TTL_S = 8.0
+
+
+async def test_sigterm_hands_the_writer_role_to_the_standby_at_once(
+    dealer_settings: DealerSettings, processes: list[Process], tmp_path: Path
+) -> None:
+    """A planned stop of the active wallet releases its lease: the standby serves (and writes)
+    well before the lease would have expired, with the whole ledger, and the audit is clean."""
+    settings = wallet_settings(dealer_settings, lease_ttl_s=WALLET_LEASE_TTL_S)
+    secret = settings.token_secret
+    active = Process(wallet_args(settings), tmp_path / "active.log")
+    processes.append(active)
+    active.start()
+    async with grpc.aio.insecure_channel(active.address) as channel:
+        operator = WalletClient(channel, secret, "op", Role.OPERATOR)
+        await eventually(lambda: operator.deposit("ann", 1_000, key="d-1"), lambda _: True)
+    standby = Process(wallet_args(settings), tmp_path / "standby.log")
+    processes.append(standby)
+    await asyncio.to_thread(standby.start)
+    async with grpc.aio.insecure_channel(standby.address) as channel:
+        operator = WalletClient(channel, secret, "op", Role.OPERATOR)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await operator.deposit("ann", 1, key="d-standby")
+        assert refused.value.code() is grpc.StatusCode.UNAVAILABLE  # NOT_LEADER: it stands by
+        assert active.process is not None
+        active.process.terminate()
+        signalled = time.monotonic()
+        await eventually(lambda: operator.deposit("ann", 500, key="d-2"), lambda _: True)
+        pause = time.monotonic() - signalled
+        print(f"\nthe standby wrote {pause:.2f} s after the active wallet's SIGTERM")
+        assert pause < WALLET_LEASE_TTL_S / 2  # released, not expired
+        assert await asyncio.to_thread(active.wait_exit, 10) == 0  # a clean stop
+        balance = await operator.balance("ann")
+        assert (balance.cash, balance.held) == (1_500, 0)
+        report = await operator.audit()
+        assert report.clean, report.breaches
