@@ -83,6 +83,7 @@ ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
             "Act",
             "Draw",
             "AgreeSplit",
+            "CommitSeed",
             "Play",
         )
     },
@@ -325,6 +326,22 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
         """See dealer.proto."""
         _check_bounds(request)
         return self._reply(await self._agree_split(request, _player(current_principal())))
+
+    @_counted("commit_seed")
+    async def CommitSeed(
+        self,
+        request: dpb.CommitSeedRequest,
+        context: _Context[dpb.CommitSeedRequest, dpb.CommandReply],
+    ) -> dpb.CommandReply:
+        """See dealer.proto."""
+        _check_bounds(request)
+        player = _player(current_principal())
+        at = wire.seat_address(request)
+        seed = wire.seed_of(request.seed_hex)
+        result = await self._tables.commit_seed(
+            at.table_id, at.command_id, player, at.seat, seed=seed
+        )
+        return self._reply(result)
 
     async def Play(
         self,

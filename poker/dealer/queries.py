@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from poker.dealer.errors import HandNotFound, NotDealtIn
-from poker.dealer.redaction import SeatTracker, redact_event
+from poker.dealer.redaction import SeatTracker, redact_history_event
 from poker.dealer.tables import TableService
 from poker.engine.table import TableState
 from poker.tablelog.repository import decode_batch
@@ -61,7 +61,7 @@ async def hand_history(
     dealt = {entry.seat for entry in events[0].hand_started.seats}
     if seat not in dealt:
         raise NotDealtIn("You were not dealt into this hand.")
-    return [redact_event(event, seat) for event in events]
+    return [redact_history_event(event, seat) for event in events]
 
 
 __all__ = ["ListedTable", "hand_history", "list_tables"]

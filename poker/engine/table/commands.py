@@ -80,11 +80,28 @@ class SitIn:
 
 @dataclass(frozen=True, slots=True)
 class StartNextHand:
-    """Deal the next hand with the shuffled ``deck``; the table decides the rest."""
+    """Deal the next hand with the shuffled ``deck``; the table decides the rest.
+
+    ``server_seed`` (provably fair decks, :mod:`poker.engine.fairness`): the dealer's fresh
+    secret seed; the deck is then derived from it, the seeds of the players dealt in and the
+    hand id (``deck`` must be empty), HandStarted commits to it and the hand's end reveals it.
+    """
 
     hand_id: str
     deck: tuple[Card, ...]
     now: int
+    server_seed: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitSeed:
+    """The player in ``seat`` gives his seed for the next hand he is dealt into (1 to 64
+    bytes, :mod:`poker.engine.fairness`); it replaces one he gave before."""
+
+    seat: int
+    player_id: str
+    seed: bytes
+    now: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,4 +178,5 @@ Command = (
     | TimeOut
     | VoidHand
     | CloseTable
+    | CommitSeed
 )

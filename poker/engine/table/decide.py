@@ -13,12 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from poker.engine import fairness
 from poker.engine import hand as hand_machine
+from poker.engine.cards import Card
+from poker.engine.games import get_game
 from poker.engine.table.commands import (
     Act,
     AgreeSplit,
     CloseTable,
     Command,
+    CommitSeed,
     CreateTable,
     Draw,
     SitDown,
@@ -31,7 +35,7 @@ from poker.engine.table.commands import (
     VoidHand,
 )
 from poker.engine.table.config import config_to_wire
-from poker.engine.table.errors import SeatStateError
+from poker.engine.table.errors import InvalidRequest, SeatStateError
 from poker.engine.table.events import TableEventBody
 from poker.engine.table.evolve import evolve
 from poker.engine.table.rules import (
@@ -170,6 +174,17 @@ def _sit_in(recorder: _Recorder, command: SitIn) -> None:
     recorder.emit(pb.PlayerSatIn(seat=command.seat, post_blinds=bool(command.post_blinds)))
 
 
+def _commit_seed(recorder: _Recorder, command: CommitSeed) -> None:
+    """A seated player's seed for the next hand he is dealt into (provably fair decks)."""
+    state = verify_table_open(recorder.state)
+    verify_occupant(state, command.seat, command.player_id)
+    seed = command.seed
+    problem = fairness.seed_problem(seed) if type(seed) is bytes else "A seed is bytes."
+    if problem is not None:
+        raise InvalidRequest(problem)
+    recorder.emit(pb.PlayerSeedCommitted(seat=command.seat, seed=seed))
+
+
 def _cash_out(
     seat: int, player_id: str, amount: int, reason: pb.CashOutReason.ValueType, now: int
 ) -> pb.PlayerCashedOut:
@@ -198,18 +213,52 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
         recorder.emit(missed)
     table = recorder.table
     seats = tuple(hand_machine.SeatStack(number, _stack(table, number)) for number in plan.seats)
+    deck = command.deck
+    player_seeds: tuple[tuple[int, bytes], ...] = ()
+    if command.server_seed:
+        player_seeds = _player_seeds(table, plan.seats)
+        deck = _committed_deck(table, hand_id, command, player_seeds)
     start = hand_machine.StartHand(
         hand_id,
         table.config.hand,
         seats,
         plan.button,
-        command.deck,
+        deck,
         command.now,
         posts=plan.posts,
         small_blind=plan.small_blind if plan.explicit else None,
         big_blind=plan.big_blind if plan.explicit else None,
+        server_seed=command.server_seed,
+        player_seeds=player_seeds,
     )
     recorder.emit_all(hand_machine.decide(table.hand, start))
+
+
+def _player_seeds(table: TableState, dealt: Iterable[int]) -> tuple[tuple[int, bytes], ...]:
+    """The seeds the players dealt in gave for this hand, in seat order."""
+    seeds = []
+    for number in sorted(dealt):
+        seat = table.seats[number - 1]
+        if seat is not None and seat.seed:
+            seeds.append((number, seat.seed))
+    return tuple(seeds)
+
+
+def _committed_deck(
+    table: TableState,
+    hand_id: str,
+    command: StartNextHand,
+    player_seeds: tuple[tuple[int, bytes], ...],
+) -> tuple[Card, ...]:
+    """The deck derived from the server seed (provably fair decks): none may come with it."""
+    if command.deck:
+        raise InvalidRequest("A hand with a server seed derives its deck; send no deck.")
+    if type(command.server_seed) is not bytes or (
+        len(command.server_seed) != fairness.SERVER_SEED_BYTES
+    ):
+        raise InvalidRequest(f"The server seed holds {fairness.SERVER_SEED_BYTES} bytes.")
+    game = get_game(table.config.game)
+    return fairness.derive_deck(game.deck, command.server_seed, player_seeds, hand_id)
 
 
 def _act(recorder: _Recorder, command: Act) -> None:
@@ -218,7 +267,22 @@ def _act(recorder: _Recorder, command: Act) -> None:
 
 
 def _draw(recorder: _Recorder, command: Draw) -> None:
-    draw = hand_machine.Draw(command.seat, command.discard, command.now, command.shuffle)
+    shuffle = command.shuffle
+    hand = recorder.state.hand if recorder.state is not None else None
+    if hand is not None and not hand.ended and hand.setup.server_seed:
+        # A committed deck: the reshuffle is derived too (its own stream), never supplied.
+        if shuffle:
+            raise InvalidRequest("A hand with a server seed derives its reshuffle; send none.")
+        setup = hand.setup
+        shuffle = fairness.derive_reshuffle(
+            setup.game.deck,
+            setup.server_seed,
+            setup.player_seeds,
+            setup.hand_id,
+            street=hand.street,
+            seat=command.seat,
+        )
+    draw = hand_machine.Draw(command.seat, command.discard, command.now, shuffle)
     _play(recorder, command.seat, command.player_id, draw)
 
 
@@ -292,6 +356,8 @@ def _after_hand(recorder: _Recorder, now: int) -> None:
     table = recorder.table
     if table.hand_running:
         return
+    if table.hand is not None and table.hand.setup.server_seed:  # the hand's last event
+        recorder.emit(pb.DeckRevealed(server_seed=table.hand.setup.server_seed))
     for number in table.occupied():
         seat = table.seats[number - 1]
         assert seat is not None
@@ -327,4 +393,5 @@ _COMMANDS: Final[dict[type, Callable[[_Recorder, Any], None]]] = {
     TimeOut: _time_out,
     VoidHand: _void_hand,
     CloseTable: _close,
+    CommitSeed: _commit_seed,
 }

@@ -95,6 +95,10 @@ def _table_closed(state: TableState, event: pb.TableClosed) -> TableState:
     return state._replace(closed=True)
 
 
+def _seed_committed(state: TableState, event: pb.PlayerSeedCommitted) -> TableState:
+    return _update(state, event.seat, seed=event.seed)
+
+
 _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
     pb.TableCreated: _table_created,
     pb.PlayerSeated: _player_seated,
@@ -106,6 +110,7 @@ _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
     pb.BlindsMissed: _blinds_missed,
     pb.NextHandScheduled: _next_hand_scheduled,
     pb.TableClosed: _table_closed,
+    pb.PlayerSeedCommitted: _seed_committed,
 }
 
 
@@ -129,6 +134,10 @@ def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
         seat = table[number - 1]
         assert seat is not None, f"seat {number} is empty"
         table[number - 1] = seat._replace(new=False, missed_small=False, missed_big=False)
+    for entry in event.player_seeds:  # a seed serves one hand
+        seat = table[entry.seat - 1]
+        assert seat is not None, f"seat {entry.seat} is empty"
+        table[entry.seat - 1] = seat._replace(seed=b"")
     for number, seat in enumerate(table, 1):
         if seat is not None and seat.sitting_out and number not in seats:
             table[number - 1] = seat._replace(hands_sat_out=seat.hands_sat_out + 1)

@@ -22,7 +22,8 @@ class Seat(NamedTuple):
     ``post_blinds``: his choice to post what he owes at once rather than wait for the big blind;
     ``leaving``: he stood up during a hand he is dealt into and is cashed out when it ends;
     ``hands_sat_out``: hands dealt at the table in a row while he sat out (reset when he sits
-    in), for ``TableConfig.sit_out_max_hands``.
+    in), for ``TableConfig.sit_out_max_hands``;
+    ``seed``: his seed for the next hand he is dealt into (provably fair decks, b"": none).
     """
 
     player_id: str
@@ -34,6 +35,7 @@ class Seat(NamedTuple):
     post_blinds: bool = False
     leaving: bool = False
     hands_sat_out: int = 0
+    seed: bytes = b""
 
     @property
     def owes(self) -> bool:
