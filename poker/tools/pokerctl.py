@@ -5,6 +5,8 @@
     pokerctl watch <table>                              # the table's hands as they are played
     pokerctl show <table> [--as bot-1]                  # the table (bot-1's cards with --as)
     pokerctl history <hand id>                          # a finished hand in PHH
+    pokerctl seed <table> --as bot-1 [--seed HEX]       # bot-1's seed for his next hand's deck
+    pokerctl verify-hand <hand id> [--as bot-1] [--seed SEAT=HEX]   # the deck was fair
     pokerctl tables | close <table> | token <subject>
     pokerctl drain <table> [--timeout 60]               # hand the table to another dealer
     pokerctl deposit alice 5000 [--key K] | withdraw alice 100 --key K   # the wallet
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import signal
 import sys
 import uuid
@@ -41,6 +44,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from poker.engine import fairness_check
 from poker.engine.games import GAMES, ForcedBets
 from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
@@ -441,6 +445,102 @@ async def history(ctl: Ctl, hand_id: str, as_player: str) -> None:
             "GetHandHistory", dpb.GetHandHistoryRequest(hand_id=hand_id)
         )
         ctl.emit(as_json(reply), lambda: print(reply.phh))
+
+    await _with_dealer(ctl, body)
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--as", "as_player", required=True, help="The seated player giving the seed.")
+@click.option(
+    "--seed",
+    "seed_hex",
+    default="",
+    show_default=False,
+    help="The seed in hex, 1 to 64 bytes (default: 32 random bytes, printed).",
+)
+@_json_option
+@_run
+async def seed(ctl: Ctl, table: str, as_player: str, seed_hex: str) -> None:
+    """Give a player's seed for the next hand he is dealt into: mixed with the dealer's
+    committed seed into the deck (docs/fairness.md); keep it to check the hand afterwards."""
+    text = seed_hex or secrets.token_hex(32)
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        client = ctl.dealer(channel, as_player, Role.PLAYER)
+        view = await client.table(table)
+        number = next((s.seat for s in view.seats if s.player_id == as_player), 0)
+        if not number:
+            raise CtlError(f"{as_player} has no seat at table {table}.")
+        request = dpb.CommitSeedRequest(
+            command_id=_cid(), table_id=table, seat=number, seed_hex=text
+        )
+        await client.call("CommitSeed", request)
+        ctl.emit(
+            {"table_id": table, "seat": number, "seed_hex": text},
+            lambda: print(f"seat {number} at {table}: seed {text} for the next hand"),
+        )
+
+    await _with_dealer(ctl, body)
+
+
+def _given_seeds(values: tuple[str, ...]) -> dict[int, bytes]:
+    """``SEAT=HEX`` options as seeds by seat."""
+    seeds: dict[int, bytes] = {}
+    for value in values:
+        seat_text, _, hex_text = value.partition("=")
+        try:
+            seeds[int(seat_text)] = bytes.fromhex(hex_text)
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is not SEAT=HEX.", param_hint="--seed") from None
+    return seeds
+
+
+@cli.command("verify-hand")
+@click.argument("hand_id")
+@_AS
+@click.option(
+    "--seed",
+    "seeds",
+    multiple=True,
+    show_default=False,
+    help="SEAT=HEX: the seed that seat gave; the hand must have used it (repeatable).",
+)
+@_json_option
+@_run
+async def verify_hand(ctl: Ctl, hand_id: str, as_player: str, seeds: tuple[str, ...]) -> None:
+    """Check a finished hand was dealt fair: its commitment, the deck its seeds derive and
+    every card dealt (as the operator, or --as a player dealt in). Exit status 1 if not."""
+    given = _given_seeds(seeds)
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        reply = await _viewer(ctl, channel, as_player).call(
+            "GetHandHistory", dpb.GetHandHistoryRequest(hand_id=hand_id)
+        )
+        check = fairness_check.verify_hand(list(reply.events), given_seeds=given)
+        data = {
+            "hand_id": hand_id,
+            "ok": check.ok,
+            "problems": check.problems,
+            "cards_checked": check.cards_checked,
+            "unchecked": check.unchecked,
+            "player_seeds": {str(seat): value.hex() for seat, value in check.player_seeds},
+        }
+
+        def human() -> None:
+            for problem in check.problems:
+                print(f"FAIL {problem}")
+            if check.ok:
+                print(
+                    f"hand {hand_id} is fair: commitment, derivation and {check.cards_checked}"
+                    f" cards checked ({len(check.player_seeds)} player seeds)"
+                )
+            if check.unchecked:
+                print(f"note: {check.unchecked}")
+
+        ctl.emit(data, human)
+        if not check.ok:
+            raise SystemExit(1)
 
     await _with_dealer(ctl, body)
 
