@@ -13,7 +13,8 @@ import random
 from functools import partial
 
 from bench.harness import Result, rates
-from bench.services import choose_action, engine_table
+from bench.policy import choose_action
+from bench.services import engine_table
 from poker.engine import fairness
 from poker.engine.cards import DECK_52
 from poker.engine.fairness_check import verify_hand
