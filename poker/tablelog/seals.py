@@ -6,8 +6,8 @@ The MAC itself is :mod:`poker.eventstore.sealing`'s; this adds the table log's p
 - A wallet key may seal one thing only: the wallet's own close of an abandoned table
   (:mod:`poker.wallet.reaper`): a batch whose command id starts with :data:`WALLET_CLOSE_PREFIX`,
   made only of the events ``CloseTable`` decides (the void of a running hand and its deck's
-  reveal, cash-outs, the next-hand schedule the void emits) and ending with ``TableClosed``. Anything else under a
-  wallet key is refused (:attr:`~poker.eventstore.sealing.Refusal.WRONG_WRITER`): a leaked wallet
+  reveal, cash-outs, the next-hand schedule the void emits) and ending with ``TableClosed``.
+  Anything else under a wallet key is refused (:attr:`~poker.eventstore.sealing.Refusal.WRONG_WRITER`): a leaked wallet
   key cannot deal hands or settle pots.
 """
 
