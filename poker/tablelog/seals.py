@@ -7,8 +7,9 @@ The MAC itself is :mod:`poker.eventstore.sealing`'s; this adds the table log's p
   (:mod:`poker.wallet.reaper`): a batch whose command id starts with :data:`WALLET_CLOSE_PREFIX`,
   made only of the events ``CloseTable`` decides (the void of a running hand and its deck's
   reveal, cash-outs, the next-hand schedule the void emits) and ending with ``TableClosed``.
-  Anything else under a wallet key is refused (:attr:`~poker.eventstore.sealing.Refusal.WRONG_WRITER`): a leaked wallet
-  key cannot deal hands or settle pots.
+  Anything else under a wallet key is refused
+  (:attr:`~poker.eventstore.sealing.Refusal.WRONG_WRITER`): a leaked wallet key cannot deal
+  hands or settle pots.
 """
 
 from __future__ import annotations
