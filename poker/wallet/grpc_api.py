@@ -31,7 +31,7 @@ from poker.wallet.book import LedgerBook
 from poker.wallet.bounds import WALLET_BOUNDS
 from poker.wallet.ledger import Deposit, PlaceHold, VoidHold, Withdraw
 from poker.wallet.metrics import WalletMetrics
-from poker.wallet.queries import FindingsReader, StacksReader
+from poker.wallet.queries import ChainReader, FindingsReader, StacksReader
 from poker.wallet.reasons import LEDGER_REASONS
 from poker.wallet.wire import balance_of
 from pokerpb import wallet_pb2 as wpb
@@ -121,15 +121,18 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         hold_ttl_ms: int = 120_000,
         hold_overdue_ms: int = 30_000,
         findings: FindingsReader | None = None,
+        chains: ChainReader | None = None,
     ) -> None:
         """``findings`` are what the consumer knows is wrong (refused batches, stalled
-        tables): the Audit reports them beside the ledger's own breaches."""
+        tables), ``chains`` reads the breaks of the tables' hash chains: the Audit reports
+        them beside the ledger's own breaches."""
         self._book = book
         self._hold_overdue_ms = hold_overdue_ms
         self._metrics = metrics
         self._stacks = stacks
         self._hold_ttl_ms = hold_ttl_ms
         self._findings = findings or list
+        self._chains = chains
 
     async def _move(self, command: Deposit | Withdraw, key: str) -> wpb.MoneyMoved:
         events = await self._book.execute([command])
@@ -261,6 +264,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
             now=self._book.clock(),
             overdue_after_ms=self._hold_overdue_ms,
             metrics=self._metrics,
+            chains=self._chains,
         )
         return wire.audit_message(report)
 
