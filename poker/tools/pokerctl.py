@@ -7,6 +7,9 @@
     pokerctl history <hand id>                          # a finished hand in PHH
     pokerctl seed <table> --as bot-1 [--seed HEX]       # bot-1's seed for his next hand's deck
     pokerctl verify-hand <hand id> [--as bot-1] [--seed SEAT=HEX]   # the deck was fair
+    pokerctl replay <table> [--to-version N]            # rebuilt from NATS, no dealer needed
+    pokerctl verify [<table> ...]                       # chain, decks, dealer and wallet agree
+    pokerctl export --table T | --player P [--since D] [--until D] [-o F]   # one .phhs file
     pokerctl tables | close <table> | token <subject>
     pokerctl drain <table> [--timeout 60]               # hand the table to another dealer
     pokerctl deposit alice 5000 [--key K] | withdraw alice 100 --key K   # the wallet
@@ -35,7 +38,9 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import partial, wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -46,11 +51,21 @@ from rich.table import Table
 
 from poker.engine import fairness_check
 from poker.engine.games import GAMES, ForcedBets
+from poker.engine.table import live_stack
+from poker.eventstore.jetstream import JetStreamEventStore
 from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
+from poker.servicekit.nats_connect import (
+    NatsConfigError,
+    NatsSettings,
+    NatsUnavailable,
+    connect_nats,
+    server_urls,
+)
 from poker.servicekit.tls import aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
-from poker.tools import ctlconfig
+from poker.tablelog.settings import DEFAULT_TABLE_LOG
+from poker.tools import ctlconfig, logtools
 from poker.tools.botrun import BotSession, fund_bots
 from poker.tools.client import CHANNEL_OPTIONS, Client
 from poker.tools.ctlconfig import CtlError, Settings
@@ -887,6 +902,289 @@ async def audit(ctl: Ctl) -> None:
         )
 
     ctl.emit(as_json(reply), human)
+
+
+# --- the operator's tools over the table log itself (NATS, no dealer) ----------------------------
+
+
+def _nats_options(function: _F) -> _F:
+    """``--nats`` and ``--nats-credentials``: where the table log is, as whom."""
+    function = click.option(
+        "--nats-credentials",
+        "nats_credentials",
+        envvar="POKER_NATS_CREDENTIALS",
+        default="",
+        show_default=False,
+        help="The operator's NATS credentials file (default: var/nats-credentials/admin.json"
+        " of the home, if it exists).",
+    )(function)
+    return click.option(
+        "--nats",
+        "nats_url",
+        envvar="POKER_NATS",
+        default="nats://127.0.0.1:4222",
+        help="NATS server URL(s), comma-separated (POKER_NATS).",
+    )(function)
+
+
+async def _with_log(
+    ctl: Ctl,
+    nats_url: str,
+    credentials: str,
+    body: Callable[[JetStreamEventStore], Awaitable[None]],
+) -> None:
+    """Run ``body`` with the table log's store, connected with the operator's credentials."""
+    if not credentials:
+        default = ctl.settings.secret_path().parent / "nats-credentials" / "admin.json"
+        credentials = str(default) if default.exists() else ""
+    settings = NatsSettings(
+        servers=server_urls(nats_url),
+        name="pokerctl",
+        credentials=credentials,
+        connect_budget_s=ctlconfig.CONNECT_TIMEOUT_S,
+    )
+    try:
+        client = await connect_nats(settings)
+    except (NatsUnavailable, NatsConfigError) as error:
+        raise CtlError(f"NATS at {nats_url} (--nats) cannot be reached: {error}") from None
+    try:
+        await body(JetStreamEventStore(client.jetstream(), DEFAULT_TABLE_LOG.stream_settings))
+    finally:
+        await client.close()
+
+
+async def _table_ids(store: JetStreamEventStore) -> list[str]:
+    """Every table with a log."""
+    prefix = f"{DEFAULT_TABLE_LOG.subject_prefix}."
+    info = await store._js.stream_info(DEFAULT_TABLE_LOG.stream, subjects_filter=f"{prefix}>")
+    return sorted(subject.removeprefix(prefix) for subject in (info.state.subjects or {}))
+
+
+def _state_data(replayed: logtools.Replayed) -> dict[str, Any]:
+    state = replayed.state
+    seats = []
+    if state is not None:
+        for number in state.occupied():
+            seat = state.seats[number - 1]
+            assert seat is not None
+            seats.append(
+                {
+                    "seat": number,
+                    "player_id": seat.player_id,
+                    "stack": live_stack(state, number),
+                    "sitting_out": seat.sitting_out,
+                }
+            )
+    return {
+        "table_id": replayed.table_id,
+        "version": replayed.version,
+        "records": replayed.records,
+        "hands_started": state.hands_started if state is not None else 0,
+        "hand_running": state.hand_running if state is not None else False,
+        "closed": state.closed if state is not None else False,
+        "seats": seats,
+        "chain_breaks": [broken.message for broken in replayed.breaks],
+    }
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--to-version", type=click.IntRange(1), default=None, help="Stop after this event.")
+@_nats_options
+@_json_option
+@_run
+async def replay(
+    ctl: Ctl, table: str, to_version: int | None, nats_url: str, nats_credentials: str
+) -> None:
+    """Rebuild a table from its log on NATS (from its first event, no dealer needed): its state
+    at --to-version (default: now), the hash chain checked, and the PHH of its hands so far."""
+
+    async def body(store: JetStreamEventStore) -> None:
+        records = await logtools.read_records(store, table)
+        if not records:
+            raise CtlError(f"There is no table {table} in the log.")
+        replayed = logtools.replay_records(table, records, to_version=to_version)
+        phhs, count = logtools.export_phhs(replayed.hands)
+        data = {**_state_data(replayed), "hands": count, "phhs": phhs}
+
+        def human() -> None:
+            ctl.out.print(
+                f"table {table} at version {replayed.version} ({replayed.records} records):"
+                f" {data['hands_started']} hands started"
+                + (", a hand running" if data["hand_running"] else "")
+                + (", closed" if data["closed"] else ""),
+                markup=False,
+            )
+            for seat in data["seats"]:
+                away = " (sitting out)" if seat["sitting_out"] else ""
+                print(f"  seat {seat['seat']}: {seat['player_id']} {seat['stack']}{away}")
+            for message in data["chain_breaks"]:
+                print(f"CHAIN {message}")
+            if phhs:
+                print(phhs)
+
+        ctl.emit(data, human)
+
+    await _with_log(ctl, nats_url, nats_credentials, body)
+
+
+async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
+    """Where the live dealer's and the wallet's view of the table differ from the rebuild."""
+    state = replayed.state
+    if state is None:
+        return []
+    differences: list[str] = []
+    rebuilt = {seat["player_id"]: seat["stack"] for seat in _state_data(replayed)["seats"]}
+
+    async def with_dealer(channel: grpc.aio.Channel) -> None:
+        view = await ctl.dealer(channel, "operator", Role.OPERATOR).table(replayed.table_id)
+        if view.version != replayed.version:
+            differences.append(
+                f"the dealer is at version {view.version}, the log at {replayed.version}"
+            )
+        live = {seat.player_id: seat.stack for seat in view.seats if seat.player_id}
+        if live != rebuilt:
+            differences.append(f"the dealer's stacks {live} are not the log's {rebuilt}")
+
+    await _with_dealer(ctl, with_dealer)
+    if not state.hand_running:
+        reply = await _wallet_call(
+            ctl, "GetTableEscrow", wpb.GetTableEscrowRequest(table_id=replayed.table_id)
+        )
+        escrow = {line.player_id: line.amount for line in reply.escrow if line.amount}
+        if escrow != {player: stack for player, stack in rebuilt.items() if stack}:
+            differences.append(f"the wallet's escrow {escrow} is not the log's stacks {rebuilt}")
+    return differences
+
+
+@cli.command()
+@click.argument("tables", nargs=-1)
+@click.option("--no-live", is_flag=True, help="Do not compare with the dealer and the wallet.")
+@_nats_options
+@_json_option
+@_run
+async def verify(
+    ctl: Ctl, tables: tuple[str, ...], no_live: bool, nats_url: str, nats_credentials: str
+) -> None:
+    """Replay tables from scratch (default: every table): check the hash chain and every
+    committed deck, and compare with the live dealer's state and the wallet's escrow. A report
+    per table; exit status 1 on any difference."""
+    reports: list[dict[str, Any]] = []
+
+    async def body(store: JetStreamEventStore) -> None:
+        names = list(tables) or await _table_ids(store)
+        with Progress(
+            TextColumn("verifying"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tables"),
+            console=ctl.err,
+            disable=ctl.json or not ctl.err.is_terminal,
+        ) as progress:
+            task = progress.add_task("tables", total=len(names))
+            for name in names:
+                replayed = logtools.replay_records(name, await logtools.read_records(store, name))
+                problems = logtools.verify_replayed(replayed)
+                if not replayed.records:
+                    problems.append(f"there is no table {name} in the log")
+                elif not no_live:
+                    problems += await _live_differences(ctl, replayed)
+                reports.append(
+                    {
+                        "table_id": name,
+                        "version": replayed.version,
+                        "ok": not problems,
+                        "hands": len(replayed.hands),
+                        "problems": problems,
+                    }
+                )
+                progress.advance(task)
+
+    await _with_log(ctl, nats_url, nats_credentials, body)
+
+    def human() -> None:
+        for report in reports:
+            verdict = "ok" if report["ok"] else f"{len(report['problems'])} problems"
+            print(
+                f"{report['table_id']}: {verdict} (version {report['version']},"
+                f" {report['hands']} hands)"
+            )
+            for problem in report["problems"]:
+                print(f"  - {problem}")
+
+    ctl.emit({"tables": reports, "ok": all(r["ok"] for r in reports)}, human)
+    if not all(report["ok"] for report in reports):
+        raise SystemExit(1)
+
+
+def _ms(moment: datetime | None) -> int | None:
+    """A --since/--until moment as unix ms (naive: UTC)."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+@cli.command()
+@click.option("--table", "table", default="", show_default=False, help="This table's hands.")
+@click.option("--player", "player", default="", show_default=False, help="This player's hands.")
+@click.option("--since", type=click.DateTime(), default=None, help="Hands started from (UTC).")
+@click.option("--until", type=click.DateTime(), default=None, help="Hands started before (UTC).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", help="The file.")
+@_nats_options
+@_json_option
+@_run
+async def export(
+    ctl: Ctl,
+    *,
+    table: str,
+    player: str,
+    since: datetime | None,
+    until: datetime | None,
+    output: str,
+    nats_url: str,
+    nats_credentials: str,
+) -> None:
+    """The finished hands of a table or of a player (every table) as one .phhs file, read from
+    the log on NATS."""
+    if bool(table) == bool(player):
+        raise click.UsageError("Give --table or --player (one of them).")
+    texts: list[str] = []
+    total = 0
+
+    async def body(store: JetStreamEventStore) -> None:
+        nonlocal total
+        names = [table] if table else await _table_ids(store)
+        with Progress(
+            TextColumn("exporting"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tables"),
+            console=ctl.err,
+            disable=ctl.json or not ctl.err.is_terminal,
+        ) as progress:
+            task = progress.add_task("tables", total=len(names))
+            hands: list[logtools.HandRecord] = []
+            for name in names:
+                hands += logtools.replay_records(
+                    name, await logtools.read_records(store, name)
+                ).hands
+                progress.advance(task)
+        text, total = logtools.export_phhs(
+            hands, player=player or None, since_ms=_ms(since), until_ms=_ms(until)
+        )
+        texts.append(text)
+
+    await _with_log(ctl, nats_url, nats_credentials, body)
+    text = texts[0] if texts else ""
+    if output == "-":
+        ctl.emit({"hands": total, "phhs": text}, lambda: print(text))
+        return
+    Path(output).write_text(text, encoding="utf-8")
+    ctl.emit(
+        {"hands": total, "output": output}, lambda: print(f"{total} hands written to {output}")
+    )
 
 
 def _cid() -> str:
