@@ -45,6 +45,8 @@ from typing import Any, TypeVar
 
 import click
 import grpc
+import nats
+import nats.errors
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -55,16 +57,11 @@ from poker.engine.table import live_stack
 from poker.eventstore.jetstream import JetStreamEventStore
 from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
-from poker.servicekit.nats_connect import (
-    NatsConfigError,
-    NatsSettings,
-    NatsUnavailable,
-    connect_nats,
-    server_urls,
-)
+from poker.servicekit.nats_connect import NatsConfigError, NatsSettings, server_urls
 from poker.servicekit.tls import aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
-from poker.tablelog.settings import DEFAULT_TABLE_LOG
+from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from poker.tools import ctlconfig, logtools
 from poker.tools.botrun import BotSession, fund_bots
 from poker.tools.client import CHANNEL_OPTIONS, Client
@@ -908,56 +905,78 @@ async def audit(ctl: Ctl) -> None:
 
 
 def _nats_options(function: _F) -> _F:
-    """``--nats`` and ``--nats-credentials``: where the table log is, as whom."""
-    function = click.option(
-        "--nats-credentials",
-        "nats_credentials",
-        envvar="POKER_NATS_CREDENTIALS",
-        default="",
-        show_default=False,
-        help="The operator's NATS credentials file (default: var/nats-credentials/admin.json"
-        " of the home, if it exists).",
-    )(function)
-    return click.option(
-        "--nats",
-        "nats_url",
-        envvar="POKER_NATS",
-        default="nats://127.0.0.1:4222",
-        help="NATS server URL(s), comma-separated (POKER_NATS).",
-    )(function)
+    """Where the table log is and as whom: ``--nats``, ``--nats-credentials``, ``--stream``,
+    ``--subject-prefix`` (the dealer's names; the room's by default)."""
+    options = [
+        click.option(
+            "--nats",
+            "nats_url",
+            envvar="POKER_NATS",
+            default="nats://127.0.0.1:4222",
+            help="NATS server URL(s), comma-separated (POKER_NATS).",
+        ),
+        click.option(
+            "--nats-credentials",
+            "nats_credentials",
+            envvar="POKER_NATS_CREDENTIALS",
+            default="",
+            show_default=False,
+            help="The operator's NATS credentials file (default: var/nats-credentials/admin.json"
+            " of the home, if it exists).",
+        ),
+        click.option(
+            "--stream",
+            envvar="POKER_TABLE_STREAM",
+            default=DEFAULT_TABLE_LOG.stream,
+            help="The tables stream (the dealer's --stream).",
+        ),
+        click.option(
+            "--subject-prefix",
+            envvar="POKER_TABLE_SUBJECT_PREFIX",
+            default=DEFAULT_TABLE_LOG.subject_prefix,
+            help="Its subjects' prefix (the dealer's --subject-prefix).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
 
 
 async def _with_log(
     ctl: Ctl,
-    nats_url: str,
-    credentials: str,
-    body: Callable[[JetStreamEventStore], Awaitable[None]],
+    log: dict[str, str],
+    body: Callable[[JetStreamEventStore, JetStreamFeed], Awaitable[None]],
 ) -> None:
-    """Run ``body`` with the table log's store, connected with the operator's credentials."""
+    """Run ``body(store, feed)`` with the table log's store and feed, connected with the
+    operator's credentials (``log``: the options of :func:`_nats_options`)."""
+    credentials = log["nats_credentials"]
     if not credentials:
         default = ctl.settings.secret_path().parent / "nats-credentials" / "admin.json"
         credentials = str(default) if default.exists() else ""
     settings = NatsSettings(
-        servers=server_urls(nats_url),
-        name="pokerctl",
-        credentials=credentials,
-        connect_budget_s=ctlconfig.CONNECT_TIMEOUT_S,
+        servers=server_urls(log["nats_url"]), name="pokerctl", credentials=credentials
     )
     try:
-        client = await connect_nats(settings)
-    except (NatsUnavailable, NatsConfigError) as error:
-        raise CtlError(f"NATS at {nats_url} (--nats) cannot be reached: {error}") from None
+        # nats-py directly, not the services' connect (its log lines would mix with --json).
+        client = await nats.connect(
+            servers=list(settings.servers),
+            name=settings.name,
+            connect_timeout=ctlconfig.CONNECT_TIMEOUT_S,
+            allow_reconnect=False,
+            max_reconnect_attempts=0,
+            **settings.connect_options(),
+        )
+    except NatsConfigError as error:
+        raise CtlError(f"--nats-credentials: {error}") from None
+    except (OSError, TimeoutError, nats.errors.Error) as error:
+        raise CtlError(f"NATS at {log['nats_url']} (--nats) cannot be reached: {error}") from None
+    names = TableLogSettings(stream=log["stream"], subject_prefix=log["subject_prefix"])
     try:
-        await body(JetStreamEventStore(client.jetstream(), DEFAULT_TABLE_LOG.stream_settings))
+        js = client.jetstream()
+        stream = names.stream_settings
+        await body(JetStreamEventStore(js, stream), JetStreamFeed(js, stream))
     finally:
         await client.close()
-
-
-async def _table_ids(store: JetStreamEventStore) -> list[str]:
-    """Every table with a log."""
-    prefix = f"{DEFAULT_TABLE_LOG.subject_prefix}."
-    info = await store._js.stream_info(DEFAULT_TABLE_LOG.stream, subjects_filter=f"{prefix}>")
-    return sorted(subject.removeprefix(prefix) for subject in (info.state.subjects or {}))
 
 
 def _state_data(replayed: logtools.Replayed) -> dict[str, Any]:
@@ -993,13 +1012,11 @@ def _state_data(replayed: logtools.Replayed) -> dict[str, Any]:
 @_nats_options
 @_json_option
 @_run
-async def replay(
-    ctl: Ctl, table: str, to_version: int | None, nats_url: str, nats_credentials: str
-) -> None:
+async def replay(ctl: Ctl, table: str, to_version: int | None, **log: str) -> None:
     """Rebuild a table from its log on NATS (from its first event, no dealer needed): its state
     at --to-version (default: now), the hash chain checked, and the PHH of its hands so far."""
 
-    async def body(store: JetStreamEventStore) -> None:
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed) -> None:
         records = await logtools.read_records(store, table)
         if not records:
             raise CtlError(f"There is no table {table} in the log.")
@@ -1025,7 +1042,7 @@ async def replay(
 
         ctl.emit(data, human)
 
-    await _with_log(ctl, nats_url, nats_credentials, body)
+    await _with_log(ctl, log, body)
 
 
 async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
@@ -1063,16 +1080,14 @@ async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
 @_nats_options
 @_json_option
 @_run
-async def verify(
-    ctl: Ctl, tables: tuple[str, ...], no_live: bool, nats_url: str, nats_credentials: str
-) -> None:
+async def verify(ctl: Ctl, tables: tuple[str, ...], no_live: bool, **log: str) -> None:
     """Replay tables from scratch (default: every table): check the hash chain and every
     committed deck, and compare with the live dealer's state and the wallet's escrow. A report
     per table; exit status 1 on any difference."""
     reports: list[dict[str, Any]] = []
 
-    async def body(store: JetStreamEventStore) -> None:
-        names = list(tables) or await _table_ids(store)
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed) -> None:
+        names = list(tables) or await feed.table_ids()
         with Progress(
             TextColumn("verifying"),
             BarColumn(),
@@ -1100,7 +1115,7 @@ async def verify(
                 )
                 progress.advance(task)
 
-    await _with_log(ctl, nats_url, nats_credentials, body)
+    await _with_log(ctl, log, body)
 
     def human() -> None:
         for report in reports:
@@ -1143,8 +1158,7 @@ async def export(
     since: datetime | None,
     until: datetime | None,
     output: str,
-    nats_url: str,
-    nats_credentials: str,
+    **log: str,
 ) -> None:
     """The finished hands of a table or of a player (every table) as one .phhs file, read from
     the log on NATS."""
@@ -1153,9 +1167,9 @@ async def export(
     texts: list[str] = []
     total = 0
 
-    async def body(store: JetStreamEventStore) -> None:
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed) -> None:
         nonlocal total
-        names = [table] if table else await _table_ids(store)
+        names = [table] if table else await feed.table_ids()
         with Progress(
             TextColumn("exporting"),
             BarColumn(),
@@ -1176,7 +1190,7 @@ async def export(
         )
         texts.append(text)
 
-    await _with_log(ctl, nats_url, nats_credentials, body)
+    await _with_log(ctl, log, body)
     text = texts[0] if texts else ""
     if output == "-":
         ctl.emit({"hands": total, "phhs": text}, lambda: print(text))
