@@ -31,15 +31,20 @@ from poker.engine.phh import export_hand
 from poker.engine.table import TableState
 from poker.engine.table.evolve import Fold
 from poker.eventstore.api import EventStore
+from poker.eventstore.snapshots import SnapshotStore
 from poker.tablelog.chain import ChainBreak, ChainState, advance, versions
+from poker.tablelog.snapshot_codec import decode_table_and_chain
 from pokerpb import events_pb2 as pb
 
 __all__ = [
     "HandRecord",
     "Replayed",
+    "Start",
     "export_phhs",
+    "latest_snapshot",
     "read_records",
     "replay_records",
+    "snapshot_difference",
     "verify_replayed",
 ]
 
@@ -70,6 +75,40 @@ class HandRecord:
         return any(self.players.get(seat) == player_id for seat in seats)
 
 
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Where a replay may start instead of the first record: a snapshot's table, the hash chain
+    there and the log position it stands for."""
+
+    state: TableState
+    chain: ChainState
+    position: int
+
+
+async def latest_snapshot(snapshots: SnapshotStore, table_id: str) -> Start | None:
+    """The table's stored snapshot as a :class:`Start` (None without one). ``snapshots`` must
+    check the seals (a :class:`~poker.eventstore.sealing.SealedSnapshotStore`): nothing is
+    unpickled that a dealer did not seal."""
+    snapshot = await snapshots.load(table_id)
+    if snapshot is None:
+        return None
+    state, _, chain = decode_table_and_chain(snapshot.data)
+    return Start(state, chain, snapshot.position)
+
+
+def snapshot_difference(
+    table_id: str, records: Sequence[tuple[int, bytes]], start: Start
+) -> str | None:
+    """Why the snapshot ``start`` is not the table the log rebuilds at its version, or None."""
+    rebuilt = replay_records(table_id, records, to_version=start.state.version)
+    if rebuilt.state != start.state:
+        return (
+            f"table {table_id}: the snapshot at version {start.state.version} is not the table"
+            " its log rebuilds there"
+        )
+    return None
+
+
 @dataclass(slots=True)
 class Replayed:
     """A table rebuilt from its log up to a version: the state, the hands in that range, the
@@ -89,17 +128,26 @@ async def read_records(store: EventStore, table_id: str) -> list[tuple[int, byte
 
 
 def replay_records(
-    table_id: str, records: Iterable[tuple[int, bytes]], *, to_version: int | None = None
+    table_id: str,
+    records: Iterable[tuple[int, bytes]],
+    *,
+    to_version: int | None = None,
+    start: Start | None = None,
 ) -> Replayed:
-    """Fold ``records`` from the table's first one up to event ``to_version`` (None: all),
-    checking the hash chain of every record read."""
-    folding = Fold(None)
-    chain = ChainState.start(table_id)
+    """Fold ``records`` from the table's first one (or from the snapshot ``start``) up to event
+    ``to_version`` (None: all), checking the hash chain of every record read. The hands are
+    those that start in the range."""
+    folding = Fold(start.state if start is not None else None)
+    chain = start.chain if start is not None else ChainState.start(table_id)
     breaks: list[ChainBreak] = []
     hands: dict[str, HandRecord] = {}
     players: dict[int, str] = {}
+    if start is not None:
+        players = {n: s.player_id for n, s in enumerate(start.state.seats, 1) if s is not None}
     read = 0
     for position, data in records:
+        if start is not None and position <= start.position:
+            continue
         batch = pb.TableEventBatch.FromString(data)
         span = versions(batch)
         if to_version is not None and span[0] > to_version:
@@ -127,6 +175,8 @@ def _follow(event: pb.TableEvent, players: dict[int, str], hands: dict[str, Hand
         return
     hand = hands.get(event.hand_id)
     if hand is None:
+        if body != "hand_started":
+            return  # a hand that started before the replay's start: not in the range
         hand = hands[event.hand_id] = HandRecord(event.hand_id, players=dict(players))
     hand.events.append(event)
 

@@ -47,6 +47,7 @@ import click
 import grpc
 import nats
 import nats.errors
+from nats.js import JetStreamContext
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -54,7 +55,16 @@ from rich.table import Table
 from poker.engine import fairness_check
 from poker.engine.games import GAMES, ForcedBets
 from poker.engine.table import live_stack
+from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
 from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.sealing import (
+    KeyringError,
+    SealedSnapshotStore,
+    SnapshotRefused,
+    Writer,
+    load_keyring,
+)
+from poker.eventstore.snapshots import CorruptSnapshot, JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
 from poker.servicekit.nats_connect import NatsConfigError, NatsSettings, server_urls
@@ -942,12 +952,68 @@ def _nats_options(function: _F) -> _F:
     return function
 
 
+def _snapshot_options(function: _F) -> _F:
+    """``--log-keys`` and ``--snapshot-bucket``: the dealers' sealed snapshots."""
+    function = click.option(
+        "--snapshot-bucket",
+        envvar="POKER_SNAPSHOT_BUCKET",
+        default=DEFAULT_TABLE_LOG.snapshot_bucket,
+        help="The snapshots bucket (the dealer's --snapshot-bucket).",
+    )(function)
+    return click.option(
+        "--log-keys",
+        envvar="POKER_LOG_KEYS",
+        default="",
+        show_default=False,
+        help="The services' log keyring, to check the snapshots' seals (default:"
+        " var/log-keys.json of the home, if it exists; none: snapshots are not read).",
+    )(function)
+
+
+async def _snapshot_store(
+    ctl: Ctl, js: JetStreamContext, log_keys: str, bucket: str
+) -> SealedSnapshotStore | None:
+    """The dealers' snapshots, every seal checked before anything is unpickled; None without
+    the log keys."""
+    if not log_keys:
+        default = ctl.settings.secret_path().parent / "log-keys.json"
+        log_keys = str(default) if default.exists() else ""
+    if not log_keys:
+        return None
+    try:
+        keyring = load_keyring(log_keys)
+    except KeyringError as error:
+        raise CtlError(f"--log-keys: {error}") from None
+    inner = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
+    await inner.ensure_bucket()
+    return SealedSnapshotStore(
+        inner, keyring, bucket=bucket, writer=Writer.DEALER, accept=(Writer.DEALER,)
+    )
+
+
+async def _start_of(
+    snapshots: SealedSnapshotStore | None, table: str, to_version: int | None
+) -> logtools.Start | None:
+    """The snapshot a replay may start from (None: from the first event)."""
+    if snapshots is None:
+        return None
+    try:
+        start = await logtools.latest_snapshot(snapshots, table)
+    except (SnapshotRefused, CorruptSnapshot):
+        return None  # a snapshot is an optimization: the log is the truth
+    except SNAPSHOT_DECODE_ERRORS:
+        return None  # another engine's layout: the log is replayed
+    if start is None or (to_version is not None and start.state.version > to_version):
+        return None
+    return start
+
+
 async def _with_log(
     ctl: Ctl,
     log: dict[str, str],
-    body: Callable[[JetStreamEventStore, JetStreamFeed], Awaitable[None]],
+    body: Callable[[JetStreamEventStore, JetStreamFeed, JetStreamContext], Awaitable[None]],
 ) -> None:
-    """Run ``body(store, feed)`` with the table log's store and feed, connected with the
+    """Run ``body(store, feed, js)`` with the table log's store and feed, connected with the
     operator's credentials (``log``: the options of :func:`_nats_options`)."""
     credentials = log["nats_credentials"]
     if not credentials:
@@ -974,7 +1040,7 @@ async def _with_log(
     try:
         js = client.jetstream()
         stream = names.stream_settings
-        await body(JetStreamEventStore(js, stream), JetStreamFeed(js, stream))
+        await body(JetStreamEventStore(js, stream), JetStreamFeed(js, stream), js)
     finally:
         await client.close()
 
@@ -1009,24 +1075,47 @@ def _state_data(replayed: logtools.Replayed) -> dict[str, Any]:
 @cli.command()
 @click.argument("table")
 @click.option("--to-version", type=click.IntRange(1), default=None, help="Stop after this event.")
+@click.option("--from-scratch", is_flag=True, help="From the first event, not the snapshot.")
 @_nats_options
+@_snapshot_options
 @_json_option
 @_run
-async def replay(ctl: Ctl, table: str, to_version: int | None, **log: str) -> None:
-    """Rebuild a table from its log on NATS (from its first event, no dealer needed): its state
-    at --to-version (default: now), the hash chain checked, and the PHH of its hands so far."""
+async def replay(
+    ctl: Ctl,
+    table: str,
+    *,
+    to_version: int | None,
+    from_scratch: bool,
+    log_keys: str,
+    snapshot_bucket: str,
+    **log: str,
+) -> None:
+    """Rebuild a table from its log on NATS (no dealer needed): from its latest snapshot (its
+    seal checked with --log-keys) or its first event, to --to-version (default: now); its state
+    there, the hash chain checked, and the PHH of the hands in the range."""
 
-    async def body(store: JetStreamEventStore, feed: JetStreamFeed) -> None:
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         records = await logtools.read_records(store, table)
         if not records:
             raise CtlError(f"There is no table {table} in the log.")
-        replayed = logtools.replay_records(table, records, to_version=to_version)
+        snapshots = (
+            None if from_scratch else await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
+        )
+        start = await _start_of(snapshots, table, to_version)
+        replayed = logtools.replay_records(table, records, to_version=to_version, start=start)
         phhs, count = logtools.export_phhs(replayed.hands)
-        data = {**_state_data(replayed), "hands": count, "phhs": phhs}
+        data = {
+            **_state_data(replayed),
+            "from_snapshot": start.state.version if start is not None else 0,
+            "hands": count,
+            "phhs": phhs,
+        }
 
         def human() -> None:
             ctl.out.print(
-                f"table {table} at version {replayed.version} ({replayed.records} records):"
+                f"table {table} at version {replayed.version} ({replayed.records} records"
+                + (f" after the snapshot at {data['from_snapshot']}" if start is not None else "")
+                + "):"
                 f" {data['hands_started']} hands started"
                 + (", a hand running" if data["hand_running"] else "")
                 + (", closed" if data["closed"] else ""),
@@ -1078,16 +1167,26 @@ async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
 @click.argument("tables", nargs=-1)
 @click.option("--no-live", is_flag=True, help="Do not compare with the dealer and the wallet.")
 @_nats_options
+@_snapshot_options
 @_json_option
 @_run
-async def verify(ctl: Ctl, tables: tuple[str, ...], no_live: bool, **log: str) -> None:
+async def verify(
+    ctl: Ctl,
+    tables: tuple[str, ...],
+    *,
+    no_live: bool,
+    log_keys: str,
+    snapshot_bucket: str,
+    **log: str,
+) -> None:
     """Replay tables from scratch (default: every table): check the hash chain and every
     committed deck, and compare with the live dealer's state and the wallet's escrow. A report
     per table; exit status 1 on any difference."""
     reports: list[dict[str, Any]] = []
 
-    async def body(store: JetStreamEventStore, feed: JetStreamFeed) -> None:
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
+        snapshots = await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
         with Progress(
             TextColumn("verifying"),
             BarColumn(),
@@ -1098,8 +1197,13 @@ async def verify(ctl: Ctl, tables: tuple[str, ...], no_live: bool, **log: str) -
         ) as progress:
             task = progress.add_task("tables", total=len(names))
             for name in names:
-                replayed = logtools.replay_records(name, await logtools.read_records(store, name))
+                records = await logtools.read_records(store, name)
+                replayed = logtools.replay_records(name, records)
                 problems = logtools.verify_replayed(replayed)
+                start = await _start_of(snapshots, name, None)
+                if start is not None:
+                    difference = logtools.snapshot_difference(name, records, start)
+                    problems += [difference] if difference is not None else []
                 if not replayed.records:
                     problems.append(f"there is no table {name} in the log")
                 elif not no_live:
@@ -1167,7 +1271,7 @@ async def export(
     texts: list[str] = []
     total = 0
 
-    async def body(store: JetStreamEventStore, feed: JetStreamFeed) -> None:
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         nonlocal total
         names = [table] if table else await feed.table_ids()
         with Progress(

@@ -9,6 +9,8 @@ from poker.dealer.tables import TableService, new_server_seed
 from poker.engine.hand import HandRuleError
 from poker.engine.phh import parse_phh_all, replay_phh
 from poker.engine.table import Action, StartNextHand, TableRuleError, TableState
+from poker.eventstore.sealing import SealedSnapshotStore, Writer
+from poker.testing.dealer import harness_seals
 from poker.tools import logtools
 from pokerpb import events_pb2 as pb
 from tests.unit.test_dealer_service import Parts, seated
@@ -112,3 +114,32 @@ async def test_a_players_hands_export_to_phhs_and_replay_in_the_engine() -> None
     first = hands[0].started_at
     assert logtools.export_phhs(hands, player="ann", since_ms=first + 1)[1] == 1
     assert logtools.export_phhs(hands, player="ann", until_ms=first + 1)[1] == 1
+
+
+async def test_a_replay_from_the_snapshot_equals_the_one_from_scratch() -> None:
+    parts = Parts(every=5)
+    service = await seated(parts)
+    states: list[TableState] = []
+    parts.now += 100_000
+    await play_hand(service, 1, states)
+    await parts.repository.aggregate.flush_snapshots()
+    records = [(record.position, record.data) async for record in parts.store.read("t1")]
+    sealed = SealedSnapshotStore(
+        parts.snapshots,
+        harness_seals().keyring,
+        bucket="POKER_SNAPSHOTS",
+        writer=Writer.DEALER,
+        accept=(Writer.DEALER,),
+    )
+    start = await logtools.latest_snapshot(sealed, "t1")
+    assert start is not None and 0 < start.state.version <= states[-1].version
+    assert start.chain.last_hash is not None  # the snapshot carries the chain
+    resumed = logtools.replay_records("t1", records, start=start)
+    assert resumed.state == states[-1] and resumed.breaks == []
+    assert resumed.records < len(records)
+    assert logtools.snapshot_difference("t1", records, start) is None
+    forged = logtools.Start(start.state._replace(hands_started=99), start.chain, start.position)
+    assert logtools.snapshot_difference("t1", records, forged) == (
+        f"table t1: the snapshot at version {start.state.version} is not the table its log"
+        " rebuilds there"
+    )
