@@ -45,6 +45,12 @@ def redact_event(event: pb.TableEvent, viewer_seat: int | None) -> pb.TableEvent
         copy.CopyFrom(event)
         copy.hand_started.ClearField("deck")
         copy.hand_started.ClearField("server_seed")  # revealed at the end, to those dealt in
+        copy.hand_started.ClearField("next_server_seed")  # the next hand's, secret as well
+        return copy
+    if body == "table_created" and event.table_created.next_server_seed:
+        copy = pb.TableEvent()
+        copy.CopyFrom(event)
+        copy.table_created.ClearField("next_server_seed")  # the first hand's, secret
         return copy
     if body == "deck_revealed":
         # The seed tells every card, the mucked ones too: only a hand history shows it, to the

@@ -185,7 +185,7 @@ class TableService:
         return await self._command(
             table_id,
             command_id,
-            lambda state, now: CreateTable(config, now),
+            lambda state, now: CreateTable(config, now, server_seed=new_server_seed()),
             command_ids.payload_digest("create_table", table_id, wire),
             creating=True,
         )
@@ -731,9 +731,12 @@ class TableService:
             if not self._deals_on(table_id):
                 return None  # draining: the next hand is the successor's to deal
             hand_id = f"{table_id}.{state.hands_started + 1}"
-            # Provably fair decks: a fresh secret seed per hand; the engine derives the deck
-            # from it and the players' seeds, and HandStarted commits to it.
-            return StartNextHand(hand_id, (), now, server_seed=new_server_seed())
+            # Provably fair decks: the hand is dealt from the seed committed before it (a
+            # fresh one only for a table that has none), and commits to a fresh one for the
+            # next hand; the engine derives the deck from it and the players' seeds.
+            return StartNextHand(
+                hand_id, (), now, server_seed=new_server_seed(), next_server_seed=new_server_seed()
+            )
 
         try:
             await self._command(table_id, command_id, build)

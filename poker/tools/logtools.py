@@ -56,6 +56,8 @@ class HandRecord:
     hand_id: str
     events: list[pb.TableEvent] = field(default_factory=list)
     players: dict[int, str] = field(default_factory=dict)
+    #: The commitment announced for it before it started (b"": none, or not read).
+    announced: bytes = b""
 
     @property
     def started_at(self) -> int:
@@ -144,6 +146,7 @@ def replay_records(
     players: dict[int, str] = {}
     if start is not None:
         players = {n: s.player_id for n, s in enumerate(start.state.seats, 1) if s is not None}
+    announced = [b""]  # the next hand's commitment as announced so far (unknown after a start)
     read = 0
     for position, data in records:
         if start is not None and position <= start.position:
@@ -160,14 +163,21 @@ def replay_records(
         events = [e for e in batch.events if to_version is None or e.version <= to_version]
         folding.add(events)
         for event in events:
-            _follow(event, players, hands)
+            _follow(event, players, hands, announced)
     return Replayed(table_id, folding.state, folding.version, list(hands.values()), breaks, read)
 
 
-def _follow(event: pb.TableEvent, players: dict[int, str], hands: dict[str, HandRecord]) -> None:
-    """Who sits where, and each hand's events."""
+def _follow(
+    event: pb.TableEvent,
+    players: dict[int, str],
+    hands: dict[str, HandRecord],
+    announced: list[bytes],
+) -> None:
+    """Who sits where, each hand's events, and the commitments announced ahead."""
     body = event.WhichOneof("body")
-    if body == "player_seated":
+    if body == "table_created":
+        announced[0] = event.table_created.next_deck_commitment
+    elif body == "player_seated":
         players[event.player_seated.seat] = event.player_seated.player_id
     elif body == "player_cashed_out":
         players.pop(event.player_cashed_out.seat, None)
@@ -177,7 +187,10 @@ def _follow(event: pb.TableEvent, players: dict[int, str], hands: dict[str, Hand
     if hand is None:
         if body != "hand_started":
             return  # a hand that started before the replay's start: not in the range
-        hand = hands[event.hand_id] = HandRecord(event.hand_id, players=dict(players))
+        hand = hands[event.hand_id] = HandRecord(
+            event.hand_id, players=dict(players), announced=announced[0]
+        )
+        announced[0] = event.hand_started.next_deck_commitment
     hand.events.append(event)
 
 
@@ -188,6 +201,12 @@ def verify_replayed(replayed: Replayed) -> list[str]:
     for hand in replayed.hands:
         if not hand.events or not hand.events[0].hand_started.deck_commitment:
             continue
+        if hand.announced and hand.announced != hand.events[0].hand_started.deck_commitment:
+            problems.append(
+                f"Hand {hand.hand_id} was not dealt from the seed committed before it: its"
+                " commitment is not the one announced at the table's creation or the hand"
+                " before it."
+            )
         if not any(event.HasField("deck_revealed") for event in hand.events):
             continue  # the running hand: nothing is revealed yet
         check: HandCheck = verify_hand(hand.events)

@@ -4,6 +4,8 @@ sentence (poker/engine/fairness.py, poker/engine/fairness_check.py, docs/fairnes
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from poker.dealer.redaction import redact_event, redact_history_event
@@ -21,6 +23,7 @@ from poker.engine.table import (
     CreateTable,
     Draw,
     SitDown,
+    SitOut,
     StartNextHand,
     TableRuleError,
     TableState,
@@ -39,12 +42,17 @@ class Log:
     """A table driven through the engine, its events kept as the dealer appends them."""
 
     def __init__(
-        self, game: str = "holdem", players: int = 2, structure: Structure = Structure.NO_LIMIT
+        self,
+        game: str = "holdem",
+        players: int = 2,
+        structure: Structure = Structure.NO_LIMIT,
+        first_seed: bytes = b"",
     ) -> None:
         stakes = Stakes(1, 2, small_bet=2, big_bet=4)
         self.events: list[pb.TableEvent] = []
         self.state: TableState | None = None
-        self.run(CreateTable(make_config(game, structure, stakes), now=0))
+        config = replace(make_config(game, structure, stakes), pause_between_hands_ms=0)
+        self.run(CreateTable(config, now=0, server_seed=first_seed))
         for seat in range(1, players + 1):
             self.run(SitDown(seat, f"p{seat}", 200, f"h{seat}", now=0))
 
@@ -232,3 +240,41 @@ def test_only_the_seated_player_gives_his_seat_a_seed() -> None:
     assert [(s.seat, s.seed) for s in log.hand("t.1")[0].hand_started.player_seeds] == [
         (1, b"second")
     ]
+
+
+def test_each_hands_seed_is_committed_before_the_players_can_give_theirs() -> None:
+    first, second, third = bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32
+    log = Log(first_seed=first)
+    created = log.events[0].table_created
+    assert created.next_deck_commitment == fairness.commitment(first)
+    log.run(CommitSeed(1, "p1", b"after the commitment", now=0))
+    # The dealer's fresh seed is not used: the table committed to ``first`` already.
+    log.run(StartNextHand("t.1", (), NOW, server_seed=bytes(32), next_server_seed=second))
+    started = log.hand("t.1")[0].hand_started
+    assert started.deck_commitment == created.next_deck_commitment
+    assert started.next_deck_commitment == fairness.commitment(second)
+    assert [(s.seat, s.seed) for s in started.player_seeds] == [(1, b"after the commitment")]
+    log.play_out()
+    assert log.hand("t.1")[-1].deck_revealed.server_seed == first
+    log.run(StartNextHand("t.2", (), NOW + 10, server_seed=bytes(32), next_server_seed=third))
+    log.play_out()
+    second_hand = log.hand("t.2")
+    assert second_hand[0].hand_started.deck_commitment == fairness.commitment(second)
+    assert second_hand[0].hand_started.player_seeds == []  # p1's seed served one hand
+    assert verify_hand(second_hand).ok
+    assert replay(log.events) == log.table
+    # Nothing live tells a committed seed.
+    for event in log.events:
+        for seat in (None, 1):
+            seen = redact_event(event, seat)
+            assert not seen.table_created.next_server_seed
+            assert not seen.hand_started.server_seed and not seen.hand_started.next_server_seed
+
+
+def test_a_seed_serves_the_next_hand_dealt_even_if_its_player_sits_it_out() -> None:
+    log = Log(players=3)
+    log.run(SitOut(3, "p3", now=0))
+    log.run(CommitSeed(3, "p3", b"too early", now=0))
+    log.run(StartNextHand("t.1", (), NOW, server_seed=SEED, next_server_seed=SEED))
+    assert log.hand("t.1")[0].hand_started.player_seeds == []
+    assert log.table.seats[2] is not None and log.table.seats[2].seed == b""

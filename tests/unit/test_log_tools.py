@@ -22,7 +22,9 @@ async def play_hand(service: TableService, number: int, states: list[TableState]
     hand_id = f"t1.{number}"
 
     def build(state: object, now: int) -> StartNextHand:
-        return StartNextHand(hand_id, (), now, server_seed=new_server_seed())
+        return StartNextHand(
+            hand_id, (), now, server_seed=new_server_seed(), next_server_seed=new_server_seed()
+        )
 
     await service._command("t1", f"deal-{number}", build)
     service.timers.cancel("t1")
@@ -143,3 +145,15 @@ async def test_a_replay_from_the_snapshot_equals_the_one_from_scratch() -> None:
         f"table t1: the snapshot at version {start.state.version} is not the table its log"
         " rebuilds there"
     )
+
+
+async def test_a_hand_not_dealt_from_the_seed_announced_before_it_is_named() -> None:
+    _, _, records = await two_hands()
+    whole = logtools.replay_records("t1", records)
+    assert [bool(hand.announced) for hand in whole.hands] == [True, True]
+    assert whole.hands[1].announced == whole.hands[0].events[0].hand_started.next_deck_commitment
+    whole.hands[1].announced = bytes(32)  # as if another seed had been announced
+    assert logtools.verify_replayed(whole) == [
+        "Hand t1.2 was not dealt from the seed committed before it: its commitment is not the"
+        " one announced at the table's creation or the hand before it."
+    ]

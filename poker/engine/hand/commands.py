@@ -98,6 +98,7 @@ class StartHand:
     # both. Empty: a deck shuffled outside the scheme.
     server_seed: bytes = b""
     player_seeds: tuple[tuple[int, bytes], ...] = ()
+    next_server_seed: bytes = b""  # committed to in HandStarted for the next hand
 
 
 @dataclass(frozen=True, slots=True)

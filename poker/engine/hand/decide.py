@@ -148,6 +148,9 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
         event.server_seed = command.server_seed
         for seat, seed in command.player_seeds:
             event.player_seeds.add(seat=seat, seed=seed)
+    if command.next_server_seed:  # the next hand's, committed before its players' seeds
+        event.next_deck_commitment = commitment(command.next_server_seed)
+        event.next_server_seed = command.next_server_seed
     started = apply(None, event)
     recorder = _Recorder(started, [event])
     post_forced_bets(recorder)

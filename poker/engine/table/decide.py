@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from poker.engine import fairness
 from poker.engine import hand as hand_machine
-from poker.engine.cards import Card
 from poker.engine.games import get_game
 from poker.engine.table.commands import (
     Act,
@@ -111,7 +110,12 @@ def decide(state: TableState | None, command: Command) -> list[TableEventBody]:
 def _create(recorder: _Recorder, command: CreateTable) -> None:
     verify_no_table(recorder.state)
     verify_config(command.config)
-    recorder.emit(pb.TableCreated(config=config_to_wire(command.config), at=command.now))
+    created = pb.TableCreated(config=config_to_wire(command.config), at=command.now)
+    if command.server_seed:  # the first hand's seed, committed before any player's seed
+        _verify_seed(command.server_seed)
+        created.next_deck_commitment = fairness.commitment(command.server_seed)
+        created.next_server_seed = command.server_seed
+    recorder.emit(created)
 
 
 def _sit_down(recorder: _Recorder, command: SitDown) -> None:
@@ -215,9 +219,21 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
     seats = tuple(hand_machine.SeatStack(number, _stack(table, number)) for number in plan.seats)
     deck = command.deck
     player_seeds: tuple[tuple[int, bytes], ...] = ()
-    if command.server_seed:
+    server_seed = b""
+    if deck:  # a deck shuffled outside the scheme (tests, tools): no seed may come with it
+        if command.server_seed or command.next_server_seed:
+            raise InvalidRequest("A hand with a server seed derives its deck; send no deck.")
+    else:
+        server_seed = table.next_seed or command.server_seed  # the one committed before
+        if not server_seed:
+            raise InvalidRequest("A hand needs a deck or a server seed.")
+        _verify_seed(server_seed)
         player_seeds = _player_seeds(table, plan.seats)
-        deck = _committed_deck(table, hand_id, command, player_seeds)
+        deck = fairness.derive_deck(
+            get_game(table.config.game).deck, server_seed, player_seeds, hand_id
+        )
+    if command.next_server_seed:
+        _verify_seed(command.next_server_seed)
     start = hand_machine.StartHand(
         hand_id,
         table.config.hand,
@@ -228,8 +244,9 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
         posts=plan.posts,
         small_blind=plan.small_blind if plan.explicit else None,
         big_blind=plan.big_blind if plan.explicit else None,
-        server_seed=command.server_seed,
+        server_seed=server_seed,
         player_seeds=player_seeds,
+        next_server_seed=command.next_server_seed if server_seed else b"",
     )
     recorder.emit_all(hand_machine.decide(table.hand, start))
 
@@ -244,21 +261,9 @@ def _player_seeds(table: TableState, dealt: Iterable[int]) -> tuple[tuple[int, b
     return tuple(seeds)
 
 
-def _committed_deck(
-    table: TableState,
-    hand_id: str,
-    command: StartNextHand,
-    player_seeds: tuple[tuple[int, bytes], ...],
-) -> tuple[Card, ...]:
-    """The deck derived from the server seed (provably fair decks): none may come with it."""
-    if command.deck:
-        raise InvalidRequest("A hand with a server seed derives its deck; send no deck.")
-    if type(command.server_seed) is not bytes or (
-        len(command.server_seed) != fairness.SERVER_SEED_BYTES
-    ):
+def _verify_seed(seed: object) -> None:
+    if type(seed) is not bytes or len(seed) != fairness.SERVER_SEED_BYTES:
         raise InvalidRequest(f"The server seed holds {fairness.SERVER_SEED_BYTES} bytes.")
-    game = get_game(table.config.game)
-    return fairness.derive_deck(game.deck, command.server_seed, player_seeds, hand_id)
 
 
 def _act(recorder: _Recorder, command: Act) -> None:

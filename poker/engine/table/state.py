@@ -47,8 +47,10 @@ class TableState(NamedTuple):
     """One moment of a table. Compare states with ``==`` (replay equals the live path).
 
     ``button``, ``small_blind``, ``big_blind``: seats of the last hand's positions (0 = none
-    yet). ``protection_uses``: (player id, unix ms) of every artificial all-in of the last 24
-    hours. ``departures``: (player id, stack, unix ms) of recent cash-outs, for the re-join rule.
+    yet). ``next_seed``: the secret server seed committed for the next hand (provably fair
+    decks; b"": none). ``protection_uses``: (player id, unix ms) of every artificial all-in of
+    the last 24 hours. ``departures``: (player id, stack, unix ms) of recent cash-outs, for the
+    re-join rule.
     """
 
     config: TableConfig
@@ -63,6 +65,7 @@ class TableState(NamedTuple):
     departures: tuple[tuple[str, int, int], ...] = ()
     closed: bool = False
     version: int = 0
+    next_seed: bytes = b""
 
     @property
     def hand_running(self) -> bool:
