@@ -40,7 +40,14 @@ def fair_hands(hands: int, rng: random.Random) -> list[list[pb.TableEvent]]:
         for seat_number in (2, 5):  # two players give seeds
             table.run(partial(CommitSeed, seat_number, f"p{seat_number}", rng.randbytes(32)))
         hand_id = f"bench-fair.{number + 1}"
-        events = table.run(partial(StartNextHand, hand_id, (), server_seed=rng.randbytes(32)))
+        start = partial(
+            StartNextHand,
+            hand_id,
+            (),
+            server_seed=rng.randbytes(32),
+            next_server_seed=rng.randbytes(32),
+        )
+        events = table.run(start)
         wagers = 0
         while table.state is not None and table.state.hand_running:
             hand = table.state.hand
@@ -63,7 +70,13 @@ def _without_commitment(hand: list[pb.TableEvent]) -> list[pb.TableEvent]:
         copy = pb.TableEvent()
         copy.CopyFrom(event)
         if copy.HasField("hand_started"):
-            for name in ("deck_commitment", "server_seed", "player_seeds"):
+            for name in (
+                "deck_commitment",
+                "server_seed",
+                "player_seeds",
+                "next_deck_commitment",
+                "next_server_seed",
+            ):
                 copy.hand_started.ClearField(name)
         plain.append(copy)
     return plain
