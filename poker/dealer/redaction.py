@@ -90,6 +90,17 @@ def redact_history_event(event: pb.TableEvent, viewer_seat: int) -> pb.TableEven
     return redact_event(event, viewer_seat)
 
 
+def without_next_seed(event: pb.TableEvent) -> pb.TableEvent:
+    """``event`` of a finished hand as the operator reads it in its history: everything but the
+    next hand's server seed (that hand is not over: the live game is not his to see into)."""
+    if event.WhichOneof("body") != "hand_started" or not event.hand_started.next_server_seed:
+        return event
+    copy = pb.TableEvent()
+    copy.CopyFrom(event)
+    copy.hand_started.ClearField("next_server_seed")
+    return copy
+
+
 @dataclass(slots=True)
 class SeatTracker:
     """Who sits where, followed through a table's events (for redacting a stream of them)."""

@@ -62,7 +62,11 @@ async def test_a_fair_hand_is_verified_over_grpc(dealer: DealerHarness) -> None:
     )
     started = history.events[0].hand_started
     revealed = history.events[-1].deck_revealed.server_seed
-    assert not started.server_seed and not started.deck
+    assert not started.server_seed and not started.deck and not started.next_server_seed
+    request = dpb.GetHandHistoryRequest(hand_id=hand_id)
+    operators = (await operator.call("GetHandHistory", request)).events[0].hand_started
+    assert operators.server_seed == revealed and operators.deck  # the hand is over
+    assert operators.next_deck_commitment and not operators.next_server_seed  # the next is not
     assert started.deck_commitment == fairness.commitment(revealed)
     assert dealer.dealer is not None
     logged = [
