@@ -19,14 +19,19 @@ from poker.engine import fairness
 from poker.engine.cards import DECK_52
 from poker.engine.fairness_check import verify_hand
 from poker.engine.table import Act, CommitSeed, StartNextHand, TopUp
+from poker.tablelog.chain import check_records, genesis, record_hash
+from poker.tools.logtools import replay_records
 from pokerpb import events_pb2 as pb
 
 HANDS = 300
 SEED = 20261202
 
 
-def fair_hands(hands: int, rng: random.Random) -> list[list[pb.TableEvent]]:
-    """``hands`` committed hands of a 6-max table: each hand's events (the operator's view)."""
+def fair_hands(
+    hands: int, rng: random.Random
+) -> tuple[list[list[pb.TableEvent]], list[tuple[int, bytes]]]:
+    """``hands`` committed hands of a 6-max table: each hand's events (the operator's view),
+    and the table's records chained as the dealer chains them."""
     table = engine_table("bench-fair", 6)
     played: list[list[pb.TableEvent]] = []
     for number in range(hands):
@@ -58,7 +63,20 @@ def fair_hands(hands: int, rng: random.Random) -> list[list[pb.TableEvent]]:
             player = f"p{seat_number}"
             events += table.run(partial(Act, seat_number, player, action, amount))
         played.append([event for event in events if event.hand_id == hand_id])
-    return played
+    return played, _chained("bench-fair", [data for _, data in table.records])
+
+
+def _chained(table_id: str, records: list[bytes]) -> list[tuple[int, bytes]]:
+    """``records`` with the links the dealer's codec writes (position = index + 1)."""
+    link = genesis(table_id)
+    chained = []
+    for position, unchained in enumerate(records, 1):
+        batch = pb.TableEventBatch.FromString(unchained)
+        batch.previous_batch_hash = link
+        data = batch.SerializeToString()
+        chained.append((position, data))
+        link = record_hash(data)
+    return chained
 
 
 def _without_commitment(hand: list[pb.TableEvent]) -> list[pb.TableEvent]:
@@ -84,8 +102,10 @@ def _without_commitment(hand: list[pb.TableEvent]) -> list[pb.TableEvent]:
 
 def run() -> list[Result]:
     """Derivation and check rates, per hand and per 10^6 events; bytes per hand."""
-    hands = fair_hands(HANDS, random.Random(SEED))
+    hands, records = fair_hands(HANDS, random.Random(SEED))
     assert all(verify_hand(hand).ok for hand in hands)
+    assert check_records("bench-fair", records) == []
+    logged = sum(len(pb.TableEventBatch.FromString(data).events) for _, data in records)
     events = sum(len(hand) for hand in hands)
     seeds = [(bytes(32), ((2, bytes(32)), (5, bytes(32))), f"h{n}") for n in range(HANDS)]
 
@@ -99,7 +119,16 @@ def run() -> list[Result]:
             verify_hand(hand)
         return len(hands)
 
-    measured = rates({"derive": derive, "verify": verify})
+    def chain() -> int:
+        check_records("bench-fair", records)
+        return len(records)
+
+    def rebuild() -> int:
+        replay_records("bench-fair", records)
+        return len(records)
+
+    measured = rates({"derive": derive, "verify": verify, "chain": chain, "rebuild": rebuild})
+    per_event = logged / len(records)
     per_hand_s = 1 / measured["verify"]
     events_per_hand = events / len(hands)
     with_bytes = sum(event.ByteSize() for hand in hands for event in hand)
@@ -109,6 +138,13 @@ def run() -> list[Result]:
         Result("fair deck: verify a 6-max hand", per_hand_s * 1e6, "µs"),
         Result("fair deck: events per hand", events_per_hand, "events"),
         Result("fair deck: verify 10^6 events", per_hand_s / events_per_hand * 1e6, "s"),
+        Result("table chain: check a batch", 1e6 / measured["chain"], "µs"),
+        Result("table chain: check 10^6 events", 1 / measured["chain"] / per_event * 1e6, "s"),
+        Result(
+            "log tools: rebuild + chain, 10^6 events",
+            1 / measured["rebuild"] / per_event * 1e6,
+            "s",
+        ),
         Result("fair deck: bytes per hand, committed", with_bytes / len(hands), "bytes"),
         Result(
             "fair deck: bytes the commitment adds per hand",
