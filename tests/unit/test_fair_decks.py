@@ -27,6 +27,7 @@ from poker.engine.table import (
     StartNextHand,
     TableRuleError,
     TableState,
+    VoidHand,
     envelopes,
     execute,
     make_config,
@@ -278,3 +279,14 @@ def test_a_seed_serves_the_next_hand_dealt_even_if_its_player_sits_it_out() -> N
     log.run(StartNextHand("t.1", (), NOW, server_seed=SEED, next_server_seed=SEED))
     assert log.hand("t.1")[0].hand_started.player_seeds == []
     assert log.table.seats[2] is not None and log.table.seats[2].seed == b""
+
+
+def test_a_voided_hand_reveals_its_seed_and_still_checks_out() -> None:
+    log = Log()
+    log.run(StartNextHand("t.1", (), NOW, server_seed=SEED))
+    log.run(VoidHand(NOW + 1, "the dealer stopped"))
+    hand = log.hand("t.1")
+    assert [e.WhichOneof("body") for e in hand[-2:]] == ["hand_voided", "deck_revealed"]
+    check = verify_hand(hand)
+    assert check.ok, check.problems
+    assert check.cards_checked == 4
