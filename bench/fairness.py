@@ -21,7 +21,7 @@ from poker.engine.fairness_check import verify_hand
 from poker.engine.table import Act, CommitSeed, StartNextHand, TopUp
 from poker.tablelog.chain import check_records, genesis, record_hash
 from poker.tools.logtools import replay_records
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 HANDS = 300
 SEED = 20261202

@@ -16,7 +16,7 @@ from bench.harness import Result, rates
 from bench.services import engine_table, play_hands
 from poker.eventstore.sealing import Writer, new_keyring
 from poker.tablelog.seals import TableSeals
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 HANDS = 200
 SEED = 20261201

@@ -107,8 +107,8 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.tools.bot import choose_action as choose_wire_action
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,9 +280,9 @@ async def seat_table(
             command_id=f"create-{table_id}",
             table_id=table_id,
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
-            play_money=True,
+            real_money=False,
             pause_between_hands_ms=1,
         ),
     )

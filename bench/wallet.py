@@ -93,9 +93,9 @@ from poker.tools.client import WalletClient
 from poker.wallet.ledger import Command as LedgerCommand
 from poker.wallet.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
 from poker.wallet.mapping import TableView, map_batch
-from pokerpb import events_pb2 as pb
-from pokerpb import ledger_pb2 as lpb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 #: The bench appends the dealer's batches itself: sealed as the dealer seals them.

@@ -34,7 +34,7 @@ from poker.engine.hand import (
     replay,
 )
 from poker.engine.hand.rake import RakeSchedule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.drawn import Chooser, RandomChooser
 
 EventT = TypeVar("EventT", bound=Message)

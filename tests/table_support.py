@@ -32,7 +32,7 @@ from poker.engine.table import (
     make_config,
     replay,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import stacked_deck
 
 EventT = TypeVar("EventT", bound=Message)

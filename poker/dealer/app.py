@@ -40,7 +40,7 @@ from poker.servicekit.tls import ClientTls, ServerTls
 from poker.tablelog.feed import JetStreamFeed
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
-from pokerpb import dealer_pb2_grpc
+from poker.v1 import dealer_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
@@ -176,7 +176,7 @@ async def build_dealer(
     servicer = DealerServicer(tables, metrics)
     server.add_service(
         SERVICE_NAME,
-        lambda grpc_server: dealer_pb2_grpc.add_DealerServicer_to_server(servicer, grpc_server),
+        lambda grpc_server: dealer_pb2_grpc.add_DealerServiceServicer_to_server(servicer, grpc_server),
     )
 
     # Hooks run last registered first: stop deciding, then free the leases, then drain NATS.

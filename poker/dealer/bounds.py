@@ -25,8 +25,8 @@ from typing import Final
 from google.protobuf.descriptor import Descriptor
 
 from poker.servicekit.bounds import IntRange, Items, Limit, RequestBounds, Text
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 #: The most chips one stake (a blind, an ante, a bet size, the chip unit) may be: 100 million
 #: currency units at cents. The room's default maximum buy-in, 100 big blinds, then still fits
@@ -63,7 +63,7 @@ _RAISES: Final = IntRange(0, MAX_RAISES, "raises")
 
 
 def _fields(message: str, limit: Limit, *names: str) -> dict[str, Limit]:
-    return {f"pokerpb.{message}.{name}": limit for name in names}
+    return {f"poker.v1.{message}.{name}": limit for name in names}
 
 
 #: Every request field of the Dealer service and its limit (enums: any number they define).
@@ -154,7 +154,7 @@ DEALER_BOUNDS: Final = RequestBounds(LIMITS)
 
 def request_types() -> list[Descriptor]:
     """The request message descriptors of every Dealer method."""
-    service = dpb.DESCRIPTOR.services_by_name["Dealer"]
+    service = dpb.DESCRIPTOR.services_by_name["DealerService"]
     return [method.input_type for method in service.methods]
 
 
@@ -177,7 +177,7 @@ def markdown_rows() -> str:
     """The limits as the rows of a Markdown table (field, limit), as docs/security/inputs.md
     shows them."""
     rows = DEALER_BOUNDS.rows(request_types())
-    return "\n".join(f"| `{name.removeprefix('pokerpb.')}` | {words} |" for name, words in rows)
+    return "\n".join(f"| `{name.removeprefix('poker.v1.')}` | {words} |" for name, words in rows)
 
 
 if __name__ == "__main__":  # pragma: no cover - a documentation helper

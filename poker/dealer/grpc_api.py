@@ -41,13 +41,13 @@ from poker.servicekit.errors import (
 )
 from poker.servicekit.status import ErrorTable, context_of, status_for, status_or_internal
 from poker.servicekit.tokens import Principal, Role
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import dealer_pb2_grpc
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import dealer_pb2_grpc
+from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 
-SERVICE_NAME: Final = "pokerpb.Dealer"
+SERVICE_NAME: Final = "poker.v1.DealerService"
 
 #: The engine's error families, their statuses and reasons (the rest is servicekit's table).
 ERROR_TABLE: Final = ErrorTable(
@@ -163,7 +163,7 @@ def _counted(kind: str) -> Callable[[_Handler], _Handler]:
 # --- the servicer -----------------------------------------------------------------------------
 
 
-class DealerServicer(dealer_pb2_grpc.DealerServicer):
+class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     """The Dealer service over a :class:`TableService`: each method checks the request's
     bounds, converts it (:mod:`poker.dealer.wire`), calls the table service and converts the
     result back."""
@@ -214,12 +214,12 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     async def ListTables(
         self,
         request: dpb.ListTablesRequest,
-        context: _Context[dpb.ListTablesRequest, dpb.ListTablesReply],
-    ) -> dpb.ListTablesReply:
+        context: _Context[dpb.ListTablesRequest, dpb.ListTablesResponse],
+    ) -> dpb.ListTablesResponse:
         """See dealer.proto."""
         _check_bounds(request)
         listed = await queries.list_tables(self._tables)
-        return dpb.ListTablesReply(tables=[wire.table_summary(*table) for table in listed])
+        return dpb.ListTablesResponse(tables=[wire.table_summary(*table) for table in listed])
 
     @_counted("close_table")
     async def CloseTable(
@@ -237,14 +237,14 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     async def DrainTable(
         self,
         request: dpb.DrainTableRequest,
-        context: _Context[dpb.DrainTableRequest, dpb.DrainTableReply],
-    ) -> dpb.DrainTableReply:
+        context: _Context[dpb.DrainTableRequest, dpb.DrainTableResponse],
+    ) -> dpb.DrainTableResponse:
         """See dealer.proto."""
         _check_bounds(request)
         table_id = wire.table_id_of(request.table_id)
         timeout_s = request.timeout_ms / 1000 if request.timeout_ms else None
         result = await self._tables.drain_table(table_id, timeout_s)
-        return dpb.DrainTableReply(
+        return dpb.DrainTableResponse(
             table_id=result.table_id, hand_finished=result.hand_finished, version=result.version
         )
 
@@ -385,11 +385,11 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
 
     # --- the seat commands, for ``player`` (the caller, a player) ----------------------------
 
-    async def _stand_up(self, request: dpb.SeatRequest, player: str) -> CommandResult:
+    async def _stand_up(self, request: dpb.StandUpRequest, player: str) -> CommandResult:
         at = wire.seat_address(request)
         return await self._tables.stand_up(at.table_id, at.command_id, player, at.seat)
 
-    async def _sit_out(self, request: dpb.SeatRequest, player: str) -> CommandResult:
+    async def _sit_out(self, request: dpb.SitOutRequest, player: str) -> CommandResult:
         at = wire.seat_address(request)
         return await self._tables.sit_out(at.table_id, at.command_id, player, at.seat)
 
@@ -440,8 +440,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServicer):
     async def GetHandHistory(
         self,
         request: dpb.GetHandHistoryRequest,
-        context: _Context[dpb.GetHandHistoryRequest, dpb.HandHistory],
-    ) -> dpb.HandHistory:
+        context: _Context[dpb.GetHandHistoryRequest, dpb.GetHandHistoryResponse],
+    ) -> dpb.GetHandHistoryResponse:
         """See dealer.proto."""
         _check_bounds(request)
         hand_id = wire.hand_id_of(request.hand_id)

@@ -19,7 +19,7 @@ from poker.dealer.redaction import SeatTracker, redact_history_event, without_ne
 from poker.dealer.tables import TableService
 from poker.engine.table import TableState
 from poker.tablelog.repository import decode_batch
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 class ListedTable(NamedTuple):

@@ -83,7 +83,7 @@ from poker.tablelog.repository import (
     TableLog,
     TableRepository,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 _applied_log = CachedLogger(__name__)  # one line per command: resolved once, not per call

@@ -39,21 +39,21 @@ from poker.servicekit.deadlines import timeout_within
 from poker.servicekit.errors import InvalidArgument, NotFound
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
-from pokerpb import wallet_pb2 as wpb
-from pokerpb import wallet_pb2_grpc
+from poker.v1 import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
 #: The wallet's service, as its health checks and method configs name it.
-WALLET_SERVICE: Final = "pokerpb.Wallet"
+WALLET_SERVICE: Final = "poker.v1.WalletService"
 _UNAVAILABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: The wallet's hold statuses; one it does not name (an older or a newer wallet) is UNKNOWN,
 #: which never seats anybody.
 _HOLD_STATES = {
-    wpb.HOLD_PENDING: HoldState.OPEN,
-    wpb.HOLD_POSTED: HoldState.POSTED,
-    wpb.HOLD_VOIDED: HoldState.VOIDED,
-    wpb.HOLD_EXPIRED: HoldState.EXPIRED,
+    wpb.HOLD_STATUS_PENDING: HoldState.OPEN,
+    wpb.HOLD_STATUS_POSTED: HoldState.POSTED,
+    wpb.HOLD_STATUS_VOIDED: HoldState.VOIDED,
+    wpb.HOLD_STATUS_EXPIRED: HoldState.EXPIRED,
 }
 _TOKEN_TTL_S = 3600
 _TOKEN_REFRESH_S = 300
@@ -163,10 +163,10 @@ class GrpcWallet:
             self._token_expires = now + _TOKEN_TTL_S
         return bearer_metadata(self._token)
 
-    def _stub(self) -> wallet_pb2_grpc.WalletStub:
+    def _stub(self) -> wallet_pb2_grpc.WalletServiceStub:
         if self._channel is None:
             self._channel = aio_channel(self._target, self._tls, self._options)
-        return wallet_pb2_grpc.WalletStub(self._channel)
+        return wallet_pb2_grpc.WalletServiceStub(self._channel)
 
     async def _call(self, method: str, request: Any) -> Any:
         """Call ``method`` on the serving wallet (the channel picks it and retries), within the

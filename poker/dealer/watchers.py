@@ -36,7 +36,7 @@ from poker.dealer.redaction import SeatTracker, redact_event
 from poker.eventstore.api import Record
 from poker.tablelog.feed import TableFeed
 from poker.tablelog.repository import decode_batch
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 

@@ -10,7 +10,7 @@ sees it (what he may see is :mod:`poker.dealer.redaction`'s rule), a table's lin
 and a finished hand in PHH.
 
 >>> from poker.engine.table import Action
->>> action_of(dpb.ACTION_RAISE) is Action.RAISE
+>>> action_of(dpb.ACTION_KIND_RAISE) is Action.RAISE
 True
 >>> seat_address(dpb.SeatRequest(table_id="t-1", command_id="c-1", seat=3))
 SeatAddress(table_id='t-1', command_id='c-1', seat=3)
@@ -50,40 +50,40 @@ from poker.engine.table import (
 from poker.engine.table.config import config_from_wire as table_config_from_wire
 from poker.engine.table.config import config_to_wire
 from poker.servicekit.errors import InvalidArgument, RuleViolation, Unavailable
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _HAND_ID = re.compile(r"[A-Za-z0-9_.:-]{1,140}")
 
 _ACTIONS: Final[Mapping[int, Action]] = {
-    dpb.ACTION_FOLD: Action.FOLD,
-    dpb.ACTION_CHECK: Action.CHECK,
-    dpb.ACTION_CALL: Action.CALL,
-    dpb.ACTION_BET: Action.BET,
-    dpb.ACTION_RAISE: Action.RAISE,
-    dpb.ACTION_BRING_IN: Action.BRING_IN,
-    dpb.ACTION_COMPLETE: Action.COMPLETE,
+    dpb.ACTION_KIND_FOLD: Action.FOLD,
+    dpb.ACTION_KIND_CHECK: Action.CHECK,
+    dpb.ACTION_KIND_CALL: Action.CALL,
+    dpb.ACTION_KIND_BET: Action.BET,
+    dpb.ACTION_KIND_RAISE: Action.RAISE,
+    dpb.ACTION_KIND_BRING_IN: Action.BRING_IN,
+    dpb.ACTION_KIND_COMPLETE: Action.COMPLETE,
 }
 #: The engine's action names -> the wire enum (the way back of :data:`_ACTIONS`).
 ACTION_KINDS: Final = {
-    "fold": dpb.ACTION_FOLD,
-    "check": dpb.ACTION_CHECK,
-    "call": dpb.ACTION_CALL,
-    "bet": dpb.ACTION_BET,
-    "raise": dpb.ACTION_RAISE,
-    "bring_in": dpb.ACTION_BRING_IN,
-    "complete": dpb.ACTION_COMPLETE,
+    "fold": dpb.ACTION_KIND_FOLD,
+    "check": dpb.ACTION_KIND_CHECK,
+    "call": dpb.ACTION_KIND_CALL,
+    "bet": dpb.ACTION_KIND_BET,
+    "raise": dpb.ACTION_KIND_RAISE,
+    "bring_in": dpb.ACTION_KIND_BRING_IN,
+    "complete": dpb.ACTION_KIND_COMPLETE,
 }
 
 _SEAT_STATES: Final = {
-    SeatStatus.IN_HAND: dpb.SEAT_IN_HAND,
-    SeatStatus.PLAYING: dpb.SEAT_PLAYING,
-    SeatStatus.WAITING: dpb.SEAT_WAITING,
-    SeatStatus.SITTING_OUT: dpb.SEAT_SITTING_OUT,
-    SeatStatus.LEAVING: dpb.SEAT_LEAVING,
-    SeatStatus.BUSTED: dpb.SEAT_BUSTED,
+    SeatStatus.IN_HAND: dpb.SEAT_STATE_IN_HAND,
+    SeatStatus.PLAYING: dpb.SEAT_STATE_PLAYING,
+    SeatStatus.WAITING: dpb.SEAT_STATE_WAITING,
+    SeatStatus.SITTING_OUT: dpb.SEAT_STATE_SITTING_OUT,
+    SeatStatus.LEAVING: dpb.SEAT_STATE_LEAVING,
+    SeatStatus.BUSTED: dpb.SEAT_STATE_BUSTED,
 }
 
 
@@ -331,9 +331,9 @@ def table_summary(table_id: str, state: TableState) -> dpb.TableSummary:
     )
 
 
-def hand_history(hand_id: str, table_id: str, events: list[pb.TableEvent]) -> dpb.HandHistory:
+def hand_history(hand_id: str, table_id: str, events: list[pb.TableEvent]) -> dpb.GetHandHistoryResponse:
     """A finished hand's events (already redacted for the caller) as its PHH history."""
-    return dpb.HandHistory(hand_id=hand_id, table_id=table_id, phh=_phh(events), events=events)
+    return dpb.GetHandHistoryResponse(hand_id=hand_id, table_id=table_id, phh=_phh(events), events=events)
 
 
 def _phh(events: list[pb.TableEvent]) -> str:
@@ -451,12 +451,12 @@ def _fill_draw_turn(view: dpb.HandView, state: TableState, to_act: int) -> None:
     (both queries answer None at once in the other games)."""
     draw = draw_option(state, to_act)
     if draw is not None:
-        view.turn = pb.TURN_DRAW
+        view.turn = pb.TURN_KIND_DRAW
         view.draw.max_discard = draw.max_discard
         return
     offer = split_offer(state, to_act)
     if offer is not None:
-        view.turn = pb.TURN_SPLIT_OFFER
+        view.turn = pb.TURN_KIND_SPLIT_OFFER
         view.split_offer.pots.extend(offer.pots)
         view.split_offer.amounts.extend(offer.amounts)
         view.split_offer.may_bet = offer.may_bet

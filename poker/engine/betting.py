@@ -31,7 +31,7 @@ UNLIMITED: Final = sys.maxsize
 
 
 class Structure(Enum):
-    """The five betting structures (RULES.md §4.3); values match ``pokerpb.BettingStructure``."""
+    """The five betting structures (RULES.md §4.3); values match ``poker.v1.BettingStructure``."""
 
     FIXED_LIMIT = 1
     SPREAD_LIMIT = 2

@@ -41,7 +41,7 @@ from poker.engine.hand.draws import barred_cards, reshuffled_stub, stub_text, ta
 from poker.engine.hand.events import HandEvent
 from poker.engine.hand.evolve import HANDLERS, apply
 from poker.engine.hand.state import HandState
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 HIDDEN: Final = "??"
 #: A tampered hand could differ at every card: the first ones tell enough.

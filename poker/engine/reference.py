@@ -215,7 +215,7 @@ def _switches(title: str, kind: type, skip: frozenset[str] = frozenset()) -> str
             continue
         rows.append((f"`{item.name}`", _type_name(hints[item.name]), _default(item)))
     where = (
-        "Every one can be set per table in `CreateTable.settings` (a `pokerpb.TableConfig`, "
+        "Every one can be set per table in `CreateTable.settings` (a `poker.v1.TableConfig`, "
         "whose non-zero fields replace the room's defaults).\n\n"
     )
     return f"## {title}\n\n{_doc(kind)}\n\n{where}" + _table(("switch", "type", "default"), rows)

@@ -1,7 +1,7 @@
 """Limits on every field of a request, checked before anything else (INVALID_ARGUMENT).
 
 A service lists its limits in one table, keyed by the proto field's full name
-(``"pokerpb.Stakes.big_blind"``): an :class:`IntRange` for a number, a :class:`Text` for a
+(``"poker.v1.Stakes.big_blind"``): an :class:`IntRange` for a number, a :class:`Text` for a
 string, :class:`Items` for a repeated message. :class:`RequestBounds` walks a request along its
 descriptor and refuses the first field out of bounds with a sentence naming the field (its path
 in the request, e.g. ``settings.rules.rake.per``) and the limit; the error's ``field`` is that
@@ -11,11 +11,11 @@ fail with a bug's status). The same table writes the documentation (:meth:`Reque
 and :meth:`RequestBounds.uncovered` lists the request fields without a limit, for a test that
 keeps the table complete.
 
->>> from pokerpb import wallet_pb2 as wpb
+>>> from poker.v1 import wallet_pb2 as wpb
 >>> bounds = RequestBounds({
-...     "pokerpb.ListTransactionsRequest.player_id": Text(8, r"[a-z0-9-]+", "a-z, 0-9, '-'"),
-...     "pokerpb.ListTransactionsRequest.page_size": IntRange(0, 500, "transactions"),
-...     "pokerpb.ListTransactionsRequest.page_token": Text(20, r"[0-9]+", "digits"),
+...     "poker.v1.ListTransactionsRequest.player_id": Text(8, r"[a-z0-9-]+", "a-z, 0-9, '-'"),
+...     "poker.v1.ListTransactionsRequest.page_size": IntRange(0, 500, "transactions"),
+...     "poker.v1.ListTransactionsRequest.page_token": Text(20, r"[0-9]+", "digits"),
 ... })
 >>> bounds.check(wpb.ListTransactionsRequest(player_id="ann", page_size=20))
 >>> bounds.first_problem(wpb.ListTransactionsRequest(page_size=2**31 - 1))

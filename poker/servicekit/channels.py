@@ -8,9 +8,9 @@ config's ``retryPolicy``, with backoff, within the call's deadline. A call made 
 once. Plain data: the channels themselves are made by :func:`poker.servicekit.tls.aio_channel`.
 
 >>> import json
->>> config = json.loads(service_config("pokerpb.Wallet"))
+>>> config = json.loads(service_config("poker.v1.WalletService"))
 >>> config["healthCheckConfig"], config["methodConfig"][0]["retryPolicy"]["retryableStatusCodes"]
-({'serviceName': 'pokerpb.Wallet'}, ['UNAVAILABLE'])
+({'serviceName': 'poker.v1.WalletService'}, ['UNAVAILABLE'])
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ marker, and the handler, entered as usual (after authentication, inside the erro
 raises :class:`~poker.servicekit.errors.InvalidArgument` with a plain sentence on meeting one; a
 stream of requests raises it when the bad frame is reached.
 
->>> from pokerpb import dealer_pb2 as dpb
+>>> from poker.v1 import dealer_pb2 as dpb
 >>> decode = _guarded(dpb.GetTableRequest.FromString)
 >>> decode(b"\\x0a\\x02t1").table_id
 't1'

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 GENESIS_TAG: Final = b"poker.table-chain.v1.genesis"
 

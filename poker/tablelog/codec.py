@@ -1,7 +1,7 @@
 """The table log's codec: what its records and snapshots hold, and the checks a record passes.
 
 A table's log is one subject of the tables stream; each record is one
-:class:`pokerpb.events_pb2.TableEventBatch`: every event one command caused, in order, with the
+:class:`poker.v1.events_pb2.TableEventBatch`: every event one command caused, in order, with the
 command id and the digest of the command's payload, sealed by its writer
 (:class:`poker.tablelog.seals.TableSeals`: a MAC over the table id, the expected previous
 position, the command id and the exact bytes). :class:`TableCodec` is the
@@ -32,7 +32,7 @@ from poker.tablelog.command_ids import CommandIndex, Outcome, outcome_of
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import TableSeals
 from poker.tablelog.snapshot_codec import decode_table_and_chain, encode_table
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 

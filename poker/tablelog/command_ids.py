@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from poker.servicekit.errors import RuleViolation
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 #: Command ids kept in the recent dict (per table) before they move to the archive.
 DEFAULT_RECENT: Final = 2048

@@ -29,7 +29,7 @@ from poker.eventstore.sealing import (
     open_batch,
     seal_batch,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 #: The command ids of the wallet's closes start with this (the reaper's ``wallet-close-v<N>``).
 WALLET_CLOSE_PREFIX: Final = "wallet-close-"

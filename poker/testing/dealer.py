@@ -31,7 +31,7 @@ from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
 from poker.tools.client import Client
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 #: The log keyring of every test harness (one for all, so dealers and wallets of one namespace,
 #: started separately, trust each other's records).

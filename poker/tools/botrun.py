@@ -33,8 +33,8 @@ import grpc
 from poker.servicekit.tokens import Role, TokenKeys
 from poker.tools.bot import play_turn
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 #: How long the session waits for the table's next event before it gives up on more hands
 #: (e.g. every other player left): the pause between hands plus this.
@@ -144,7 +144,7 @@ class BotSession:
     async def _seat_all(self, view: dpb.TableView, buy_in: int) -> None:
         bots = list(self.bots.values())
         others_playing = any(
-            seat.state not in (dpb.SEAT_SITTING_OUT, dpb.SEAT_LEAVING, dpb.SEAT_BUSTED)
+            seat.state not in (dpb.SEAT_STATE_SITTING_OUT, dpb.SEAT_STATE_LEAVING, dpb.SEAT_STATE_BUSTED)
             for seat in view.seats
         )
         if others_playing or len(bots) < 2:

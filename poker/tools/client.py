@@ -14,9 +14,9 @@ from grpc_status import rpc_status
 
 from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import dealer_pb2_grpc, wallet_pb2_grpc
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import dealer_pb2_grpc, wallet_pb2_grpc
+from poker.v1 import wallet_pb2 as wpb
 
 #: How long one unary call may take before the client gives up.
 CALL_TIMEOUT_S = 10.0
@@ -49,7 +49,7 @@ class Client:
     """A Dealer stub with one caller's token."""
 
     def __init__(self, channel: grpc.aio.Channel, keys: TokenKeys, subject: str, role: Role):
-        self.stub = dealer_pb2_grpc.DealerStub(channel)
+        self.stub = dealer_pb2_grpc.DealerServiceStub(channel)
         self.subject = subject
         self.metadata = bearer_metadata(issue_token(keys, subject=subject, role=role))
 
@@ -99,7 +99,7 @@ class WalletClient:
     """A Wallet stub with one caller's token."""
 
     def __init__(self, channel: grpc.aio.Channel, keys: TokenKeys, subject: str, role: Role):
-        self.stub = wallet_pb2_grpc.WalletStub(channel)
+        self.stub = wallet_pb2_grpc.WalletServiceStub(channel)
         self.subject = subject
         self.metadata = bearer_metadata(issue_token(keys, subject=subject, role=role))
 
@@ -124,7 +124,7 @@ class WalletClient:
         )
         return reply
 
-    async def audit(self) -> wpb.AuditReport:
+    async def audit(self) -> wpb.AuditResponse:
         """Audit (operator)."""
-        reply: wpb.AuditReport = await self.call("Audit", wpb.AuditRequest())
+        reply: wpb.AuditResponse = await self.call("Audit", wpb.AuditRequest())
         return reply

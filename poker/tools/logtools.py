@@ -34,7 +34,7 @@ from poker.eventstore.api import EventStore
 from poker.eventstore.snapshots import SnapshotStore
 from poker.tablelog.chain import ChainBreak, ChainState, advance, versions
 from poker.tablelog.snapshot_codec import decode_table_and_chain
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 __all__ = [
     "HandRecord",

@@ -86,11 +86,11 @@ from poker.tools.render import (
     structure_name,
     table_view,
 )
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import ledger_pb2 as lpb
-from pokerpb import wallet_pb2 as wpb
-from pokerpb import wallet_pb2_grpc
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2_grpc
 
 #: How long a wallet call may wait for a serving wallet (a standby taking the lease right after
 #: `make run` starts) before pokerctl gives up.
@@ -170,10 +170,10 @@ async def _wallet_call(
     token = issue_token(ctl.keys(), subject=subject, role=role)
     address = ctl.settings.wallet
     tls = ctl.settings.tls()
-    options = [*CHANNEL_OPTIONS, *health_checked_options("pokerpb.Wallet")]
+    options = [*CHANNEL_OPTIONS, *health_checked_options("poker.v1.WalletService")]
     async with aio_channel(address, tls, options) as channel:
         await _ready(channel, "wallet", address, "--wallet (POKER_WALLET)", tls=tls is not None)
-        rpc = getattr(wallet_pb2_grpc.WalletStub(channel), method)
+        rpc = getattr(wallet_pb2_grpc.WalletServiceStub(channel), method)
         return await rpc(
             request, metadata=bearer_metadata(token), timeout=_WALLET_WAIT_S, wait_for_ready=True
         )
@@ -877,7 +877,7 @@ async def escrow(ctl: Ctl, table: str) -> None:
 async def rake(ctl: Ctl) -> None:
     """The rake report by day, table and game."""
     request = wpb.GetRakeReportRequest(
-        group_by=[wpb.RAKE_BY_DAY, wpb.RAKE_BY_TABLE, wpb.RAKE_BY_GAME]
+        group_by=[wpb.RAKE_DIMENSION_BY_DAY, wpb.RAKE_DIMENSION_BY_TABLE, wpb.RAKE_DIMENSION_BY_GAME]
     )
     reply = await _wallet_call(ctl, "GetRakeReport", request)
 

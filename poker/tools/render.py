@@ -20,31 +20,31 @@ from rich.table import Table
 from rich.text import Text
 
 from poker.engine.games import GAMES
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 #: The betting structures as ``create --structure`` names them.
 STRUCTURES: Final = {
-    "no-limit": pb.NO_LIMIT,
-    "pot-limit": pb.POT_LIMIT,
-    "half-pot-limit": pb.HALF_POT_LIMIT,
-    "fixed-limit": pb.FIXED_LIMIT,
+    "no-limit": pb.BETTING_STRUCTURE_NO_LIMIT,
+    "pot-limit": pb.BETTING_STRUCTURE_POT_LIMIT,
+    "half-pot-limit": pb.BETTING_STRUCTURE_HALF_POT_LIMIT,
+    "fixed-limit": pb.BETTING_STRUCTURE_FIXED_LIMIT,
 }
 _STRUCTURE_NAMES: Final[dict[int, str]] = {int(number): name for name, number in STRUCTURES.items()}
-_SHARES: Final = {pb.HIGH: " (high half)", pb.LOW: " (low half)", pb.AGREED_SPLIT: " (split)"}
+_SHARES: Final = {pb.POT_SHARE_HIGH: " (high half)", pb.POT_SHARE_LOW: " (low half)", pb.POT_SHARE_AGREED_SPLIT: " (split)"}
 _CASH_OUT_REASONS: Final = {
-    pb.STOOD_UP: "stands up",
-    pb.BUSTED: "is busted and leaves",
-    pb.TABLE_CLOSED: "leaves (table closed)",
-    pb.SAT_OUT_TOO_LONG: "sat out too long and is stood up",
+    pb.CASH_OUT_REASON_STOOD_UP: "stands up",
+    pb.CASH_OUT_REASON_BUSTED: "is busted and leaves",
+    pb.CASH_OUT_REASON_TABLE_CLOSED: "leaves (table closed)",
+    pb.CASH_OUT_REASON_SAT_OUT_TOO_LONG: "sat out too long and is stood up",
 }
 _SEAT_STATES: Final = {
-    dpb.SEAT_IN_HAND: "in hand",
-    dpb.SEAT_PLAYING: "playing",
-    dpb.SEAT_WAITING: "waiting for the big blind",
-    dpb.SEAT_SITTING_OUT: "sitting out",
-    dpb.SEAT_LEAVING: "leaving after this hand",
-    dpb.SEAT_BUSTED: "busted",
+    dpb.SEAT_STATE_IN_HAND: "in hand",
+    dpb.SEAT_STATE_PLAYING: "playing",
+    dpb.SEAT_STATE_WAITING: "waiting for the big blind",
+    dpb.SEAT_STATE_SITTING_OUT: "sitting out",
+    dpb.SEAT_STATE_LEAVING: "leaving after this hand",
+    dpb.SEAT_STATE_BUSTED: "busted",
 }
 
 
@@ -62,7 +62,7 @@ def as_json(message: Message) -> dict[str, Any]:
 
 
 def structure_name(structure: int) -> str:
-    """``pb.NO_LIMIT`` -> ``no-limit``."""
+    """``pb.BETTING_STRUCTURE_NO_LIMIT`` -> ``no-limit``."""
     return _STRUCTURE_NAMES.get(structure, "?")
 
 
@@ -88,9 +88,9 @@ def stakes_text(stakes: pb.Stakes) -> str:
 
 def action_text(action: int, low: int, high: int) -> str:
     """A legal action with its amounts: ``call 2``, ``raise to 4-200``, ``fold``."""
-    name = dpb.ActionKind.Name(action).removeprefix("ACTION_").lower()  # type: ignore[arg-type]
+    name = dpb.ActionKind.Name(action).removeprefix("ACTION_KIND_").lower()  # type: ignore[arg-type]
     name = name.replace("_", "-")
-    if action in (dpb.ACTION_RAISE, dpb.ACTION_COMPLETE):
+    if action in (dpb.ACTION_KIND_RAISE, dpb.ACTION_KIND_COMPLETE):
         name += " to"
     if not low and not high:
         return name
@@ -178,7 +178,7 @@ class Narrator:
         yield f"button {self._who(event.button)}; dealt in: {players}"
 
     def _blind(self, event: pb.BlindPosted) -> Iterable[str]:
-        kind = {pb.SMALL_BLIND: "the small blind", pb.BIG_BLIND: "the big blind"}.get(
+        kind = {pb.BLIND_KIND_SMALL_BLIND: "the small blind", pb.BLIND_KIND_BIG_BLIND: "the big blind"}.get(
             event.kind, "a big blind to enter"
         )
         yield f"{self._who(event.seat)} posts {kind} {event.amount}{_ai(event)}"
@@ -296,9 +296,9 @@ def _hand_lines(view: dpb.TableView, hand: dpb.HandView) -> Iterable[RenderableT
     if not hand.seat_to_act:
         return
     who = names.get(hand.seat_to_act, f"seat {hand.seat_to_act}")
-    if hand.turn == pb.TURN_DRAW:
+    if hand.turn == pb.TURN_KIND_DRAW:
         offer = f"draw 0-{hand.draw.max_discard} cards"
-    elif hand.turn == pb.TURN_SPLIT_OFFER:
+    elif hand.turn == pb.TURN_KIND_SPLIT_OFFER:
         offer = f"split the pot ({', '.join(map(str, hand.split_offer.amounts))}) or not"
     else:
         offer = ", ".join(

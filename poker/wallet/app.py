@@ -52,7 +52,7 @@ from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import ChainReader
 from poker.wallet.reaper import DealerLeases, DealerSnapshots, Reaper
 from poker.wallet.standby import Leadership
-from pokerpb import wallet_pb2_grpc
+from poker.v1 import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
@@ -294,7 +294,7 @@ async def build_wallet(
     )
     server.add_service(
         SERVICE_NAME,
-        lambda grpc_server: wallet_pb2_grpc.add_WalletServicer_to_server(servicer, grpc_server),
+        lambda grpc_server: wallet_pb2_grpc.add_WalletServiceServicer_to_server(servicer, grpc_server),
     )
 
     wallet: Wallet | None = None

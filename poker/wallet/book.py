@@ -21,7 +21,7 @@ from poker.servicekit.errors import Conflict, Unavailable
 from poker.wallet.journal import Journal, LoadedLedger, record_id
 from poker.wallet.ledger import DEFAULT_LIMITS, Command, LedgerState, Limits, decide, evolve
 from poker.wallet.metrics import WalletMetrics
-from pokerpb import ledger_pb2 as lpb
+from poker.v1 import ledger_pb2 as lpb
 
 _log = structlog.get_logger(__name__)
 

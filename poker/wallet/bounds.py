@@ -22,7 +22,7 @@ from typing import Final
 from google.protobuf.descriptor import Descriptor
 
 from poker.servicekit.bounds import IntRange, Items, Limit, RequestBounds, Text
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2 as wpb
 
 #: The most one request may move or hold: 10 billion currency units at cents.
 MAX_AMOUNT: Final = 10**12
@@ -43,7 +43,7 @@ _DAY: Final = Text(10, r"[0-9]{4}-[0-9]{2}-[0-9]{2}", "a UTC day, YYYY-MM-DD")
 
 
 def _fields(message: str, limit: Limit, *names: str) -> dict[str, Limit]:
-    return {f"pokerpb.{message}.{name}": limit for name in names}
+    return {f"poker.v1.{message}.{name}": limit for name in names}
 
 
 #: Every request field of the Wallet service and its limit (enums: any number they define).
@@ -78,7 +78,7 @@ WALLET_BOUNDS: Final = RequestBounds(LIMITS)
 
 def request_types() -> list[Descriptor]:
     """The request message descriptors of every Wallet method."""
-    service = wpb.DESCRIPTOR.services_by_name["Wallet"]
+    service = wpb.DESCRIPTOR.services_by_name["WalletService"]
     return [method.input_type for method in service.methods]
 
 
@@ -86,7 +86,7 @@ def markdown_rows() -> str:
     """The limits as the rows of a Markdown table (field, limit), as docs/security/inputs.md
     shows them."""
     rows = WALLET_BOUNDS.rows(request_types())
-    return "\n".join(f"| `{name.removeprefix('pokerpb.')}` | {words} |" for name, words in rows)
+    return "\n".join(f"| `{name.removeprefix('poker.v1.')}` | {words} |" for name, words in rows)
 
 
 if __name__ == "__main__":  # pragma: no cover - a documentation helper

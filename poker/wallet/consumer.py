@@ -54,8 +54,8 @@ from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV
 from poker.wallet.ledger import LedgerError, last_applied_position
 from poker.wallet.mapping import MappingError, TableView, fold_batch, map_batch, money_versions
 from poker.wallet.metrics import WalletMetrics
-from pokerpb import events_pb2 as pb
-from pokerpb import ledger_pb2 as lpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
 
 _log = structlog.get_logger(__name__)
 

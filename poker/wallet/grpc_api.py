@@ -34,12 +34,12 @@ from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import ChainReader, FindingsReader, StacksReader
 from poker.wallet.reasons import LEDGER_REASONS
 from poker.wallet.wire import balance_of
-from pokerpb import wallet_pb2 as wpb
-from pokerpb import wallet_pb2_grpc
+from poker.v1 import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
-SERVICE_NAME: Final = "pokerpb.Wallet"
+SERVICE_NAME: Final = "poker.v1.WalletService"
 
 #: The ledger's error families, their statuses and reasons (the rest is servicekit's table).
 ERROR_TABLE: Final = ErrorTable(
@@ -109,7 +109,7 @@ def _listed_player(principal: Principal, requested: str) -> str | None:
     return None
 
 
-class WalletServicer(wallet_pb2_grpc.WalletServicer):
+class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
     """The Wallet service over a :class:`LedgerBook`."""
 
     def __init__(
@@ -153,7 +153,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         return wpb.MoneyMoved(transaction_id=tx_id, balance=balance_of(state, command.player_id))
 
     async def Deposit(
-        self, request: wpb.DepositRequest, context: _Context[wpb.DepositRequest, wpb.MoneyMoved]
+        self, request: wpb.DepositRequest, context: _Context[wpb.DepositRequest, wpb.DepositResponse]
     ) -> wpb.MoneyMoved:
         """See the proto."""
         _check_bounds(request)
@@ -163,7 +163,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         return await self._move(command, key)
 
     async def Withdraw(
-        self, request: wpb.WithdrawRequest, context: _Context[wpb.WithdrawRequest, wpb.MoneyMoved]
+        self, request: wpb.WithdrawRequest, context: _Context[wpb.WithdrawRequest, wpb.WithdrawResponse]
     ) -> wpb.MoneyMoved:
         """See the proto."""
         _check_bounds(request)
@@ -228,8 +228,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
     async def GetTableEscrow(
         self,
         request: wpb.GetTableEscrowRequest,
-        context: _Context[wpb.GetTableEscrowRequest, wpb.TableEscrow],
-    ) -> wpb.TableEscrow:
+        context: _Context[wpb.GetTableEscrowRequest, wpb.GetTableEscrowResponse],
+    ) -> wpb.GetTableEscrowResponse:
         """See the proto."""
         _check_bounds(request)
         escrow = queries.table_escrow(self._book.state, request.table_id)
@@ -238,8 +238,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
     async def GetRakeReport(
         self,
         request: wpb.GetRakeReportRequest,
-        context: _Context[wpb.GetRakeReportRequest, wpb.RakeReport],
-    ) -> wpb.RakeReport:
+        context: _Context[wpb.GetRakeReportRequest, wpb.GetRakeReportResponse],
+    ) -> wpb.GetRakeReportResponse:
         """See the proto."""
         _check_bounds(request)
         report = queries.rake_report(
@@ -253,8 +253,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServicer):
         return wire.rake_report_message(report)
 
     async def Audit(
-        self, request: wpb.AuditRequest, context: _Context[wpb.AuditRequest, wpb.AuditReport]
-    ) -> wpb.AuditReport:
+        self, request: wpb.AuditRequest, context: _Context[wpb.AuditRequest, wpb.AuditResponse]
+    ) -> wpb.AuditResponse:
         """See the proto."""
         _check_bounds(request)
         report = await queries.audit(

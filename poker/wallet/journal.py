@@ -2,7 +2,7 @@
 rebuild = the latest snapshot + the records after it.
 
 The journal is one subject of the wallet stream. Each record is one
-:class:`~pokerpb.ledger_pb2.LedgerEventBatch`: every ledger event of one decision, so that the
+:class:`~poker.v1.ledger_pb2.LedgerEventBatch`: every ledger event of one decision, so that the
 events of one consumed dealer message (or one expiry sweep) land together or not at all. Appends
 carry the expected last position (a second writer fails: only the lease holder writes, and a
 paused ex-holder is fenced here) and a message id derived from the record's bytes, so a retried
@@ -50,7 +50,7 @@ from poker.wallet.ledger.state import (
     TableLedger,
     Transaction,
 )
-from pokerpb import ledger_pb2 as lpb
+from poker.v1 import ledger_pb2 as lpb
 
 _log = structlog.get_logger(__name__)
 

@@ -1,6 +1,6 @@
 """From the dealer's events to ledger commands: a pure function of a small view of the table.
 
-One JetStream message of the table stream is one :class:`~pokerpb.events_pb2.TableEventBatch`
+One JetStream message of the table stream is one :class:`~poker.v1.events_pb2.TableEventBatch`
 (every event of one dealer command). :func:`map_batch` turns it into the ledger commands it
 implies, in order, and folds it into a :class:`TableView`:
 
@@ -28,7 +28,7 @@ seats) and the game (for the rake report); and, for the audit, each player's sta
 hand boundary, which is exactly what his escrow must hold once the ledger applied the same
 events (stacks only change at the events that move money, and at a void that restores them).
 
->>> from pokerpb import events_pb2 as pb
+>>> from poker.v1 import events_pb2 as pb
 >>> batch = pb.TableEventBatch(command_id="c1", events=[pb.TableEvent(
 ...     table_id="t1", version=2, occurred_at=5,
 ...     player_seated=pb.PlayerSeated(seat=1, player_id="ann", amount=100, hold_id="h1"))])
@@ -52,7 +52,7 @@ from poker.wallet.ledger import (
     SettleHand,
     SourceEvent,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 #: Bodies that move money (the ledger's positions are the versions of these events only).
 MONEY_BODIES = frozenset(

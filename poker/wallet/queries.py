@@ -24,7 +24,7 @@ from poker.wallet.ledger.accounts import cash_account, escrow_account, held_acco
 from poker.wallet.ledger.queries import RakeDimension, RakeRow
 from poker.wallet.ledger.state import CLIENT_KEY_PREFIX
 from poker.wallet.metrics import WalletMetrics
-from pokerpb.ledger_pb2 import LedgerEvent
+from poker.v1.ledger_pb2 import LedgerEvent
 
 
 class AccountNotFound(NotFound):

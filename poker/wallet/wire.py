@@ -29,20 +29,20 @@ from poker.wallet.queries import (
     TransactionListing,
     balance,
 )
-from pokerpb import ledger_pb2 as lpb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
 
 DEFAULT_PAGE = 50
 _DIMENSIONS: Final[dict[int, RakeDimension]] = {
-    wpb.RAKE_BY_TABLE: "table",
-    wpb.RAKE_BY_GAME: "game",
-    wpb.RAKE_BY_DAY: "day",
+    wpb.RAKE_DIMENSION_BY_TABLE: "table",
+    wpb.RAKE_DIMENSION_BY_GAME: "game",
+    wpb.RAKE_DIMENSION_BY_DAY: "day",
 }
 _HOLD_STATUS: Final = {
-    HoldStatus.PENDING: wpb.HOLD_PENDING,
-    HoldStatus.POSTED: wpb.HOLD_POSTED,
-    HoldStatus.VOIDED: wpb.HOLD_VOIDED,
-    HoldStatus.EXPIRED: wpb.HOLD_EXPIRED,
+    HoldStatus.PENDING: wpb.HOLD_STATUS_PENDING,
+    HoldStatus.POSTED: wpb.HOLD_STATUS_POSTED,
+    HoldStatus.VOIDED: wpb.HOLD_STATUS_VOIDED,
+    HoldStatus.EXPIRED: wpb.HOLD_STATUS_EXPIRED,
 }
 
 
@@ -154,9 +154,9 @@ def transactions_response(listing: TransactionListing) -> wpb.ListTransactionsRe
     )
 
 
-def table_escrow_message(escrow: TableEscrow) -> wpb.TableEscrow:
+def table_escrow_message(escrow: TableEscrow) -> wpb.GetTableEscrowResponse:
     """A table's escrow on the wire."""
-    return wpb.TableEscrow(
+    return wpb.GetTableEscrowResponse(
         table_id=escrow.table_id,
         escrow=[_escrow_line(line) for line in escrow.escrow],
         total=escrow.total,
@@ -165,9 +165,9 @@ def table_escrow_message(escrow: TableEscrow) -> wpb.TableEscrow:
     )
 
 
-def rake_report_message(report: RakeReport) -> wpb.RakeReport:
+def rake_report_message(report: RakeReport) -> wpb.GetRakeReportResponse:
     """A rake report on the wire (a dimension not grouped by is "")."""
-    return wpb.RakeReport(
+    return wpb.GetRakeReportResponse(
         rows=[
             wpb.RakeRow(
                 table_id=row.table_id or "",
@@ -183,9 +183,9 @@ def rake_report_message(report: RakeReport) -> wpb.RakeReport:
     )
 
 
-def audit_message(report: AuditReport) -> wpb.AuditReport:
+def audit_message(report: AuditReport) -> wpb.AuditResponse:
     """An audit on the wire."""
-    return wpb.AuditReport(
+    return wpb.AuditResponse(
         clean=report.clean,
         breaches=[
             wpb.AuditBreach(kind=b.kind, subject=b.subject, message=b.message)

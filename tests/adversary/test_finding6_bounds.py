@@ -25,9 +25,9 @@ from poker.dealer.bounds import HOUR_MS
 from poker.servicekit.decoding import UNDECODABLE_DETAILS
 from poker.servicekit.tokens import Role
 from poker.testing.nats_server import NatsServer
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 from tests.support.room import Room, open_room
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -55,7 +55,7 @@ def create(**fields: Any) -> dpb.CreateTableRequest:
         "command_id": _id(),
         "table_id": f"f6-{uuid.uuid4().hex[:8]}",
         "game": "holdem",
-        "structure": pb.NO_LIMIT,
+        "structure": pb.BETTING_STRUCTURE_NO_LIMIT,
         "stakes": pb.Stakes(small_blind=1, big_blind=2),
     }
     base.update(fields)
@@ -111,7 +111,7 @@ async def test_a_pause_of_int64_max_is_invalid_argument_and_the_longest_pause_ne
         )
     view = await operator.table(TABLE)
     to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
-    folded = await room.dealer_client(to_act).act(TABLE, view.hand.hand_id, dpb.ACTION_FOLD)
+    folded = await room.dealer_client(to_act).act(TABLE, view.hand.hand_id, dpb.ACTION_KIND_FOLD)
     assert folded.table.hand.seat_to_act == 0  # hand 1 is over
     assert 0 < folded.table.next_hand_at - int(time.time() * 1000) <= HOUR_MS
     closed = await operator.call(
@@ -159,8 +159,8 @@ def _with_enum(request: Message, path: tuple[str, ...], number: int) -> Message:
 
 def _enum_cases() -> Iterator[Any]:
     services = (
-        ("Dealer", dpb.DESCRIPTOR.services_by_name["Dealer"], Role.OPERATOR),
-        ("Wallet", wpb.DESCRIPTOR.services_by_name["Wallet"], Role.OPERATOR),
+        ("Dealer", dpb.DESCRIPTOR.services_by_name["DealerService"], Role.OPERATOR),
+        ("Wallet", wpb.DESCRIPTOR.services_by_name["WalletService"], Role.OPERATOR),
     )
     for service_name, service, _ in services:
         for method in service.methods:
@@ -178,10 +178,10 @@ async def test_an_unknown_enum_number_anywhere_in_any_request_is_invalid_argumen
     to call the method: the bound comes before the method's own rules)."""
     role = _role_for(service, method)
     if service == "Dealer":
-        descriptor = dpb.DESCRIPTOR.services_by_name["Dealer"].methods_by_name[method]
+        descriptor = dpb.DESCRIPTOR.services_by_name["DealerService"].methods_by_name[method]
         client: Any = room.dealer_client("ann" if role is Role.PLAYER else "op", role)
     else:
-        descriptor = wpb.DESCRIPTOR.services_by_name["Wallet"].methods_by_name[method]
+        descriptor = wpb.DESCRIPTOR.services_by_name["WalletService"].methods_by_name[method]
         client = room.wallet_client("ann" if role is Role.PLAYER else "op", role)
     request: Any = _with_enum(_message_class(descriptor.input_type)(), path, 99)
     if method == "Play":
@@ -202,7 +202,7 @@ def _role_for(service: str, method: str) -> Role:
     from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
     roles = (DEALER_ROLES if service == "Dealer" else WALLET_ROLES).get(
-        f"/pokerpb.{service}/{method}", {Role.OPERATOR}
+        f"/poker.v1.{service}/{method}", {Role.OPERATOR}
     )
     return Role.OPERATOR if Role.OPERATOR in roles else next(iter(sorted(roles)))
 
@@ -234,7 +234,7 @@ async def _play_once(client: Any, request: dpb.PlayRequest) -> dpb.CommandReply:
         ),
         (
             dpb.ActRequest(
-                command_id="c" * 65, table_id=TABLE, hand_id="h.1", action=dpb.ACTION_FOLD
+                command_id="c" * 65, table_id=TABLE, hand_id="h.1", action=dpb.ACTION_KIND_FOLD
             ),
             "command_id may have at most 64 characters.",
         ),
@@ -295,10 +295,10 @@ async def test_a_body_that_is_not_protobuf_is_invalid_argument_on_unary_calls(
     wallet = room.wallet_client("op", Role.OPERATOR)
     dealer_caller = room.wallet_client("dealer", Role.DEALER)
     for channel, method, metadata in (
-        (room.dealer.channel, "/pokerpb.Dealer/CreateTable", dealer.metadata),
-        (room.dealer.channel, "/pokerpb.Dealer/GetTable", dealer.metadata),
-        (room.wallet.channel, "/pokerpb.Wallet/Deposit", wallet.metadata),
-        (room.wallet.channel, "/pokerpb.Wallet/PlaceHold", dealer_caller.metadata),
+        (room.dealer.channel, "/poker.v1.DealerService/CreateTable", dealer.metadata),
+        (room.dealer.channel, "/poker.v1.DealerService/GetTable", dealer.metadata),
+        (room.wallet.channel, "/poker.v1.WalletService/Deposit", wallet.metadata),
+        (room.wallet.channel, "/poker.v1.WalletService/PlaceHold", dealer_caller.metadata),
     ):
         assert channel is not None
         rpc = channel.unary_unary(
@@ -316,10 +316,10 @@ async def test_a_body_that_is_not_protobuf_is_invalid_argument_on_play_and_watch
     assert room.dealer.channel is not None
     player = room.dealer_client("ann")
     play = room.dealer.channel.stream_stream(
-        "/pokerpb.Dealer/Play", request_serializer=_identity, response_deserializer=_identity
+        "/poker.v1.DealerService/Play", request_serializer=_identity, response_deserializer=_identity
     )
     good = dpb.PlayRequest(
-        sit_out=dpb.SeatRequest(command_id=_id(), table_id="nope", seat=1)
+        sit_out=dpb.SitOutRequest(command_id=_id(), table_id="nope", seat=1)
     ).SerializeToString()
 
     async def play_call() -> list[bytes]:
@@ -330,7 +330,7 @@ async def test_a_body_that_is_not_protobuf_is_invalid_argument_on_play_and_watch
     assert error.code() == Code.INVALID_ARGUMENT
     assert error.details() == UNDECODABLE_DETAILS
     watch = room.dealer.channel.unary_stream(
-        "/pokerpb.Dealer/WatchTable", request_serializer=_identity, response_deserializer=_identity
+        "/poker.v1.DealerService/WatchTable", request_serializer=_identity, response_deserializer=_identity
     )
 
     async def watch_call() -> list[bytes]:

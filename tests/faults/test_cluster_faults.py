@@ -34,9 +34,9 @@ from poker.testing.nats_cluster import NatsCluster
 from poker.testing.wallet import eventually, wallet_settings
 from poker.tools.bot import play_turn
 from poker.tools.client import Client, WalletClient
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 from tests.faults.test_wallet_faults import Process, dealer_args, processes, wallet_args
 
 __all__ = ["processes"]  # the fixture, imported for the test below
@@ -230,9 +230,9 @@ async def test_a_real_money_table_survives_leader_dealer_and_wallet_kills(
             dpb.CreateTableRequest(
                 command_id=uuid.uuid4().hex,
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=5, big_blind=10),
-                play_money=False,
+                real_money=True,
                 pause_between_hands_ms=200,
                 action_timer_ms=30_000,
             ),

@@ -22,8 +22,8 @@ from poker.testing.dealer import new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 SECRET = new_secret()
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,9 +123,9 @@ async def test_kill_9_mid_hand_then_restart(
             dpb.CreateTableRequest(
                 command_id="create",
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=1, big_blind=2),
-                play_money=True,
+                real_money=False,
                 pause_between_hands_ms=60_000,
             ),
         )
@@ -140,7 +140,7 @@ async def test_kill_9_mid_hand_then_restart(
         view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
         to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
         await Client(channel, SECRET, to_act, Role.PLAYER).act(
-            table_id, view.hand.hand_id, dpb.ACTION_RAISE, 10
+            table_id, view.hand.hand_id, dpb.ACTION_KIND_RAISE, 10
         )
         pot = (await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))).hand.pot
         assert pot > 10

@@ -16,8 +16,8 @@ import pytest
 from poker.servicekit.tokens import Role
 from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 from tests.faults.test_dealer_kill9 import (
     SECRET,
     DealerProcess,
@@ -57,9 +57,9 @@ async def test_sigterm_mid_hand_hands_the_table_to_the_other_dealer(
             dpb.CreateTableRequest(
                 command_id="create",
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=1, big_blind=2),
-                play_money=True,
+                real_money=False,
                 pause_between_hands_ms=300,
             ),
         )
@@ -79,7 +79,7 @@ async def test_sigterm_mid_hand_hands_the_table_to_the_other_dealer(
         hand_id = view.hand.hand_id
         to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
         await Client(channel, SECRET, to_act, Role.PLAYER).act(
-            table_id, hand_id, dpb.ACTION_RAISE, 10
+            table_id, hand_id, dpb.ACTION_KIND_RAISE, 10
         )
         assert first.process is not None
         first.process.terminate()  # SIGTERM mid-hand: blinds and a raise in the pot
@@ -92,7 +92,7 @@ async def test_sigterm_mid_hand_hands_the_table_to_the_other_dealer(
                 break
             player = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
             await Client(channel, SECRET, player, Role.PLAYER).act(
-                table_id, hand_id, dpb.ACTION_FOLD
+                table_id, hand_id, dpb.ACTION_KIND_FOLD
             )
         first.process.wait(timeout=30)
         stopped = time.monotonic()

@@ -27,9 +27,9 @@ from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
 from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 
 ROOT = Path(__file__).resolve().parents[2]
 _ADDRESS = re.compile(r"(?:serving|listening) grpc=(\S+)")
@@ -109,9 +109,9 @@ async def open_table(operator: Client) -> str:
         dpb.CreateTableRequest(
             command_id=cid(),
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=5, big_blind=10),
-            play_money=False,
+            real_money=True,
             pause_between_hands_ms=60_000,
             action_timer_ms=60_000,
         ),
@@ -135,7 +135,7 @@ async def raise_mid_hand(channel: grpc.aio.Channel, secret: bytes, table_id: str
     view = await eventually(lambda: operator.table(table_id), lambda v: bool(v.hand.seat_to_act))
     to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
     await Client(channel, secret, to_act, Role.PLAYER).act(
-        table_id, view.hand.hand_id, dpb.ACTION_RAISE, 30
+        table_id, view.hand.hand_id, dpb.ACTION_KIND_RAISE, 30
     )
     return int((await operator.table(table_id)).hand.pot)
 

@@ -40,10 +40,10 @@ from poker.engine.games import GAMES
 from poker.servicekit.tokens import Role
 from poker.testing.nats_server import NatsServer
 from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import ledger_pb2 as lpb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
 from tests.support.room import Room, ledger_transactions, open_room
 
 T = TypeVar("T")
@@ -81,12 +81,12 @@ _HAND = f"{HAND_TABLE}.1"
 #: Requests the room accepts (from the right caller, at the right moment), by message type: the
 #: strategies replace some of their fields, to reach past the bounds into the rules.
 TEMPLATES: Final[dict[str, tuple[Message, ...]]] = {
-    "pokerpb.CreateTableRequest": (
+    "poker.v1.CreateTableRequest": (
         dpb.CreateTableRequest(
             command_id="fz-cmd-1",
             table_id="fz-new",
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
             pause_between_hands_ms=HOUR_MS,
             action_timer_ms=HOUR_MS,
@@ -94,72 +94,72 @@ TEMPLATES: Final[dict[str, tuple[Message, ...]]] = {
         dpb.CreateTableRequest(
             command_id="fz-cmd-2",
             game="seven-card-stud",
-            structure=pb.FIXED_LIMIT,
+            structure=pb.BETTING_STRUCTURE_FIXED_LIMIT,
             stakes=pb.Stakes(ante=1, small_bet=4, big_bet=8),
             settings=pb.TableConfig(rules=pb.HandRules(rake=pb.RakeSchedule(per=20, step=1))),
         ),
     ),
-    "pokerpb.GetTableRequest": (dpb.GetTableRequest(table_id=HAND_TABLE),),
-    "pokerpb.CloseTableRequest": (
+    "poker.v1.GetTableRequest": (dpb.GetTableRequest(table_id=HAND_TABLE),),
+    "poker.v1.CloseTableRequest": (
         dpb.CloseTableRequest(command_id="fz-cmd-3", table_id=DRAW_TABLE),
     ),
-    "pokerpb.SitDownRequest": (
+    "poker.v1.SitDownRequest": (
         dpb.SitDownRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=2, buy_in=200),
         dpb.SitDownRequest(command_id="fz-cmd-2", table_id=DRAW_TABLE, seat=1, buy_in=100),
     ),
-    "pokerpb.TopUpRequest": (
+    "poker.v1.TopUpRequest": (
         dpb.TopUpRequest(command_id="fz-cmd-2", table_id=OPEN_TABLE, seat=1, amount=20),
     ),
-    "pokerpb.SeatRequest": (dpb.SeatRequest(command_id="fz-cmd-3", table_id=OPEN_TABLE, seat=1),),
-    "pokerpb.SitInRequest": (dpb.SitInRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1),),
-    "pokerpb.ActRequest": (
+    "poker.v1.SeatRequest": (dpb.SeatRequest(command_id="fz-cmd-3", table_id=OPEN_TABLE, seat=1),),
+    "poker.v1.SitInRequest": (dpb.SitInRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1),),
+    "poker.v1.ActRequest": (
         dpb.ActRequest(
-            command_id="fz-cmd-2", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_CALL
+            command_id="fz-cmd-2", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_KIND_CALL
         ),
         dpb.ActRequest(
             command_id="fz-cmd-3",
             table_id=HAND_TABLE,
             hand_id=_HAND,
-            action=dpb.ACTION_RAISE,
+            action=dpb.ACTION_KIND_RAISE,
             amount=6,
         ),
     ),
-    "pokerpb.DrawRequest": (
+    "poker.v1.DrawRequest": (
         dpb.DrawRequest(command_id="fz-cmd-1", table_id=HAND_TABLE, hand_id=_HAND, discards="2c"),
     ),
-    "pokerpb.AgreeSplitRequest": (
+    "poker.v1.AgreeSplitRequest": (
         dpb.AgreeSplitRequest(
             command_id="fz-cmd-2", table_id=HAND_TABLE, hand_id=_HAND, split=True
         ),
     ),
-    "pokerpb.PlayRequest": (
+    "poker.v1.PlayRequest": (
         dpb.PlayRequest(
             act=dpb.ActRequest(
-                command_id="fz-cmd-3", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_CHECK
+                command_id="fz-cmd-3", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_KIND_CHECK
             )
         ),
         dpb.PlayRequest(
-            sit_out=dpb.SeatRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1)
+            sit_out=dpb.SitOutRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1)
         ),
     ),
-    "pokerpb.WatchTableRequest": (dpb.WatchTableRequest(table_id=HAND_TABLE, from_seq=3),),
-    "pokerpb.GetHandHistoryRequest": (dpb.GetHandHistoryRequest(hand_id=_HAND),),
-    "pokerpb.DepositRequest": (
+    "poker.v1.WatchTableRequest": (dpb.WatchTableRequest(table_id=HAND_TABLE, from_seq=3),),
+    "poker.v1.GetHandHistoryRequest": (dpb.GetHandHistoryRequest(hand_id=_HAND),),
+    "poker.v1.DepositRequest": (
         wpb.DepositRequest(player_id="dan", amount=100, idempotency_key="fz-key-1"),
     ),
-    "pokerpb.WithdrawRequest": (
+    "poker.v1.WithdrawRequest": (
         wpb.WithdrawRequest(player_id="dan", amount=50, idempotency_key="fz-key-2"),
     ),
-    "pokerpb.GetBalanceRequest": (wpb.GetBalanceRequest(player_id="ann"),),
-    "pokerpb.ListTransactionsRequest": (wpb.ListTransactionsRequest(player_id="ann", page_size=5),),
-    "pokerpb.PlaceHoldRequest": (
+    "poker.v1.GetBalanceRequest": (wpb.GetBalanceRequest(player_id="ann"),),
+    "poker.v1.ListTransactionsRequest": (wpb.ListTransactionsRequest(player_id="ann", page_size=5),),
+    "poker.v1.PlaceHoldRequest": (
         wpb.PlaceHoldRequest(
             hold_id="fz-hold-1", player_id="dan", table_id=OPEN_TABLE, amount=50, ttl_ms=60_000
         ),
     ),
-    "pokerpb.VoidHoldRequest": (wpb.VoidHoldRequest(hold_id="fz-hold-1", reason="fuzz"),),
-    "pokerpb.GetTableEscrowRequest": (wpb.GetTableEscrowRequest(table_id=HAND_TABLE),),
-    "pokerpb.GetRakeReportRequest": (wpb.GetRakeReportRequest(group_by=[wpb.RAKE_BY_TABLE]),),
+    "poker.v1.VoidHoldRequest": (wpb.VoidHoldRequest(hold_id="fz-hold-1", reason="fuzz"),),
+    "poker.v1.GetTableEscrowRequest": (wpb.GetTableEscrowRequest(table_id=HAND_TABLE),),
+    "poker.v1.GetRakeReportRequest": (wpb.GetRakeReportRequest(group_by=[wpb.RAKE_DIMENSION_BY_TABLE]),),
 }
 CALL_TIMEOUT_S: Final = 10.0
 WATCH_S: Final = 0.25
@@ -275,9 +275,9 @@ class World:
             await operator.deposit(player, 100_000, key=f"fz-fund-{player}")
         dealer_op = room.dealer_client("op", Role.OPERATOR)
         for command_id, table_id, game, structure in (
-            ("fz-create-hand", HAND_TABLE, "holdem", pb.NO_LIMIT),
-            ("fz-create-open", OPEN_TABLE, "holdem", pb.NO_LIMIT),
-            ("fz-create-draw", DRAW_TABLE, "draw32", pb.POT_LIMIT),
+            ("fz-create-hand", HAND_TABLE, "holdem", pb.BETTING_STRUCTURE_NO_LIMIT),
+            ("fz-create-open", OPEN_TABLE, "holdem", pb.BETTING_STRUCTURE_NO_LIMIT),
+            ("fz-create-draw", DRAW_TABLE, "draw32", pb.BETTING_STRUCTURE_POT_LIMIT),
         ):
             await dealer_op.call(
                 "CreateTable",
@@ -327,7 +327,7 @@ class World:
     def callers_for(self, service: str, method: str) -> list[Caller]:
         """The callers whose role may call ``method`` (the paths behind the role check)."""
         roles = (DEALER_ROLES if service == "Dealer" else WALLET_ROLES).get(
-            f"/pokerpb.{service}/{method}"
+            f"/poker.v1.{service}/{method}"
         )
         return [
             c for c in self.callers if c.role is not None and (roles is None or c.role in roles)

@@ -23,9 +23,9 @@ from poker.testing.nats_cluster import ClusterNode, NatsCluster
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.bot import play_turn
 from poker.tools.client import Client, WalletClient
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 
 PLAYERS = ("ann", "bob", "cat")
 DEPOSIT = 1_000
@@ -88,9 +88,9 @@ async def open_seated_table(room: ClusterRoom) -> str:
         dpb.CreateTableRequest(
             command_id=uuid.uuid4().hex,
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=5, big_blind=10),
-            play_money=False,
+            real_money=True,
             pause_between_hands_ms=1,
             action_timer_ms=30_000,
         ),
@@ -126,7 +126,7 @@ async def assert_accounted(room: ClusterRoom, table_id: str, view: dpb.TableView
     """The wallet's escrow of the table is the dealer's stacks, every unit is somewhere, and the
     audit is clean."""
     stacks = {seat.player_id: seat.stack for seat in view.seats}
-    escrow: wpb.TableEscrow = await eventually(
+    escrow: wpb.GetTableEscrowResponse = await eventually(
         lambda: room.operator.call("GetTableEscrow", wpb.GetTableEscrowRequest(table_id=table_id)),
         lambda e: {line.player_id: line.amount for line in e.escrow} == stacks,
         timeout_s=30,

@@ -27,9 +27,9 @@ from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 
 RECENT = 8
 BUY_IN = 200
@@ -86,7 +86,7 @@ async def open_table(room: Room) -> str:
         dpb.CreateTableRequest(
             command_id=cid(),
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=5, big_blind=10),
             pause_between_hands_ms=60_000,
             action_timer_ms=30_000,
@@ -111,7 +111,7 @@ async def other_commands(player: Client, table_id: str, seat: int, count: int) -
     """``count`` commands with fresh ids: the player sits out and in again, and again."""
     for n in range(count):
         method, request = (
-            ("SitOut", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=seat))
+            ("SitOut", dpb.SitOutRequest(command_id=cid(), table_id=table_id, seat=seat))
             if n % 2 == 0
             else ("SitIn", dpb.SitInRequest(command_id=cid(), table_id=table_id, seat=seat))
         )
@@ -167,7 +167,7 @@ async def test_a_sit_down_id_reused_past_the_recent_ids_answers_its_first_outcom
         [BUY_IN],
     )
     # Not wedged: the next command lands right after the log's end.
-    reply = await ann.call("SitOut", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=1))
+    reply = await ann.call("SitOut", dpb.SitOutRequest(command_id=cid(), table_id=table_id, seat=1))
     assert reply.version == before[-1].events[-1].version + reply.events
     assert (await room.operator.audit()).clean
 
@@ -190,7 +190,7 @@ async def test_a_reused_id_with_another_payload_is_refused_and_appends_nothing(
         (ann, "SitDown", sit_down(table_id, seat_id, seat=2)),
         (bob, "SitDown", sit_down(table_id, seat_id, seat=2)),
         (ann, "TopUp", dpb.TopUpRequest(command_id=seat_id, table_id=table_id, seat=1, amount=5)),
-        (ann, "SitOut", dpb.SeatRequest(command_id=seat_id, table_id=table_id, seat=1)),
+        (ann, "SitOut", dpb.SitOutRequest(command_id=seat_id, table_id=table_id, seat=1)),
     ]
     for client, method, request in attempts:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
@@ -202,7 +202,7 @@ async def test_a_reused_id_with_another_payload_is_refused_and_appends_nothing(
     assert await records(room, table_id) == before
     bob_balance = await room.operator.balance("bob")
     assert (bob_balance.cash, bob_balance.held) == (DEPOSIT, 0)
-    await ann.call("SitOut", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=1))
+    await ann.call("SitOut", dpb.SitOutRequest(command_id=cid(), table_id=table_id, seat=1))
 
 
 async def test_a_duplicate_ack_is_resolved_and_the_table_is_not_wedged(room: Room) -> None:
@@ -215,14 +215,14 @@ async def test_a_duplicate_ack_is_resolved_and_the_table_is_not_wedged(room: Roo
     seat_id, sit_out_id = cid(), cid()
     await ann.call("SitDown", sit_down(table_id, seat_id))
     first = await ann.call(
-        "SitOut", dpb.SeatRequest(command_id=sit_out_id, table_id=table_id, seat=1)
+        "SitOut", dpb.SitOutRequest(command_id=sit_out_id, table_id=table_id, seat=1)
     )
     await ann.call("SitIn", dpb.SitInRequest(command_id=cid(), table_id=table_id, seat=1))
     before = await records(room, table_id)
 
     forget_every_id(room, table_id)
     again = await ann.call(
-        "SitOut", dpb.SeatRequest(command_id=sit_out_id, table_id=table_id, seat=1)
+        "SitOut", dpb.SitOutRequest(command_id=sit_out_id, table_id=table_id, seat=1)
     )
     assert (again.version, again.events) == (first.version, first.events)
     forget_every_id(room, table_id)
@@ -235,7 +235,7 @@ async def test_a_duplicate_ack_is_resolved_and_the_table_is_not_wedged(room: Roo
     assert room.dealer.dealer is not None
     metrics = room.dealer.dealer.tables._metrics
     assert metrics.duplicate_appends._value.get() == 2
-    reply = await ann.call("SitOut", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=1))
+    reply = await ann.call("SitOut", dpb.SitOutRequest(command_id=cid(), table_id=table_id, seat=1))
     assert reply.version == before[-1].events[-1].version + reply.events
 
 
@@ -278,7 +278,7 @@ async def test_a_hold_that_is_not_open_never_seats(room: Room) -> None:
     seat_id = cid()
     await ann.call("SitDown", sit_down(table_id, seat_id))
     await posted(room, "ann", table_id)
-    await ann.call("StandUp", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=1))
+    await ann.call("StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1))
     await eventually(lambda: room.operator.balance("ann"), lambda b: b.cash == DEPOSIT)
     before = await records(room, table_id)
 

@@ -14,9 +14,9 @@ from poker.servicekit.tokens import Role, issue_token
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import dealer_pb2_grpc
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import dealer_pb2_grpc
+from poker.v1 import events_pb2 as pb
 
 SECRET = new_secret()
 TABLE = "bad-input"
@@ -39,9 +39,9 @@ async def dealer(nats_server: NatsServer) -> AsyncIterator[DealerHarness]:
                 command_id="create",
                 table_id=TABLE,
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=1, big_blind=2),
-                play_money=True,
+                real_money=False,
                 pause_between_hands_ms=60_000,
             ),
         )
@@ -59,7 +59,7 @@ def create(**fields: Any) -> dpb.CreateTableRequest:
     base: dict[str, Any] = {
         "command_id": "c-new",
         "game": "holdem",
-        "structure": pb.NO_LIMIT,
+        "structure": pb.BETTING_STRUCTURE_NO_LIMIT,
         "stakes": pb.Stakes(small_blind=1, big_blind=2),
     }
     base.update(fields)
@@ -71,7 +71,7 @@ def act(**fields: Any) -> dpb.ActRequest:
         "command_id": "a-1",
         "table_id": TABLE,
         "hand_id": HAND,
-        "action": dpb.ACTION_CALL,
+        "action": dpb.ACTION_KIND_CALL,
     }
     base.update(fields)
     return dpb.ActRequest(**base)
@@ -209,7 +209,7 @@ CASES: list[tuple[str, str, Any, Role, Any]] = [
     ("ann", "Act", act(action=42), Role.PLAYER, Code.INVALID_ARGUMENT),
     ("ann", "Act", act(amount=-1), Role.PLAYER, Code.INVALID_ARGUMENT),
     ("ann", "Act", act(hand_id=""), Role.PLAYER, Code.INVALID_ARGUMENT),
-    ("ann", "Act", act(action=dpb.ACTION_BRING_IN), Role.PLAYER, Code.FAILED_PRECONDITION),
+    ("ann", "Act", act(action=dpb.ACTION_KIND_BRING_IN), Role.PLAYER, Code.FAILED_PRECONDITION),
     ("ann", "Act", act(hand_id="bad-input.77"), Role.PLAYER, Code.FAILED_PRECONDITION),
     ("ann", "Act", act(table_id="nope"), Role.PLAYER, Code.NOT_FOUND),
     ("cat", "Act", act(), Role.PLAYER, Code.PERMISSION_DENIED),
@@ -292,7 +292,7 @@ async def test_a_wrong_token_is_unauthenticated(
     dealer: DealerHarness, metadata: tuple[tuple[str, str], ...]
 ) -> None:
     assert dealer.channel is not None
-    stub = dealer_pb2_grpc.DealerStub(dealer.channel)
+    stub = dealer_pb2_grpc.DealerServiceStub(dealer.channel)
     for call in (
         stub.GetTable(dpb.GetTableRequest(table_id=TABLE), metadata=metadata, timeout=5),
         stub.Act(act(), metadata=metadata, timeout=5),

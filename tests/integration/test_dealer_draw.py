@@ -17,15 +17,15 @@ from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_
 from poker.testing.nats_server import NatsServer
 from poker.tools.bot import play_turn
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 from tests.integration.test_dealer_grpc import cid, collect, seat, until_hand
 
 SECRET = new_secret()
 DRAW_GAMES = {
-    "five-card-draw": pb.NO_LIMIT,
-    "deuce-seven-triple-draw": pb.FIXED_LIMIT,
-    "draw32": pb.POT_LIMIT,
+    "five-card-draw": pb.BETTING_STRUCTURE_NO_LIMIT,
+    "deuce-seven-triple-draw": pb.BETTING_STRUCTURE_FIXED_LIMIT,
+    "draw32": pb.BETTING_STRUCTURE_POT_LIMIT,
 }
 
 
@@ -43,7 +43,7 @@ async def open_draw_table(operator: Client, game: str) -> str:
             game=game,
             structure=DRAW_GAMES[game],
             stakes=pb.Stakes(small_blind=1, big_blind=2, small_bet=2, big_bet=4),
-            play_money=True,
+            real_money=False,
             pause_between_hands_ms=60_000,
         ),
     )
@@ -107,7 +107,7 @@ async def reach_the_draw(
     """Check or call until someone is to draw; the operator's view then."""
     for _ in range(20):
         view = await operator.table(table_id)
-        if view.hand.turn == pb.TURN_DRAW:
+        if view.hand.turn == pb.TURN_KIND_DRAW:
             return view
         to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
         await play_turn(players[to_act.player_id], view)
@@ -126,7 +126,7 @@ async def test_the_draw_turn_is_shown_and_drawn_over_the_wire(dealer: DealerHarn
     cards = next(s.cards for s in own.seats if s.seat == to_act.seat)
     # Betting now is refused with the rule's sentence, and changes nothing.
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await drawer.act(table_id, view.hand.hand_id, dpb.ACTION_CHECK)
+        await drawer.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CHECK)
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "draw" in (refused.value.details() or "")
     foreign = next(card for card in ("2c", "3c", "4c", "5c", "6c", "7c") if card not in cards)
@@ -169,19 +169,19 @@ async def test_the_split_offer_of_32_card_draw(dealer: DealerHarness) -> None:
     operator, players, table_id, _ = await seated_hand(dealer, "draw32")
     view = await reach_the_draw(operator, players, table_id)
     for _ in range(4):  # both draw: stand pat
-        if view.hand.turn != pb.TURN_DRAW:
+        if view.hand.turn != pb.TURN_KIND_DRAW:
             break
         to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
         await players[to_act.player_id].draw(table_id, view.hand.hand_id, "")
         view = await operator.table(table_id)
-    assert view.hand.turn == pb.TURN_SPLIT_OFFER
+    assert view.hand.turn == pb.TURN_KIND_SPLIT_OFFER
     assert list(view.hand.split_offer.pots) == [0] and view.hand.split_offer.may_bet
     pot = view.hand.split_offer.amounts[0]
     first = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
     await players[first.player_id].agree_split(table_id, view.hand.hand_id, True)
     view = await operator.table(table_id)
     second = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
-    assert view.hand.turn == pb.TURN_SPLIT_OFFER and second.player_id != first.player_id
+    assert view.hand.turn == pb.TURN_KIND_SPLIT_OFFER and second.player_id != first.player_id
     reply = await players[second.player_id].agree_split(table_id, view.hand.hand_id, True)
     assert not reply.table.hand.seat_to_act  # every pot agreed: the hand is over
     stacks = {s.player_id: s.stack for s in reply.table.seats}
@@ -230,9 +230,9 @@ async def test_a_draw_timed_out_stands_pat_and_bars_betting(dealer: DealerHarnes
         dpb.CreateTableRequest(
             command_id=cid(),
             game="five-card-draw",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
-            play_money=True,
+            real_money=False,
             pause_between_hands_ms=60_000,
             settings=pb.TableConfig(rules=pb.HandRules(draw_timer_ms=300)),
         ),
@@ -246,7 +246,7 @@ async def test_a_draw_timed_out_stands_pat_and_bars_betting(dealer: DealerHarnes
     # The dealer's clock acts for him at the draw deadline: he stands pat.
     for _ in range(100):
         view = await operator.table(table_id)
-        if view.hand.seat_to_act != sleeper.seat or view.hand.turn != pb.TURN_DRAW:
+        if view.hand.seat_to_act != sleeper.seat or view.hand.turn != pb.TURN_KIND_DRAW:
             break
         await asyncio.sleep(0.02)
     assert dealer.dealer is not None
@@ -259,15 +259,15 @@ async def test_a_draw_timed_out_stands_pat_and_bars_betting(dealer: DealerHarnes
     assert pat[0].seat == sleeper.seat and pat[0].timed_out and pat[0].count == 0
     # The other draws; then the sleeper may check or call, but not bet or raise (RULES.md §7.2).
     other = next(s for s in view.seats if s.player_id != sleeper.player_id)
-    if view.hand.turn == pb.TURN_DRAW:
+    if view.hand.turn == pb.TURN_KIND_DRAW:
         await players[other.player_id].draw(table_id, view.hand.hand_id, "")
     for _ in range(4):
         view = await operator.table(table_id)
         if view.hand.seat_to_act == sleeper.seat:
             break
         to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
-        await players[to_act.player_id].act(table_id, view.hand.hand_id, dpb.ACTION_CHECK)
-    assert view.hand.seat_to_act == sleeper.seat and view.hand.turn == pb.TURN_BET
+        await players[to_act.player_id].act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CHECK)
+    assert view.hand.seat_to_act == sleeper.seat and view.hand.turn == pb.TURN_KIND_BET
     offered = {option.action for option in view.hand.legal_actions}
-    assert dpb.ACTION_BET not in offered and dpb.ACTION_RAISE not in offered
-    assert offered & {dpb.ACTION_CHECK, dpb.ACTION_CALL}
+    assert dpb.ACTION_KIND_BET not in offered and dpb.ACTION_KIND_RAISE not in offered
+    assert offered & {dpb.ACTION_KIND_CHECK, dpb.ACTION_KIND_CALL}

@@ -19,8 +19,8 @@ from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_
 from poker.testing.nats_server import NatsServer
 from poker.tools.bot import choose_action
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 SECRET = new_secret()
 
@@ -44,9 +44,9 @@ async def open_table(
         dpb.CreateTableRequest(
             command_id=cid(),
             game=game,
-            structure=pb.NO_LIMIT if game == "holdem" else pb.POT_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT if game == "holdem" else pb.BETTING_STRUCTURE_POT_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
-            play_money=True,
+            real_money=False,
             pause_between_hands_ms=pause_ms,
             action_timer_ms=timer_ms,
         ),
@@ -150,7 +150,7 @@ async def test_a_retried_act_has_one_effect(dealer: DealerHarness) -> None:
         command_id="act-once",
         table_id=table_id,
         hand_id=view.hand.hand_id,
-        action=dpb.ACTION_CALL,
+        action=dpb.ACTION_KIND_CALL,
     )
     first = await to_act.call("Act", request)
     again = await to_act.call("Act", request)
@@ -169,7 +169,7 @@ async def test_a_command_reply_carries_the_table_as_the_caller_sees_it(
     await seat(bob, table_id, 2)
     view = await until_hand(operator, table_id)
     to_act = ann if view.hand.seat_to_act == 1 else bob
-    reply = await to_act.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    reply = await to_act.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
     after = await to_act.call("GetTable", dpb.GetTableRequest(table_id=table_id))
     # What GetTable shows the caller right after the command: version, next seat, its options.
     assert reply.table == after

@@ -20,8 +20,8 @@ from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 SECRET = new_secret()
 #: Longer than any hand-off here takes: a successor that waited for expiry would be too late.
@@ -35,9 +35,9 @@ async def create(operator: Client, *, timer_ms: int = 30_000, pause_ms: int = 30
         dpb.CreateTableRequest(
             command_id=uuid.uuid4().hex,
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
-            play_money=True,
+            real_money=False,
             action_timer_ms=timer_ms,
             pause_between_hands_ms=pause_ms,
         ),
@@ -110,7 +110,7 @@ async def mid_hand(first: DealerHarness) -> tuple[str, dpb.TableView]:
     await seat_two(first, table_id)
     view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
     player = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
-    await first.client(player).act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    await first.client(player).act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
     view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
     assert owned(first) == [table_id]
     return table_id, view
@@ -133,7 +133,7 @@ async def test_drain_table_finishes_the_hand_and_the_other_dealer_deals_the_next
     await asyncio.sleep(0.3)
     assert not drain.done()  # waiting for the hand, which goes on at dealer A
     player = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
-    await first.client(player).act(table_id, hand_id, dpb.ACTION_FOLD)
+    await first.client(player).act(table_id, hand_id, dpb.ACTION_KIND_FOLD)
     reply = await drain
     released = time.monotonic()
     assert reply.hand_finished and reply.table_id == table_id
@@ -181,7 +181,7 @@ async def test_a_stopping_dealer_hands_its_tables_off_after_the_hand(
         await create(first.client("op", Role.OPERATOR))
     assert refused.value.code() is grpc.StatusCode.UNAVAILABLE  # nor a new table
     player = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
-    await first.client(player).act(table_id, view.hand.hand_id, dpb.ACTION_FOLD)
+    await first.client(player).act(table_id, view.hand.hand_id, dpb.ACTION_KIND_FOLD)
     await stopping
     watcher = second.client("op", Role.OPERATOR)
     view = await view_until(watcher, table_id, lambda v: v.hand.hand_id == f"{table_id}.2")

@@ -14,7 +14,7 @@ from poker.servicekit.tokens import Role, issue_token
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
+from poker.v1 import dealer_pb2 as dpb
 from tests.integration.test_dealer_grpc import open_table, seat, until_hand
 
 SECRET = new_secret()
@@ -61,10 +61,10 @@ class PlayStream:
 
 def passive(view: dpb.TableView) -> tuple[int, int]:
     options = {option.action: option for option in view.hand.legal_actions}
-    for action in (dpb.ACTION_CHECK, dpb.ACTION_CALL):
+    for action in (dpb.ACTION_KIND_CHECK, dpb.ACTION_KIND_CALL):
         if action in options:
             return action, options[action].min_amount
-    return dpb.ACTION_FOLD, 0
+    return dpb.ACTION_KIND_FOLD, 0
 
 
 async def test_a_hand_played_over_streams(dealer: DealerHarness) -> None:
@@ -94,10 +94,10 @@ async def test_a_hand_played_over_streams(dealer: DealerHarness) -> None:
     assert sum(s.stack for s in after.seats) == 300
     # Seat commands ride the same stream; a broken rule is answered, the stream lives on.
     out = await streams[1].send(
-        dpb.PlayRequest(sit_out=dpb.SeatRequest(command_id="out-1", table_id=table_id, seat=1))
+        dpb.PlayRequest(sit_out=dpb.SitOutRequest(command_id="out-1", table_id=table_id, seat=1))
     )
     assert out.code == OK and out.events == 1
-    stale = await streams[2].act(table_id, hand_id, dpb.ACTION_CHECK)
+    stale = await streams[2].act(table_id, hand_id, dpb.ACTION_KIND_CHECK)
     assert stale.code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
     assert stale.message and not stale.HasField("table")
     back = await streams[1].send(
@@ -121,20 +121,20 @@ async def test_a_retried_command_id_over_the_stream_has_one_effect(
     view = await until_hand(operator, table_id)
     to_act = ann if view.hand.seat_to_act == 1 else bob
     stream = PlayStream(to_act)
-    first = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL, command_id="once")
-    again = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL, command_id="once")
+    first = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL, command_id="once")
+    again = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL, command_id="once")
     assert first.code == again.code == OK
     assert (again.version, again.events) == (first.version, first.events)
     # The same id over a second stream, and over the unary call, answers the same way.
     other = PlayStream(to_act)
-    third = await other.act(table_id, view.hand.hand_id, dpb.ACTION_CALL, command_id="once")
+    third = await other.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL, command_id="once")
     unary = await to_act.call(
         "Act",
         dpb.ActRequest(
             command_id="once",
             table_id=table_id,
             hand_id=view.hand.hand_id,
-            action=dpb.ACTION_CALL,
+            action=dpb.ACTION_KIND_CALL,
         ),
     )
     assert (third.version, unary.version) == (first.version, first.version)
@@ -153,7 +153,7 @@ async def test_another_players_seat_is_refused_in_the_reply(dealer: DealerHarnes
     waiting = ann if view.hand.seat_to_act == 2 else bob
     stream = PlayStream(waiting)
     # Not his turn: a rule (as over the unary call).
-    refused = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    refused = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
     assert refused.code == grpc.StatusCode.FAILED_PRECONDITION.value[0], refused.message
     assert refused.table_id == table_id and not refused.HasField("table")
     # Someone else's seat for a seat command, and a player with no seat at all.
@@ -162,12 +162,12 @@ async def test_another_players_seat_is_refused_in_the_reply(dealer: DealerHarnes
     stolen = await stream.send(dpb.PlayRequest(sit_out=seat_out))
     assert stolen.code == grpc.StatusCode.PERMISSION_DENIED.value[0], stolen.message
     stranger = PlayStream(eve)
-    nobody = await stranger.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    nobody = await stranger.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
     assert nobody.code == grpc.StatusCode.PERMISSION_DENIED.value[0]
     assert (await operator.table(table_id)).version == view.version  # nothing happened
     # The stream lives on: the player to act still acts over his own.
     mover = PlayStream(bob if waiting is ann else ann)
-    moved = await mover.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    moved = await mover.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
     assert moved.code == OK, moved.message
     for each in (stream, stranger, mover):
         await each.close()
@@ -201,7 +201,7 @@ async def test_stream_replies_are_redacted(dealer: DealerHarness) -> None:
     view = await until_hand(operator, table_id)
     mine = view.hand.seat_to_act
     stream = PlayStream(players[mine])
-    reply = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    reply = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
     assert reply.code == OK, reply.message
     assert dealer.dealer is not None
     live = await dealer.dealer.tables.table(table_id)

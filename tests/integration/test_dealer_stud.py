@@ -18,8 +18,8 @@ from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_
 from poker.testing.nats_server import NatsServer
 from poker.tools.bot import choose_action
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 from tests.integration.test_dealer_grpc import cid, collect, seat, until_hand
 
 SECRET = new_secret()
@@ -35,7 +35,7 @@ async def dealer(nats_server: NatsServer) -> AsyncIterator[DealerHarness]:
 async def open_stud_table(
     operator: Client,
     game: str,
-    structure: int = pb.FIXED_LIMIT,
+    structure: int = pb.BETTING_STRUCTURE_FIXED_LIMIT,
     stakes: pb.Stakes | None = None,
     **settings: object,
 ) -> str:
@@ -46,7 +46,7 @@ async def open_stud_table(
             game=game,
             structure=structure,  # type: ignore[arg-type]
             stakes=stakes or pb.Stakes(ante=1, small_bet=4, big_bet=8),
-            play_money=True,
+            real_money=False,
             pause_between_hands_ms=60_000,
             settings=pb.TableConfig(**settings),  # type: ignore[arg-type]
         ),
@@ -80,12 +80,12 @@ async def test_a_full_stud_hand_over_grpc(dealer: DealerHarness, game: str) -> N
     hand_id = view.hand.hand_id
     # The first turn is the bring-in: the player the upcards name brings in or completes.
     offered = {option.action for option in view.hand.legal_actions}
-    assert offered == {dpb.ACTION_BRING_IN, dpb.ACTION_COMPLETE}
-    dealt = [s for s in view.seats if s.state == dpb.SEAT_IN_HAND]
+    assert offered == {dpb.ACTION_KIND_BRING_IN, dpb.ACTION_KIND_COMPLETE}
+    dealt = [s for s in view.seats if s.state == dpb.SEAT_STATE_IN_HAND]
     assert len(dealt) >= 2 and all(len(s.up_cards) == 2 for s in dealt)  # one upcard each
 
     used = await play_out(players, table_id, hand_id)
-    assert used[0] == dpb.ACTION_BRING_IN
+    assert used[0] == dpb.ACTION_KIND_BRING_IN
 
     view = await operator.table(table_id)
     assert sum(s.stack for s in view.seats) == 300  # play money: no rake
@@ -117,9 +117,9 @@ async def test_completing_the_bring_in_is_a_wire_action(dealer: DealerHarness) -
     _, table_id, view = await heads_up_stud_hand(dealer)
     to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
     bringer = dealer.client(to_act.player_id)
-    complete = next(o for o in view.hand.legal_actions if o.action == dpb.ACTION_COMPLETE)
+    complete = next(o for o in view.hand.legal_actions if o.action == dpb.ACTION_KIND_COMPLETE)
     assert complete.min_amount == 4  # the small bet
-    reply = await bringer.act(table_id, view.hand.hand_id, dpb.ACTION_COMPLETE, complete.min_amount)
+    reply = await bringer.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_COMPLETE, complete.min_amount)
     mine = next(s for s in reply.table.seats if s.seat == to_act.seat)
     assert mine.bet == 4
     assert dealer.dealer is not None
@@ -137,7 +137,7 @@ async def test_a_bring_in_player_cannot_fold(dealer: DealerHarness) -> None:
     bringer = dealer.client(to_act.player_id)
     before = (await operator.table(table_id)).version
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await bringer.act(table_id, view.hand.hand_id, dpb.ACTION_FOLD, 0)
+        await bringer.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_FOLD, 0)
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "bring" in (refused.value.details() or "").lower()
     assert (await operator.table(table_id)).version == before  # nothing appended
@@ -182,11 +182,11 @@ async def test_table_switches_come_from_the_request(dealer: DealerHarness) -> No
     table_id = await open_stud_table(
         operator,
         "seven-card-stud",
-        rules=pb.HandRules(open_pair_double_bet=pb.OPEN_PAIR_OFF, stud_common_card_betting=True),
+        rules=pb.HandRules(open_pair_double_bet=pb.OPEN_PAIR_RULE_OFF, stud_common_card_betting=True),
         sit_out_max_hands=5,
     )
     view = await operator.table(table_id)
-    assert view.config.rules.open_pair_double_bet == pb.OPEN_PAIR_OFF
+    assert view.config.rules.open_pair_double_bet == pb.OPEN_PAIR_RULE_OFF
     assert view.config.rules.stud_common_card_betting
     assert view.config.sit_out_max_hands == 5
     assert view.config.stakes.bring_in == 2  # the room's default: twice the ante (A2)
@@ -202,7 +202,7 @@ async def test_the_bring_in_rule_is_a_table_setting(dealer: DealerHarness) -> No
         operator,
         "seven-card-stud",
         stakes=pb.Stakes(ante=1, small_bet=10, big_bet=20),
-        bring_in_rule=pb.BRING_IN_HALF_SMALL_BET,
+        bring_in_rule=pb.BRING_IN_RULE_HALF_SMALL_BET,
     )
     view = await operator.table(table_id)
     assert view.config.stakes.bring_in == 5  # half the small bet, not twice the ante (A2)
@@ -249,9 +249,9 @@ async def test_bad_stud_tables_are_refused_and_nothing_is_created(
         command_id=cid(),
         table_id=table_id,
         game="seven-card-stud",
-        structure=pb.FIXED_LIMIT,
+        structure=pb.BETTING_STRUCTURE_FIXED_LIMIT,
         stakes=stakes,
-        play_money=True,
+        real_money=False,
         settings=pb.TableConfig(**settings),  # type: ignore[arg-type]
     )
     with pytest.raises(grpc.aio.AioRpcError) as refused:

@@ -24,8 +24,8 @@ from poker.tablelog.repository import TableRepository, decode_batch
 from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 SECRET = new_secret()
 
@@ -36,9 +36,9 @@ async def create(operator: Client, *, timer_ms: int, pause_ms: int) -> str:
         dpb.CreateTableRequest(
             command_id=uuid.uuid4().hex,
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
-            play_money=True,
+            real_money=False,
             action_timer_ms=timer_ms,
             pause_between_hands_ms=pause_ms,
         ),
@@ -94,7 +94,7 @@ async def test_the_deadline_times_the_player_out(dealer: DealerHarness) -> None:
     folded = [e.folded for e in events if e.WhichOneof("body") == "folded"]
     assert folded and folded[0].timed_out
     assert any(
-        e.player_sat_out.reason == pb.TIMED_OUT for e in events if e.HasField("player_sat_out")
+        e.player_sat_out.reason == pb.SIT_OUT_REASON_TIMED_OUT for e in events if e.HasField("player_sat_out")
     )
 
 
@@ -105,7 +105,7 @@ async def test_the_next_hand_starts_after_the_pause(dealer: DealerHarness) -> No
     view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
     first = view.hand.hand_id
     player = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
-    await dealer.client(player).act(table_id, first, dpb.ACTION_FOLD)
+    await dealer.client(player).act(table_id, first, dpb.ACTION_KIND_FOLD)
     view = await view_until(
         operator, table_id, lambda v: v.hand.hand_id != first and v.hand.seat_to_act
     )
@@ -125,7 +125,7 @@ async def test_a_dead_owners_table_is_taken_over_once(nats_server: NatsServer) -
     await seat_two(first, table_id)
     view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
     player = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
-    await first.client(player).act(table_id, view.hand.hand_id, dpb.ACTION_CALL)
+    await first.client(player).act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
     assert first.dealer is not None
     await first.dealer.crash()
     assert first.channel is not None

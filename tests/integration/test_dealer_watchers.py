@@ -23,8 +23,8 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import eventually
 from poker.tools.bot import choose_action
 from poker.tools.client import Client
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 from tests.integration.test_dealer_grpc import open_table, seat, until_hand
 
 SECRET = new_secret()
@@ -198,7 +198,7 @@ async def sit_out_and_in(player: Client, table_id: str, times: int) -> None:
     """``times`` SitOut + SitIn pairs of a lone player: two batches each, fast."""
     for _ in range(times):
         for method, request in (
-            ("SitOut", dpb.SeatRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=1)),
+            ("SitOut", dpb.SitOutRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=1)),
             ("SitIn", dpb.SitInRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=1)),
         ):
             await player.call(method, request)

@@ -16,7 +16,7 @@ from poker.servicekit.tokens import Role
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, namespace_settings
 from poker.testing.nats_server import NatsServer
-from pokerpb import dealer_pb2 as dpb
+from poker.v1 import dealer_pb2 as dpb
 from tests.integration.test_dealer_grpc import cid, collect, open_table, play_hand, seat, until_hand
 from tests.integration.test_pokerctl import SECRET, pokerctl_result
 

@@ -30,8 +30,8 @@ from poker.testing.service_process import ROOT
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
 from poker.wallet.config import WalletSettings
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 SECRET = new_secret()
 
@@ -75,9 +75,9 @@ async def create_table(client: Client) -> str:
         dpb.CreateTableRequest(
             command_id=cid(),
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=5, big_blind=10),
-            play_money=False,
+            real_money=True,
             pause_between_hands_ms=60_000,
         ),
     )
@@ -117,7 +117,7 @@ async def test_a_client_trusting_the_ca_talks_to_a_tls_dealer(tls_dealer: Dealer
     # Health and reflection are on the same TLS port.
     assert tls_dealer.channel is not None
     health: Any = health_pb2_grpc.HealthStub(tls_dealer.channel)
-    answer = await health.Check(health_pb2.HealthCheckRequest(service="pokerpb.Dealer"))
+    answer = await health.Check(health_pb2.HealthCheckRequest(service="poker.v1.DealerService"))
     assert answer.status == health_pb2.HealthCheckResponse.SERVING
     reflection: Any = reflection_pb2_grpc.ServerReflectionStub(cast(Any, tls_dealer.channel))
     replies = reflection.ServerReflectionInfo(
@@ -126,7 +126,7 @@ async def test_a_client_trusting_the_ca_talks_to_a_tls_dealer(tls_dealer: Dealer
     names = [
         service.name async for reply in replies for service in reply.list_services_response.service
     ]
-    assert "pokerpb.Dealer" in names
+    assert "poker.v1.DealerService" in names
 
 
 async def test_a_tls_dealer_refuses_plaintext_and_untrusting_clients(

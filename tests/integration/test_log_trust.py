@@ -27,9 +27,9 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client
 from poker.wallet.journal import LEDGER_KEY
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 
 BUY_IN = 200
 
@@ -81,9 +81,9 @@ class Room:
             dpb.CreateTableRequest(
                 command_id=cid(),
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=5, big_blind=10),
-                play_money=False,
+                real_money=True,
                 pause_between_hands_ms=60_000,
                 action_timer_ms=30_000,
             ),
@@ -177,7 +177,7 @@ async def test_a_forged_hand_appended_past_the_dealer_moves_no_money_and_stops_t
     # The dealer's next append to the table conflicts, its catch-up meets the forgery: refused.
     with pytest.raises(grpc.aio.AioRpcError) as stopped:
         await room.player("ann").call(
-            "StandUp", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=1)
+            "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
         )
     assert stopped.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert f"Table {table_id} cannot be served" in (stopped.value.details() or "")
@@ -186,7 +186,7 @@ async def test_a_forged_hand_appended_past_the_dealer_moves_no_money_and_stops_t
 
     # Other tables go on: cat stands up at his and is paid out.
     await room.player("cat").call(
-        "StandUp", dpb.SeatRequest(command_id=cid(), table_id=other, seat=1)
+        "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=other, seat=1)
     )
     await eventually(lambda: room.escrow(other), lambda e: e == {})
     assert (await room.operator.balance("cat")).cash == 1_000

@@ -31,8 +31,8 @@ from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_certs import make_certificates
 from poker.testing.nats_server import NatsServer
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ async def test_a_whole_dealer_runs_over_tls(tls_server: NatsServer) -> None:
             dpb.CreateTableRequest(
                 command_id="tls-table",
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=1, big_blind=2),
             ),
         )

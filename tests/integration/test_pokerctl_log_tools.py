@@ -13,7 +13,7 @@ import nats
 from poker.engine.phh import parse_phh_all, replay_phh
 from poker.eventstore.jetstream import JetStreamEventStore
 from poker.testing.nats_server import NatsServer
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.integration.test_pokerctl import Room, new_table, pokerctl, pokerctl_result, room
 
 __all__ = ["room"]  # the fixture, shared

@@ -19,9 +19,9 @@ from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings
 from poker.tools.client import Client, error_reason
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 
 
 @pytest.fixture
@@ -61,9 +61,9 @@ async def table_with_a_hand(dealer: DealerHarness) -> tuple[str, dpb.TableView]:
         dpb.CreateTableRequest(
             command_id=cid(),
             game="holdem",
-            structure=pb.NO_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
-            play_money=True,
+            real_money=False,
             pause_between_hands_ms=60_000,
             action_timer_ms=30_000,
         ),
@@ -95,7 +95,7 @@ async def test_a_wrong_turn_act_is_failed_precondition_with_reason_not_your_turn
         dealer.client(waiting_player(view)),
         "Act",
         dpb.ActRequest(
-            command_id=cid(), table_id=table_id, hand_id=hand_id, action=dpb.ACTION_FOLD
+            command_id=cid(), table_id=table_id, hand_id=hand_id, action=dpb.ACTION_KIND_FOLD
         ),
     )
     assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -150,7 +150,7 @@ async def test_a_stream_refused_sends_the_status_with_the_request_ids(
             dpb.CreateTableRequest(
                 command_id="c1",
                 game="holdem",
-                structure=pb.NO_LIMIT,
+                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                 stakes=pb.Stakes(small_blind=1, big_blind=2),
                 settings=pb.TableConfig(rules=pb.HandRules(rake=pb.RakeSchedule(per=0))),
             ),
@@ -177,7 +177,7 @@ async def test_an_out_of_bounds_field_is_named_by_the_bad_request(
 async def test_an_undecodable_body_names_the_request_as_a_whole(dealer: DealerHarness) -> None:
     assert dealer.channel is not None
     call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = dealer.channel.unary_unary(
-        "/pokerpb.Dealer/GetTable"
+        "/poker.v1.DealerService/GetTable"
     )
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call(b"\xff\xff\xff", metadata=dealer.client("ann").metadata, timeout=10)
@@ -210,7 +210,7 @@ async def test_a_play_reply_carries_the_status_the_unary_call_would_end_with(
     waiting = dealer.client(waiting_player(view))
     stream = waiting.stub.Play(metadata=waiting.metadata, timeout=30)
     act = dpb.ActRequest(
-        command_id=cid(), table_id=table_id, hand_id=hand_id, action=dpb.ACTION_FOLD
+        command_id=cid(), table_id=table_id, hand_id=hand_id, action=dpb.ACTION_KIND_FOLD
     )
     await stream.write(dpb.PlayRequest(act=act))
     reply = await stream.read()

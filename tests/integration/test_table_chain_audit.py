@@ -7,7 +7,7 @@ from __future__ import annotations
 from poker.eventstore.sealing import SEAL_HEADER
 from poker.testing.dealer import harness_seals
 from poker.testing.wallet import eventually
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.integration.test_log_trust import Room, last_record, room
 
 __all__ = ["room"]  # the fixture, shared

@@ -22,9 +22,9 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import wallet_settings
 from poker.tools.client import WalletClient
 from poker.wallet.app import build_wallet
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 
 SECRET = new_secret()
 
@@ -48,7 +48,7 @@ class RecordingWallet:
             player_id=request.player_id,
             table_id=request.table_id,
             amount=request.amount,
-            status=wpb.HOLD_PENDING,
+            status=wpb.HOLD_STATUS_PENDING,
         )
 
 
@@ -94,9 +94,9 @@ async def test_the_wallet_call_gets_the_callers_shorter_deadline(
                 dpb.CreateTableRequest(
                     command_id=uuid.uuid4().hex,
                     game="holdem",
-                    structure=pb.NO_LIMIT,
+                    structure=pb.BETTING_STRUCTURE_NO_LIMIT,
                     stakes=pb.Stakes(small_blind=1, big_blind=2),
-                    play_money=False,
+                    real_money=True,
                     pause_between_hands_ms=60_000,
                 ),
             )

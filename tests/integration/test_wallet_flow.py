@@ -19,9 +19,9 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.bot import play_turn
 from poker.tools.client import Client, WalletClient
-from pokerpb import dealer_pb2 as dpb
-from pokerpb import events_pb2 as pb
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
 
 PLAYERS = ("ann", "bob", "cat")
 DEPOSIT = 1_000
@@ -62,9 +62,9 @@ async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
 #: The games the money flow is played in: a button game with blinds, a stud game with antes, a
 #: draw game (its turns played by :func:`play_turn`).
 TABLES = {
-    "holdem": (pb.NO_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
-    "seven-card-stud": (pb.FIXED_LIMIT, pb.Stakes(ante=2, bring_in=5, small_bet=10, big_bet=20)),
-    "draw32": (pb.POT_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
+    "holdem": (pb.BETTING_STRUCTURE_NO_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
+    "seven-card-stud": (pb.BETTING_STRUCTURE_FIXED_LIMIT, pb.Stakes(ante=2, bring_in=5, small_bet=10, big_bet=20)),
+    "draw32": (pb.BETTING_STRUCTURE_POT_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
 }
 
 
@@ -108,7 +108,7 @@ async def leave_table(room: Room, table_id: str) -> None:
     view = await room.dealer_op.table(table_id)
     for seat in view.seats:
         await room.player(seat.player_id).call(
-            "StandUp", dpb.SeatRequest(command_id=cid(), table_id=table_id, seat=seat.seat)
+            "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=seat.seat)
         )
     players = {name: room.player(name) for name in PLAYERS}
     for _ in range(400):
@@ -124,7 +124,7 @@ async def leave_table(room: Room, table_id: str) -> None:
     raise AssertionError("the players did not leave")
 
 
-async def consumer_caught_up(room: Room, table_id: str) -> wpb.TableEscrow:
+async def consumer_caught_up(room: Room, table_id: str) -> wpb.GetTableEscrowResponse:
     """The table's escrow once the wallet applied the table's last money event."""
     assert room.dealer.dealer is not None
     live = await room.dealer.dealer.repository.load(table_id)
@@ -141,7 +141,7 @@ async def consumer_caught_up(room: Room, table_id: str) -> wpb.TableEscrow:
                 "table_closed",
             }:
                 last_money = event.version
-    escrow: wpb.TableEscrow = await eventually(
+    escrow: wpb.GetTableEscrowResponse = await eventually(
         lambda: room.operator.call("GetTableEscrow", wpb.GetTableEscrowRequest(table_id=table_id)),
         lambda e: e.last_applied_position >= last_money,
     )
@@ -173,7 +173,7 @@ async def test_buy_in_many_hands_cash_out_adds_up(room: Room, game: str) -> None
 
     balances = [await room.operator.balance(name) for name in PLAYERS]
     rake = await room.operator.call(
-        "GetRakeReport", wpb.GetRakeReportRequest(group_by=[wpb.RAKE_BY_GAME])
+        "GetRakeReport", wpb.GetRakeReportRequest(group_by=[wpb.RAKE_DIMENSION_BY_GAME])
     )
     assert all(b.held == 0 and not b.escrow for b in balances)
     assert sum(b.cash for b in balances) + rake.total_rake == DEPOSIT * len(PLAYERS)
@@ -329,7 +329,7 @@ async def test_an_unclaimed_hold_expires_and_returns_the_cash(room: Room) -> Non
             hold_id="hold-1", player_id="fay", table_id="t9", amount=200, ttl_ms=300
         ),
     )
-    assert hold.status == wpb.HOLD_PENDING
+    assert hold.status == wpb.HOLD_STATUS_PENDING
     assert (await room.operator.balance("fay")).held == 200
     balance = await eventually(
         lambda: room.operator.balance("fay"), lambda b: b.held == 0, timeout_s=10
@@ -338,5 +338,5 @@ async def test_an_unclaimed_hold_expires_and_returns_the_cash(room: Room) -> Non
     again = await dealer.call(
         "VoidHold", wpb.VoidHoldRequest(hold_id="hold-1")
     )  # the cash is back already: a no-op
-    assert again.status == wpb.HOLD_EXPIRED
+    assert again.status == wpb.HOLD_STATUS_EXPIRED
     assert (await room.operator.audit()).clean

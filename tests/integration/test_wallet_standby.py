@@ -20,7 +20,7 @@ from poker.testing.wallet import eventually, wallet_settings
 from poker.tools.client import WalletClient
 from poker.wallet.app import build_wallet
 from poker.wallet.config import WalletSettings
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2 as wpb
 
 
 async def test_the_standby_takes_over_with_the_whole_ledger(nats_server: NatsServer) -> None:

@@ -26,8 +26,8 @@ from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings
 from poker.wallet.config import WalletSettings
-from pokerpb import wallet_pb2 as wpb
-from pokerpb import wallet_pb2_grpc
+from poker.v1 import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2_grpc
 
 LIMITS = {"max_transaction": 1_000, "max_account_balance": 1_500, "max_ledger_total": 100_000}
 
@@ -45,7 +45,7 @@ async def wallet(settings: WalletSettings) -> AsyncIterator[WalletHarness]:
 
 async def call(harness: WalletHarness, token: str, method: str, request: Any) -> Any:
     assert harness.channel is not None
-    rpc = getattr(wallet_pb2_grpc.WalletStub(harness.channel), method)
+    rpc = getattr(wallet_pb2_grpc.WalletServiceStub(harness.channel), method)
     return await rpc(request, metadata=bearer_metadata(token), timeout=10)
 
 
@@ -139,7 +139,7 @@ async def test_place_hold_on_a_voided_hold_says_so_and_a_true_repeat_is_the_same
     request = wpb.PlaceHoldRequest(hold_id="hold-1", player_id="hal", table_id="t", amount=300)
     first = await dealer.call("PlaceHold", request)
     again = await dealer.call("PlaceHold", request)
-    assert (first.status, again) == (wpb.HOLD_PENDING, first)
+    assert (first.status, again) == (wpb.HOLD_STATUS_PENDING, first)
 
     other = wpb.PlaceHoldRequest(hold_id="hold-1", player_id="hal", table_id="t", amount=301)
     with pytest.raises(grpc.aio.AioRpcError) as mismatch:
@@ -148,7 +148,7 @@ async def test_place_hold_on_a_voided_hold_says_so_and_a_true_repeat_is_the_same
     assert "a new hold needs a new id" in (mismatch.value.details() or "")
 
     voided = await dealer.call("VoidHold", wpb.VoidHoldRequest(hold_id="hold-1"))
-    assert voided.status == wpb.HOLD_VOIDED
+    assert voided.status == wpb.HOLD_STATUS_VOIDED
     with pytest.raises(grpc.aio.AioRpcError) as after_void:
         await dealer.call("PlaceHold", request)
     assert after_void.value.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -227,9 +227,9 @@ def test_service_roles_may_not_read_hand_histories_or_move_money_at_the_dealer()
     from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
     from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
-    assert set(DEALER_ROLES["/pokerpb.Dealer/GetHandHistory"]) == {Role.PLAYER, Role.OPERATOR}
+    assert set(DEALER_ROLES["/poker.v1.DealerService/GetHandHistory"]) == {Role.PLAYER, Role.OPERATOR}
     for method in ("Deposit", "Withdraw"):
-        assert set(WALLET_ROLES[f"/pokerpb.Wallet/{method}"]) == {Role.CASHIER, Role.OPERATOR}
+        assert set(WALLET_ROLES[f"/poker.v1.WalletService/{method}"]) == {Role.CASHIER, Role.OPERATOR}
 
 
 async def test_every_deposit_and_withdrawal_is_logged_with_its_caller(

@@ -35,7 +35,7 @@ from poker.tablelog.command_ids import (
 )
 from poker.tablelog.repository import TableLog, TableRepository
 from poker.testing.dealer import harness_seals
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 TABLE = "t1"
 

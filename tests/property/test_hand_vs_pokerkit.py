@@ -63,7 +63,7 @@ from poker.engine.hand import (
 )
 from poker.engine.hand.pots import build_pots
 from poker.engine.phh import export_hand
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 pokerkit = pytest.importorskip("pokerkit")
 

@@ -33,7 +33,7 @@ from poker.wallet.ledger import (
     money_inside,
     table_escrow,
 )
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2 as wpb
 
 LIMITS = Limits(max_transaction=1_000, max_account_balance=3_000, max_ledger_total=7_000)
 PLAYERS = ("ann", "bob", "cat")

@@ -33,7 +33,7 @@ from poker.wallet.ledger import (
     replay,
     table_escrow,
 )
-from pokerpb import ledger_pb2 as pb
+from poker.v1 import ledger_pb2 as pb
 
 PLAYERS = ("ann", "bob", "cat", "dan")
 TABLES = ("t1", "t2")

@@ -77,7 +77,7 @@ from poker.engine.table import (
 )
 from poker.engine.table.evolve import fold
 from poker.engine.table.plan import eligible_seats, next_after
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.drawn import Choices
 
 HANDS = 150  # the longest life; a drawn life is shorter one time in ten (see live_table)
@@ -223,7 +223,7 @@ class Run:
         if started and started[0].HasField("big_blind"):  # a dead small blind posts nothing
             dealt = {entry.seat for entry in started[0].seats}
             smalls = [
-                e.seat for e in events if isinstance(e, pb.BlindPosted) and e.kind == pb.SMALL_BLIND
+                e.seat for e in events if isinstance(e, pb.BlindPosted) and e.kind == pb.BLIND_KIND_SMALL_BLIND
             ]
             assert smalls == ([started[0].small_blind] if started[0].small_blind in dealt else [])
         self.events += events

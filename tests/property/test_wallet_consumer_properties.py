@@ -42,7 +42,7 @@ from poker.wallet.journal import Journal
 from poker.wallet.ledger import Deposit, PlaceHold
 from poker.wallet.mapping import MONEY_BODIES
 from poker.wallet.metrics import WalletMetrics
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.drawn import Choices
 
 TABLE = "t1"
@@ -153,10 +153,10 @@ class Session:
     def leave(self) -> list[pb.TableEvent]:
         if not self.seats:
             return []
-        return [self.cash_out(self.choices.choice(sorted(self.seats)), pb.STOOD_UP)]
+        return [self.cash_out(self.choices.choice(sorted(self.seats)), pb.CASH_OUT_REASON_STOOD_UP)]
 
     def close(self) -> list[pb.TableEvent]:
-        events = [self.cash_out(n, pb.TABLE_CLOSED) for n in sorted(self.seats)]
+        events = [self.cash_out(n, pb.CASH_OUT_REASON_TABLE_CLOSED) for n in sorted(self.seats)]
         self.closed = True
         return [*events, self.event(table_closed=pb.TableClosed(reason="done"))]
 

@@ -25,7 +25,7 @@ from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings
 from poker.tools.client import Client, WalletClient
-from pokerpb import ledger_pb2 as lpb
+from poker.v1 import ledger_pb2 as lpb
 
 
 @dataclass(frozen=True, slots=True)

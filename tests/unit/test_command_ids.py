@@ -19,7 +19,7 @@ from poker.tablelog.command_ids import DEFAULT_RECENT, CommandIdReused, CommandI
 from poker.tablelog.repository import TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table
 from poker.testing.dealer import harness_seals
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.unit.test_dealer_service import CONFIG, Parts, seated
 
 

@@ -37,7 +37,7 @@ from poker.tablelog.command_ids import CommandIndex
 from poker.tablelog.repository import TableAppend, TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table, encode_table
 from poker.testing.dealer import harness_seals
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 CONFIG = make_config(
     "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000

@@ -169,7 +169,7 @@ def _of(stage: str, keyword: str) -> list[str]:
 def test_the_dockerfile_builds_in_one_stage_and_runs_in_another() -> None:
     assert list(DOCKER_STAGES) == ["build", "runtime"]
     build_runs = " ".join(_of("build", "RUN"))
-    assert "grpc_tools.protoc" in build_runs and "protos/pokerpb/*.proto" in build_runs
+    assert "grpc_tools.protoc" in build_runs and "protos/poker/v1/*.proto" in build_runs
     assert "pip wheel" in build_runs
     runtime = " ".join(f"{each.keyword} {each.arguments}" for each in DOCKER_STAGES["runtime"])
     assert "--from=build" in runtime
@@ -215,7 +215,7 @@ def test_the_runtime_requirements_are_pyprojects_without_nats_server(tmp_path: P
 @pytest.mark.slow
 def test_the_build_stage_commands_make_a_wheel_with_the_generated_code(tmp_path: Path) -> None:
     """The Dockerfile's protoc and wheel commands, run here on a copy of the build context: the
-    wheel holds pokerpb (generated, not committed) and both services' entry points."""
+    wheel holds poker.v1 (generated, not committed) and both services' entry points."""
     context = tmp_path / "src"
     context.mkdir()
     for copy in _of("build", "COPY"):
@@ -238,7 +238,7 @@ def test_the_build_stage_commands_make_a_wheel_with_the_generated_code(tmp_path:
         )
     (built,) = (tmp_path / "wheels").glob("poker_backend-*.whl")
     names = set(zipfile.ZipFile(built).namelist())
-    assert {"pokerpb/__init__.py", "pokerpb/dealer_pb2.py", "pokerpb/wallet_pb2_grpc.py"} <= names
+    assert {"poker/v1/__init__.py", "poker/v1/dealer_pb2.py", "poker/v1/wallet_pb2_grpc.py"} <= names
     assert {"poker/dealer/__main__.py", "poker/wallet/__main__.py"} <= names
 
 

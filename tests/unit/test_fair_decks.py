@@ -33,7 +33,7 @@ from poker.engine.table import (
     make_config,
     replay,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 SEED = bytes(range(32))
 NOW = 10**6

@@ -13,7 +13,7 @@ from poker.engine.cards import DECK_32, DECK_52
 from poker.engine.games import get_game
 from poker.engine.hand import HandConfig, HandRuleError, SeatStack, StartHand, execute
 from poker.engine.hand.rake import RakeSchedule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, Table
 from tests.stud_support import call_down, stud_table
 

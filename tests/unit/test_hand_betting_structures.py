@@ -18,7 +18,7 @@ from poker.engine.hand.codec import config_from_wire, config_to_wire
 from poker.engine.hand.commands import HandConfig
 from poker.engine.hand.errors import HandRuleError, IllegalAction, InvalidAmount
 from poker.engine.phh.config import _rules, _rules_fields
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, HPL, PL, SL, Table
 
 FL_10_20 = Stakes(5, 10, small_bet=10, big_bet=20)

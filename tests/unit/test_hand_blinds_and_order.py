@@ -7,7 +7,7 @@ import pytest
 from poker.engine.betting import Stakes
 from poker.engine.hand import Action
 from poker.engine.hand.errors import TimeNotUp
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, Table
 
 
@@ -17,20 +17,20 @@ def blinds(table: Table) -> list[tuple[int, int, int]]:
 
 def test_small_blind_left_of_button_big_blind_next_first_actor_left_of_big_blind() -> None:
     table = Table({1: 100, 2: 100, 3: 100, 4: 100}, button=1)
-    assert blinds(table) == [(2, pb.SMALL_BLIND, 1), (3, pb.BIG_BLIND, 2)]
+    assert blinds(table) == [(2, pb.BLIND_KIND_SMALL_BLIND, 1), (3, pb.BLIND_KIND_BIG_BLIND, 2)]
     assert table.to_act == 4
     assert table.stacks() == {1: 100, 2: 99, 3: 98, 4: 100}
 
 
 def test_blinds_follow_the_button_around_the_table() -> None:
     table = Table({2: 100, 5: 100, 9: 100}, button=9)
-    assert blinds(table) == [(2, pb.SMALL_BLIND, 1), (5, pb.BIG_BLIND, 2)]
+    assert blinds(table) == [(2, pb.BLIND_KIND_SMALL_BLIND, 1), (5, pb.BLIND_KIND_BIG_BLIND, 2)]
     assert table.to_act == 9
 
 
 def test_D8_heads_up_button_posts_small_blind_acts_first_preflop_and_last_after() -> None:
     table = Table({1: 100, 2: 100}, button=2)
-    assert blinds(table) == [(2, pb.SMALL_BLIND, 1), (1, pb.BIG_BLIND, 2)]
+    assert blinds(table) == [(2, pb.BLIND_KIND_SMALL_BLIND, 1), (1, pb.BLIND_KIND_BIG_BLIND, 2)]
     assert table.to_act == 2
     table.play("2 call, 1 check")
     assert len(table.state.board) == 3
@@ -117,7 +117,7 @@ def test_D12_short_big_blind_is_all_in_and_the_full_blind_defines_the_round() ->
     for _ in range(3):
         table.play("2 check, 4 check, 1 check")
     main_pot = [award for award in table.awards() if award[0] == 0]
-    assert main_pot == [(0, 3, 12, pb.WHOLE)]
+    assert main_pot == [(0, 3, 12, pb.POT_SHARE_WHOLE)]
     assert sum(table.stacks().values()) == 303
 
 

@@ -11,7 +11,7 @@ from poker.engine.hand import HandRuleError
 from poker.engine.hand.codec import config_from_wire, config_to_wire
 from poker.engine.hand.commands import HandConfig
 from poker.engine.phh import export_hand, parse_phh, replay_phh
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import Table
 
 HOLE = {1: "As Ad", 2: "Ks Kd", 3: "Qs Qd"}

@@ -13,7 +13,7 @@ from poker.engine.betting import BettingRules, Stakes, Structure, fixed_limit_st
 from poker.engine.cards import parse_cards
 from poker.engine.hand import HandRuleError, draw_option, legal_actions
 from poker.engine.hand.rake import RakeSchedule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, NL, Table
 
 DRAW = "five-card-draw"
@@ -75,7 +75,7 @@ def test_draw_order_is_clockwise_from_the_left_of_the_button_and_every_player_dr
         table.draw(option.seat)
     assert order == [1, 2, 3]
     requested = [e for e in table.events if isinstance(e, pb.ActionRequested)]
-    assert [e.kind for e in requested[-4:-1]] == [pb.TURN_DRAW] * 3
+    assert [e.kind for e in requested[-4:-1]] == [pb.TURN_KIND_DRAW] * 3
 
 
 def test_a_draw_replaces_the_discards_from_the_stub_in_order() -> None:
@@ -298,7 +298,7 @@ def test_triple_draw_the_lowest_hand_wins(winner: str, loser: str) -> None:
         check_or_call_round(table)
     assert table.won() == {2: 4}
     [award] = table.of_type(pb.PotAwarded)
-    assert award.share == pb.WHOLE
+    assert award.share == pb.POT_SHARE_WHOLE
 
 
 def test_triple_draw_equal_lows_split() -> None:

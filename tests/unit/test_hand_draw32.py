@@ -11,7 +11,7 @@ from poker.engine.betting import Stakes
 from poker.engine.hand import HandRuleError, draw_option, legal_actions, split_offer
 from poker.engine.hand.draws import hand_pots
 from poker.engine.hand.rake import RakeSchedule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import NL, Table
 
 GAME = "draw32"
@@ -88,9 +88,9 @@ def test_G4_everyone_splits_the_hand_ends_raked_then_divided_equally() -> None:
     assert table.state.rake == 1  # raked: a draw took place (decision A26)
     # 5 left: 2 2 1, the odd chip clockwise from the button (seat 3): seat 1 first, then seat 2.
     assert table.awards() == [
-        (0, 1, 2, pb.AGREED_SPLIT),
-        (0, 2, 2, pb.AGREED_SPLIT),
-        (0, 3, 1, pb.AGREED_SPLIT),
+        (0, 1, 2, pb.POT_SHARE_AGREED_SPLIT),
+        (0, 2, 2, pb.POT_SHARE_AGREED_SPLIT),
+        (0, 3, 1, pb.POT_SHARE_AGREED_SPLIT),
     ]
     assert table.replayed() == table.state
 
@@ -136,7 +136,7 @@ def test_G5_side_pots_an_all_in_refuses_the_main_pot_the_others_split_theirs() -
     shares = [
         n
         for n, e in enumerate(table.events)
-        if isinstance(e, pb.PotAwarded) and e.share == pb.AGREED_SPLIT
+        if isinstance(e, pb.PotAwarded) and e.share == pb.POT_SHARE_AGREED_SPLIT
     ]
     assert len(shares) == 2 and min(shares) > raked_at
     assert table.replayed() == table.state

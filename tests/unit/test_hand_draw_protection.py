@@ -12,7 +12,7 @@ import pytest
 from poker.engine.betting import fixed_limit_stakes
 from poker.engine.hand import HandRuleError, draw_option
 from poker.engine.hand.events import HandEvent
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, Table
 
 DRAW = "five-card-draw"
@@ -56,7 +56,7 @@ def test_6_5_rule_4_the_issue_five_card_draw_protected_big_blind_is_not_asked_to
         if isinstance(e, pb.CardsDrawn)
     ]
     assert drawn[1] == (3, 0, "", "", False)
-    assert turns(events) == [(1, pb.TURN_DRAW)]
+    assert turns(events) == [(1, pb.TURN_KIND_DRAW)]
     option = draw_option(table.state)
     assert option is not None and option.seat == 1
     with pytest.raises(HandRuleError, match=r"Seat 3 is all-in by disconnection protection"):
@@ -85,7 +85,7 @@ def test_6_5_rule_4_no_draw_turn_and_no_draw_timer_for_the_protected_player(game
             seat = table.to_act
             assert seat is not None and seat != 3
             table.act(seat, "call" if "call" in table.legal() else "check")
-    assert all(seat != 3 or kind != pb.TURN_DRAW for seat, kind in turns(table.events))
+    assert all(seat != 3 or kind != pb.TURN_KIND_DRAW for seat, kind in turns(table.events))
     draws = 3 if game == TRIPLE else 1
     assert [(e.count, e.timed_out) for e in pats(table, 3)] == [(0, False)] * draws
     assert table.state.hole[2] == hole_before  # he kept his five cards
@@ -132,5 +132,5 @@ def test_6_5_rule_4_protected_first_in_the_draw_order_is_passed_at_once() -> Non
     events = table.act(2, "call")
     drawn = [e.seat for e in events if isinstance(e, pb.CardsDrawn)]
     assert drawn == [1]  # his pat opens the draw, without a turn
-    assert turns(events) == [(2, pb.TURN_DRAW)]
+    assert turns(events) == [(2, pb.TURN_KIND_DRAW)]
     assert table.replayed() == table.state

@@ -20,7 +20,7 @@ from poker.engine.hand import HandRuleError, draw_option, split_offer
 from poker.engine.hand.codec import config_from_wire, config_to_wire
 from poker.engine.hand.commands import HandConfig
 from poker.engine.phh.config import _rules, _rules_fields
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, NL, Table
 
 DRAW = "five-card-draw"

@@ -9,7 +9,7 @@ from poker.engine.hand.events import HandEvent
 from poker.engine.hand.evolve import HANDLERS, HANDLERS_BY_TYPE
 from poker.engine.hand.state import HandChanges, HandState
 from poker.engine.table.events import TableOnlyEvent, is_hand_event
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import Table
 
 BODY = pb.TableEvent.DESCRIPTOR.oneofs_by_name["body"]

@@ -6,7 +6,7 @@ from poker.engine.betting import Stakes
 from poker.engine.cards import parse_cards
 from poker.engine.hand import evolve, replay, unwrap, wrap
 from poker.engine.hand.codec import cards_from_wire, cards_to_wire
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import Table
 
 
@@ -49,7 +49,7 @@ def test_hand_started_records_config_seats_button_deck_and_time() -> None:
     table = played_hand()
     started = table.events[0]
     assert isinstance(started, pb.HandStarted)
-    assert (started.hand_id, started.game, started.structure) == ("hand-1", "holdem", pb.NO_LIMIT)
+    assert (started.hand_id, started.game, started.structure) == ("hand-1", "holdem", pb.BETTING_STRUCTURE_NO_LIMIT)
     assert (started.stakes.small_blind, started.stakes.big_blind, started.stakes.ante) == (1, 2, 1)
     assert [(seat.seat, seat.stack) for seat in started.seats] == [(1, 300), (2, 100), (3, 300)]
     assert started.button == 1 and started.started_at == 1_000

@@ -114,7 +114,7 @@ def test_the_odd_chip_switches_round_trip_on_the_wire_and_in_phh(
 
 
 def test_old_logs_without_the_odd_chip_switches_read_as_the_specs_defaults() -> None:
-    from pokerpb import events_pb2 as pb
+    from poker.v1 import events_pb2 as pb
 
     game, structure, stakes, _ = config_to_wire(HandConfig(STUD, FL, Stakes(0, 0, bring_in=2)))
     rules = config_from_wire(game, structure, stakes, pb.HandRules()).rules

@@ -6,7 +6,7 @@ from poker.engine.betting import Stakes
 from poker.engine.cards import parse_cards
 from poker.engine.hand import Action
 from poker.engine.hand.pots import Pot, build_pots, split_evenly, split_high_low
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import Table
 
 ROYAL_BOARD = "As Ks Qs Js Ts"
@@ -37,7 +37,7 @@ def test_P2_uncalled_bet_is_returned_and_the_pot_won_without_showing() -> None:
     table.play("2 bet 50, 3 fold, 1 fold")
     returned = table.of_type(pb.UncalledBetReturned)
     assert [(event.seat, event.amount) for event in returned] == [(2, 50)]
-    assert table.awards() == [(0, 2, 6, pb.WHOLE)]
+    assert table.awards() == [(0, 2, 6, pb.POT_SHARE_WHOLE)]
     assert table.of_type(pb.HandShown) == [] and table.of_type(pb.HandMucked) == []
     assert table.of_type(pb.PotAwarded)[0].hand == ""
     assert table.stacks() == {1: 998, 2: 1004, 3: 998}
@@ -74,7 +74,7 @@ def test_P1_hand_with_two_all_ins_pays_main_and_side_pot_to_different_players() 
     )
     table.play("3 raise 30, 4 call, 1 call, 2 call")
     check_down(table)
-    assert sorted(table.awards()) == [(0, 1, 40, pb.WHOLE), (1, 2, 60, pb.WHOLE)]
+    assert sorted(table.awards()) == [(0, 1, 40, pb.POT_SHARE_WHOLE), (1, 2, 60, pb.POT_SHARE_WHOLE)]
     assert table.stacks() == {1: 40, 2: 60, 3: 970, 4: 970}
 
 
@@ -89,9 +89,9 @@ def test_three_all_ins_make_three_pots_side_pots_awarded_first() -> None:
     table.play("3 raise 200, 4 call, 1 call, 2 call")
     assert table.of_type(pb.UncalledBetReturned) == []
     assert table.awards() == [
-        (2, 3, 200, pb.WHOLE),
-        (1, 2, 150, pb.WHOLE),
-        (0, 1, 200, pb.WHOLE),
+        (2, 3, 200, pb.POT_SHARE_WHOLE),
+        (1, 2, 150, pb.POT_SHARE_WHOLE),
+        (0, 1, 200, pb.POT_SHARE_WHOLE),
     ]
     assert table.stacks() == {1: 200, 2: 150, 3: 200, 4: 100}
 
@@ -103,7 +103,7 @@ def test_equal_hands_split_the_pot() -> None:
     table = Table({1: 100, 2: 100}, button=1, board=ROYAL_BOARD)
     table.play("1 call, 2 check")
     check_down(table)
-    assert sorted(table.awards()) == [(0, 1, 2, pb.WHOLE), (0, 2, 2, pb.WHOLE)]
+    assert sorted(table.awards()) == [(0, 1, 2, pb.POT_SHARE_WHOLE), (0, 2, 2, pb.POT_SHARE_WHOLE)]
 
 
 def test_O1_odd_chip_goes_to_the_first_tied_winner_left_of_the_button() -> None:
@@ -115,7 +115,7 @@ def test_O1_odd_chip_in_a_played_hand() -> None:
     table = Table({3: 100, 5: 100, 7: 100, 9: 100}, button=5, board=ROYAL_BOARD)
     table.play("3 call, 5 fold, 7 fold, 9 check")  # pot 5: 2 + 1 (dead small blind) + 2
     check_down(table)
-    assert table.awards() == [(0, 9, 3, pb.WHOLE), (0, 3, 2, pb.WHOLE)]
+    assert table.awards() == [(0, 9, 3, pb.POT_SHARE_WHOLE), (0, 3, 2, pb.POT_SHARE_WHOLE)]
 
 
 def test_O4_three_way_split_odd_chips_one_each_clockwise_from_the_button() -> None:
@@ -160,7 +160,7 @@ def omaha_hi_lo(hole: dict[int, str], board: str) -> Table:
 
 def test_O2_hi_lo_pot_split_between_best_high_and_best_low_odd_chip_high() -> None:
     table = omaha_hi_lo({1: "Kc Qc Jh Th", 3: "Ah 3h 9s 9d"}, "2c 4d 8h Kd Ks")
-    assert sorted(table.awards()) == [(0, 1, 3, pb.HIGH), (0, 3, 2, pb.LOW)]
+    assert sorted(table.awards()) == [(0, 1, 3, pb.POT_SHARE_HIGH), (0, 3, 2, pb.POT_SHARE_LOW)]
     low = next(event for event in table.of_type(pb.HandShown) if event.seat == 3)
     assert low.low_hand != ""
 
@@ -176,17 +176,17 @@ def test_O3_hi_lo_tied_low_half_in_a_played_hand_odd_chip_left_of_the_button() -
     table.play("2 raise 67, 3 call, 4 call, 1 fold")
     assert table.state.pot == 203
     check_down(table)
-    assert sorted(table.awards()) == [(0, 2, 50, pb.LOW), (0, 3, 102, pb.HIGH), (0, 4, 51, pb.LOW)]
+    assert sorted(table.awards()) == [(0, 2, 50, pb.POT_SHARE_LOW), (0, 3, 102, pb.POT_SHARE_HIGH), (0, 4, 51, pb.POT_SHARE_LOW)]
 
 
 def test_hi_lo_without_a_qualifying_low_the_high_hand_takes_the_whole_pot() -> None:
     table = omaha_hi_lo({1: "Kc Qc Jh Th", 3: "Ah 3h 9s 9d"}, "9c Td Kh Ks 2d")
-    assert table.awards() == [(0, 1, 5, pb.WHOLE)]
+    assert table.awards() == [(0, 1, 5, pb.POT_SHARE_WHOLE)]
 
 
 def test_hi_lo_one_player_may_scoop_both_halves() -> None:
     table = omaha_hi_lo({1: "Ac 3c Kh Qh", 3: "Jh Jd 9s 9d"}, "2c 4d 8h Kd Ks")
-    assert table.awards() == [(0, 1, 3, pb.HIGH), (0, 1, 2, pb.LOW)]
+    assert table.awards() == [(0, 1, 3, pb.POT_SHARE_HIGH), (0, 1, 2, pb.POT_SHARE_LOW)]
 
 
 def test_omaha_hand_uses_exactly_two_hole_cards() -> None:
@@ -293,7 +293,7 @@ def test_stakes_with_ante_go_into_the_main_pot() -> None:
     table = Table({1: 100, 2: 100}, button=1, stakes=Stakes(1, 2, ante=1), board=ROYAL_BOARD)
     table.play("1 call, 2 check")
     check_down(table)
-    assert sorted(table.awards()) == [(0, 1, 3, pb.WHOLE), (0, 2, 3, pb.WHOLE)]
+    assert sorted(table.awards()) == [(0, 1, 3, pb.POT_SHARE_WHOLE), (0, 2, 3, pb.POT_SHARE_WHOLE)]
 
 
 def test_hi_lo_every_pot_is_split_high_and_low_among_its_own_players() -> None:
@@ -308,8 +308,8 @@ def test_hi_lo_every_pot_is_split_high_and_low_among_its_own_players() -> None:
     table.play("2 bet 20, 3 call")
     check_down(table)
     assert table.awards() == [
-        (1, 2, 20, pb.HIGH),
-        (1, 3, 20, pb.LOW),
-        (0, 2, 15, pb.HIGH),
-        (0, 1, 15, pb.LOW),
+        (1, 2, 20, pb.POT_SHARE_HIGH),
+        (1, 3, 20, pb.POT_SHARE_LOW),
+        (0, 2, 15, pb.POT_SHARE_HIGH),
+        (0, 1, 15, pb.POT_SHARE_LOW),
     ]

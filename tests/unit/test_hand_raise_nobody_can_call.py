@@ -11,7 +11,7 @@ import pytest
 from poker.engine.betting import BettingRules, HeadsUpUncap, Stakes
 from poker.engine.hand import Action, TimeOut, execute
 from poker.engine.hand.errors import IllegalAction
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, Table
 
 

@@ -11,7 +11,7 @@ from poker.engine.hand.codec import config_from_wire, config_to_wire
 from poker.engine.hand.commands import HandConfig
 from poker.engine.hand.rake import RakeDistribution, RakeSchedule, rake_amount, split_rake
 from poker.engine.phh.config import _rake, _rake_table
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import Table
 
 ROOM = RakeSchedule()
@@ -77,7 +77,7 @@ def test_rake_taken_when_the_flop_was_dealt_even_without_a_showdown() -> None:
     table.play("2 bet 400, 3 fold, 1 fold")
     rake = table.of_type(pb.RakeTaken)
     assert [(event.amount, list(event.per_pot)) for event in rake] == [(30, [30])]
-    assert table.awards() == [(0, 2, 570, pb.WHOLE)]
+    assert table.awards() == [(0, 2, 570, pb.POT_SHARE_WHOLE)]
     ended = table.of_type(pb.HandEnded)[0]
     assert ended.rake == 30
     assert sum(result.net for result in ended.results) == -30
@@ -104,7 +104,7 @@ def test_rake_spread_over_main_and_side_pot() -> None:
     rake = table.of_type(pb.RakeTaken)[0]
     # Pots: main 3 x 1000 = 3000, side 2 x 2000 = 4000; rake 7000 / 20 = 350 capped at 200.
     assert (rake.amount, list(rake.per_pot)) == (200, [86, 114])
-    assert table.awards() == [(1, 2, 3886, pb.WHOLE), (0, 1, 2914, pb.WHOLE)]
+    assert table.awards() == [(1, 2, 3886, pb.POT_SHARE_WHOLE), (0, 1, 2914, pb.POT_SHARE_WHOLE)]
 
 
 MAIN_FIRST = RakeDistribution.MAIN_POT_FIRST
@@ -128,7 +128,7 @@ def test_a26_rake_distribution_main_pot_first_over_main_and_side_pot() -> None:
     table.play("1 bet 800, 2 raise 2800, 3 call")
     rake = table.of_type(pb.RakeTaken)[0]
     assert (rake.amount, list(rake.per_pot)) == (200, [200, 0])
-    assert table.awards() == [(1, 2, 4000, pb.WHOLE), (0, 1, 2800, pb.WHOLE)]
+    assert table.awards() == [(1, 2, 4000, pb.POT_SHARE_WHOLE), (0, 1, 2800, pb.POT_SHARE_WHOLE)]
     assert table.replayed() == table.state
 
 
@@ -166,7 +166,7 @@ def test_hi_lo_rake_taken_before_the_pot_is_split() -> None:
         assert seat is not None
         table.act(seat, "check")
     assert table.of_type(pb.RakeTaken)[0].amount == 25  # pot 500
-    assert sorted(table.awards()) == [(0, 1, 238, pb.HIGH), (0, 3, 237, pb.LOW)]
+    assert sorted(table.awards()) == [(0, 1, 238, pb.POT_SHARE_HIGH), (0, 3, 237, pb.POT_SHARE_LOW)]
 
 
 def test_play_money_tables_have_no_rake() -> None:

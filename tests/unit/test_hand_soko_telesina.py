@@ -7,7 +7,7 @@ Hole cards are written in the order a seat receives them: one down and one up, t
 from __future__ import annotations
 
 from poker.engine.betting import BettingRules, stud_stakes
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import Table
 from tests.stud_support import call_down, stud_table
 

@@ -15,7 +15,7 @@ from poker.engine.cards import parse_cards
 from poker.engine.hand import Act, Action, HandConfig, SeatStack, StartHand, TimeOut, execute
 from poker.engine.hand.errors import IllegalAction, InvalidAmount, InvalidHandSetup
 from poker.engine.hand.rake import RakeSchedule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import FL, NL, SL, Table
 from tests.stud_support import STUD, STUD_HI_LO, call_down, stud_deck, stud_table
 
@@ -363,14 +363,14 @@ def test_hi_lo_the_pot_is_split_between_the_best_high_and_the_best_low() -> None
     hole = {1: "Kh Kd Ks Kc Qh Qd Qs", 2: "Ac 2d 3h 4s 6c 9d Jh"}
     table = stud_table({1: 100, 2: 100}, hole, game=STUD_HI_LO)
     call_down(table)
-    assert sorted(table.awards()) == [(0, 1, 7, pb.HIGH), (0, 2, 7, pb.LOW)]
+    assert sorted(table.awards()) == [(0, 1, 7, pb.POT_SHARE_HIGH), (0, 2, 7, pb.POT_SHARE_LOW)]
 
 
 def test_L7_hi_lo_without_a_qualifying_low_the_high_hand_scoops() -> None:
     hole = {1: "Kh Kd Ks Kc Qh Qd Qs", 2: "Ac 2d 9h Ts 6c 9d Jh"}
     table = stud_table({1: 100, 2: 100}, hole, game=STUD_HI_LO)
     call_down(table)
-    assert table.awards() == [(0, 1, 14, pb.WHOLE)]
+    assert table.awards() == [(0, 1, 14, pb.POT_SHARE_WHOLE)]
 
 
 def test_O6_stud_hi_lo_tied_low_the_odd_chip_to_the_lowest_card_clubs_lowest() -> None:
@@ -389,7 +389,7 @@ def test_O6_stud_hi_lo_tied_low_the_odd_chip_to_the_lowest_card_clubs_lowest() -
     assert table.to_act == 2  # 3c
     table.play("2 bring_in, 3 call, 4 fold, 1 call")
     call_down(table)
-    low = {seat: amount for _, seat, amount, share in table.awards() if share == pb.LOW}
+    low = {seat: amount for _, seat, amount, share in table.awards() if share == pb.POT_SHARE_LOW}
     assert low == {2: 3, 1: 2}  # A♣ is lower than A♦, though seat 1 is first from the dealer
 
 

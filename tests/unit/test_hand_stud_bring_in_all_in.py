@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from poker.engine.betting import stud_stakes
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import Table
 from tests.stud_support import call_down, stud_table
 

@@ -3,7 +3,7 @@
 Every package of the project lives under ``poker``, in layers that import only inward:
 
 ====  ==========================================  ==============================================
- 0    ``pokerpb``                                 the generated messages (the one schema)
+ 0    ``poker.v1``                                 the generated messages (the one schema)
  1    ``poker.engine``, ``poker.wallet.ledger``   the pure rules: the standard library and 0 only
  2    ``poker.eventstore``                        the log, snapshot and lease stores
  3    ``poker.servicekit``                        what both services share (config, auth, gRPC)
@@ -36,7 +36,7 @@ STDLIB = frozenset(sys.stdlib_module_names)
 #: The layers, innermost first: a module may import its own layer and the ones before it.
 #: Within a layer, the two services may not import each other (nor the ledger the engine).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("pokerpb",),
+    ("poker.v1",),
     ("poker.engine", "poker.wallet.ledger"),
     ("poker.eventstore",),
     ("poker.servicekit",),
@@ -175,7 +175,7 @@ def test_the_pure_rules_import_only_the_standard_library_and_the_generated_messa
         for relative, path in _modules(package)
         for name in _imports(path)
         if _top(name) not in STDLIB
-        and not _within(name, "pokerpb")
+        and not _within(name, "poker.v1")
         and not _within(name, _dotted(package))
     ]
     assert found == []

@@ -20,7 +20,7 @@ from poker.wallet.ledger import (
 )
 from poker.wallet.ledger.limits import TOTAL_CEILING
 from poker.wallet.wire import balance_of
-from pokerpb import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2 as wpb
 
 T0 = 1_700_000_000_000
 SMALL = Limits(max_transaction=1_000, max_account_balance=2_500, max_ledger_total=4_000)

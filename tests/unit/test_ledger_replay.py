@@ -27,7 +27,7 @@ from poker.wallet.ledger import (
     execute,
     replay,
 )
-from pokerpb import ledger_pb2 as pb
+from poker.v1 import ledger_pb2 as pb
 
 T0 = 1_700_000_000_000
 

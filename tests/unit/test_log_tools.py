@@ -12,7 +12,7 @@ from poker.engine.table import Action, StartNextHand, TableRuleError, TableState
 from poker.eventstore.sealing import SealedSnapshotStore, Writer
 from poker.testing.dealer import harness_seals
 from poker.tools import logtools
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.unit.test_dealer_service import Parts, seated
 
 

@@ -55,7 +55,7 @@ from poker.engine.phh import (
     variant_code,
 )
 from poker.engine.phh.cli import replay_files
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import random_game_switches
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "phh"
@@ -383,7 +383,7 @@ def test_side_pot_fixture_awards_main_and_side_pot() -> None:
 def test_fo8_fixture_splits_high_and_low_with_the_odd_chip_high() -> None:
     result = replay_phh(parse_phh((FIXTURES / "fo8_split.phh").read_text()))
     shares = [(e.seat, e.amount, e.share) for e in result.events if isinstance(e, pb.PotAwarded)]
-    assert shares == [(2, 17, pb.HIGH), (1, 16, pb.LOW)]
+    assert shares == [(2, 17, pb.POT_SHARE_HIGH), (1, 16, pb.POT_SHARE_LOW)]
 
 
 NT_HEAD = """

@@ -16,7 +16,7 @@ import pytest
 from poker.engine.phh import dump_phh, parse_phh, replay_phh
 from poker.engine.phh.cli import replay_files
 from poker.engine.phh.units import compare_stacks, hand_scale
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "phh"
 

@@ -33,7 +33,7 @@ from poker.eventstore.sealing import (
 )
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.seals import TableSeals, is_wallet_close
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 SECRET = base64.b64encode(b"k" * 32).decode()
 

@@ -13,7 +13,7 @@ from poker.engine.table import BringInRule, TableConfig, make_config
 from poker.engine.table.config import config_from_wire, config_to_wire
 from poker.engine.table.errors import InvalidTableConfig
 from poker.engine.table.rules import verify_config
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver
 
 STUD = "seven-card-stud"
@@ -119,7 +119,7 @@ def test_bring_in_rule_round_trips_on_the_wire(rule: BringInRule | None) -> None
 def test_a2_a_rule_merged_into_a_resolved_config_sets_the_amount() -> None:
     # The dealer resolves the room's defaults first, then merges the request's switches.
     wire = config_to_wire(stud_config())
-    wire.MergeFrom(pb.TableConfig(bring_in_rule=pb.BRING_IN_HALF_SMALL_BET))
+    wire.MergeFrom(pb.TableConfig(bring_in_rule=pb.BRING_IN_RULE_HALF_SMALL_BET))
     assert config_from_wire(wire).stakes.bring_in == 5
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from poker.engine.hand import LegalAction
 from poker.engine.table import MissedBlindsPolicy, next_hand, seat_views
 from poker.engine.table.queries import SeatStatus
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, nl_config
 
-SB, BB, ENTRY = pb.SMALL_BLIND, pb.BIG_BLIND, pb.ENTRY_BIG_BLIND
+SB, BB, ENTRY = pb.BLIND_KIND_SMALL_BLIND, pb.BLIND_KIND_BIG_BLIND, pb.BLIND_KIND_ENTRY_BIG_BLIND
 
 
 def four_handed() -> Driver:
@@ -311,7 +311,7 @@ def test_busted_player_without_rebuy_is_unseated_when_the_next_hand_starts() -> 
     table.play("1 raise 40, 2 call, 3 fold")
     events = table.deal()
     cashed = table.of_type(pb.PlayerCashedOut, events)
-    assert [(e.seat, e.amount, e.reason) for e in cashed] == [(1, 0, pb.BUSTED)]
+    assert [(e.seat, e.amount, e.reason) for e in cashed] == [(1, 0, pb.CASH_OUT_REASON_BUSTED)]
     assert table.table.seat(1) is None
 
 

@@ -15,7 +15,7 @@ from poker.tablelog.chain import check_records, genesis, record_hash
 from poker.tablelog.codec import BrokenChain
 from poker.tablelog.repository import TableRepository
 from poker.testing.dealer import harness_seals
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.unit.test_dealer_service import Parts, seated
 
 Batches = list[pb.TableEventBatch]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from poker.engine.table import chips_on_table
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, fl_config, nl_config
 
 # Scripts that leave the hand running on each street (button 1, SB 2, BB 3).
@@ -56,9 +56,9 @@ def test_Z3_crash_refunds_a_10_b_10_c_2_then_cash_everyone_out() -> None:
     closing = table.close()
     cashed = table.of_type(pb.PlayerCashedOut, closing)
     assert [(e.seat, e.amount, e.reason) for e in cashed] == [
-        (1, 5000, pb.TABLE_CLOSED),
-        (2, 5000, pb.TABLE_CLOSED),
-        (3, 5000, pb.TABLE_CLOSED),
+        (1, 5000, pb.CASH_OUT_REASON_TABLE_CLOSED),
+        (2, 5000, pb.CASH_OUT_REASON_TABLE_CLOSED),
+        (3, 5000, pb.CASH_OUT_REASON_TABLE_CLOSED),
     ]
     assert isinstance(closing[-1], pb.TableClosed)
     assert table.table.closed

@@ -16,11 +16,11 @@ from poker.engine.hand.decide import execute as hand_execute
 from poker.engine.hand.errors import InvalidHandSetup
 from poker.engine.phh import export_hand, parse_phh, replay_phh
 from poker.engine.table import ButtonRule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.hand_support import stacked_deck
 from tests.table_support import Driver, nl_config
 
-SB, BB = pb.SMALL_BLIND, pb.BIG_BLIND
+SB, BB = pb.BLIND_KIND_SMALL_BLIND, pb.BLIND_KIND_BIG_BLIND
 
 
 def four_handed(rule: ButtonRule = ButtonRule.DEAD_BUTTON) -> Driver:

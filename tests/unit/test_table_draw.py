@@ -17,7 +17,7 @@ from poker.engine.table import (
     make_config,
     split_offer,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver
 
 
@@ -70,7 +70,7 @@ def test_a_split_agreed_at_the_table_ends_the_hand_and_the_next_one_is_dealt() -
     table.seat_all({1: 200, 2: 200, 3: 200})
     table.deal()
     play_out(table, split=True)
-    assert [e.share for e in table.of_type(pb.PotAwarded)] == [pb.AGREED_SPLIT] * 3
+    assert [e.share for e in table.of_type(pb.PotAwarded)] == [pb.POT_SHARE_AGREED_SPLIT] * 3
     table.deal()
     play_out(table)
     assert table.replayed() == table.table
@@ -109,7 +109,7 @@ def test_6_5_rule_4_the_issue_a_protected_big_blind_stands_pat_unasked_at_the_ta
     table = Driver(config)
     table.seat_all({1: 5_000, 2: 5_000, 3: 5_000})
     table.deal()
-    assert table.blinds() == [(2, pb.SMALL_BLIND, 50), (3, pb.BIG_BLIND, 100)]
+    assert table.blinds() == [(2, pb.BLIND_KIND_SMALL_BLIND, 50), (3, pb.BLIND_KIND_BIG_BLIND, 100)]
     table.play("1 raise 200, 2 call")
     events = table.time_out(3, disconnected=True)
     protected = table.of_type(pb.ArtificialAllIn, events)
@@ -120,7 +120,7 @@ def test_6_5_rule_4_the_issue_a_protected_big_blind_stands_pat_unasked_at_the_ta
     pat = [(e.seat, e.count, e.timed_out) for e in table.of_type(pb.CardsDrawn, events)]
     assert pat == [(2, 0, False), (3, 0, False)]
     requested = table.of_type(pb.ActionRequested, events)
-    assert [(e.seat, e.kind) for e in requested] == [(1, pb.TURN_DRAW)]  # no timer for seat 3
+    assert [(e.seat, e.kind) for e in requested] == [(1, pb.TURN_KIND_DRAW)]  # no timer for seat 3
     assert draw_option(table.table, 3) is None and draw_option(table.table, 1) is not None
     with pytest.raises(HandRuleError, match="disconnection protection"):
         table.run(Draw(3, "p3", (), table.tick()))

@@ -13,10 +13,10 @@ import pytest
 from poker.engine.betting import Structure, fixed_limit_stakes
 from poker.engine.table import ButtonRule, Draw, SitIn, draw_option, make_config, seat_views
 from poker.engine.table.queries import SeatStatus
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, fl_config, nl_config
 
-SB, BB, ENTRY = pb.SMALL_BLIND, pb.BIG_BLIND, pb.ENTRY_BIG_BLIND
+SB, BB, ENTRY = pb.BLIND_KIND_SMALL_BLIND, pb.BLIND_KIND_BIG_BLIND, pb.BLIND_KIND_ENTRY_BIG_BLIND
 
 
 def missed(events: Sequence[object]) -> list[tuple[int, bool, bool]]:
@@ -86,7 +86,7 @@ def test_A41_a_timed_out_player_is_sat_out_from_the_next_hand() -> None:
     table.deal()  # button 1, SB 3, BB 5; seat 1 to act
     events = table.time_out(1)
     assert [(e.seat, e.reason) for e in table.of_type(pb.PlayerSatOut, events)] == [
-        (1, pb.TIMED_OUT)
+        (1, pb.SIT_OUT_REASON_TIMED_OUT)
     ]
     table.fold_around()
     table.deal()
@@ -114,7 +114,7 @@ def test_A41_a_protected_time_out_also_sits_the_player_out_from_the_next_hand() 
     events = table.time_out(3, disconnected=True)
     assert table.of_type(pb.ArtificialAllIn, events)
     assert [(e.seat, e.reason) for e in table.of_type(pb.PlayerSatOut, events)] == [
-        (3, pb.TIMED_OUT)
+        (3, pb.SIT_OUT_REASON_TIMED_OUT)
     ]
     while table.table.hand_running:
         seat = table.to_act

@@ -36,7 +36,7 @@ from poker.engine.table.errors import (
     TooEarly,
 )
 from poker.engine.table.rules import verify_config
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, nl_config
 
 
@@ -155,7 +155,7 @@ def test_stand_up_outside_a_hand_cashes_out_at_once() -> None:
     events = table.run(StandUp(1, "p1", table.tick()))
     cashed = table.of_type(pb.PlayerCashedOut, events)
     assert [(e.seat, e.player_id, e.amount, e.reason) for e in cashed] == [
-        (1, "p1", 120, pb.STOOD_UP)
+        (1, "p1", 120, pb.CASH_OUT_REASON_STOOD_UP)
     ]
     assert table.table.seat(1) is None
 

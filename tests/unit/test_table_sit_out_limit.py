@@ -10,7 +10,7 @@ from poker.dealer.wire import with_settings
 from poker.engine.table import CreateTable, TableConfig, TableRuleError, execute, replay
 from poker.engine.table.config import DEFAULT_SIT_OUT_MAX_HANDS, config_from_wire, config_to_wire
 from poker.engine.table.evolve import fold
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, nl_config
 
 
@@ -49,7 +49,7 @@ def test_A41_after_the_limit_of_hands_sat_out_he_is_stood_up_with_his_chips() ->
     events = table.deal()
     cashed = table.of_type(pb.PlayerCashedOut, events)
     assert [(e.seat, e.player_id, e.amount, e.reason) for e in cashed] == [
-        (3, "p3", 150, pb.SAT_OUT_TOO_LONG)
+        (3, "p3", 150, pb.CASH_OUT_REASON_SAT_OUT_TOO_LONG)
     ]
     # Before the hand is dealt: the cash-out precedes HandStarted, and seat 3 is empty.
     kinds = [type(e) for e in events]
@@ -119,7 +119,7 @@ def test_busted_player_sitting_out_is_cashed_out_once_as_busted() -> None:
     )
     events = table.deal()
     cashed = table.of_type(pb.PlayerCashedOut, events)
-    assert [(e.seat, e.amount, e.reason) for e in cashed] == [(3, 0, pb.BUSTED)]
+    assert [(e.seat, e.amount, e.reason) for e in cashed] == [(3, 0, pb.CASH_OUT_REASON_BUSTED)]
 
 
 def test_replay_equals_live_and_the_wire_keeps_the_limit() -> None:
@@ -130,7 +130,7 @@ def test_replay_equals_live_and_the_wire_keeps_the_limit() -> None:
     for _ in range(2):
         play_hand(table)  # seat 1 and 3 play; seat 2 sits out
     cashed = play_hand(table)
-    assert [(e.seat, e.reason) for e in cashed] == [(2, pb.SAT_OUT_TOO_LONG)]
+    assert [(e.seat, e.reason) for e in cashed] == [(2, pb.CASH_OUT_REASON_SAT_OUT_TOO_LONG)]
     assert table.replayed() == table.table
     # Through the stored form: TableCreated carries the limit, the fold rebuilds the same table.
     empty = pb.TableEvent()

@@ -14,7 +14,7 @@ from poker.engine.table import DealerMode, TableConfig, make_config, seat_views
 from poker.engine.table.errors import InvalidTableConfig
 from poker.engine.table.queries import SeatStatus
 from poker.engine.table.rules import verify_config
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from poker.engine.table import protection_uses_left
 from poker.engine.table.config import DAY_MS
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, fl_config, nl_config
 
 HOLE = {1: "KsKh", 2: "QsQh", 3: "AsAh"}
@@ -34,7 +34,7 @@ def test_6_4_time_out_folds_when_facing_a_bet_and_sits_the_player_out() -> None:
     assert [type(e) for e in events][:1] == [pb.Folded]
     assert events[0].timed_out  # type: ignore[union-attr]
     sat_out = table.of_type(pb.PlayerSatOut, events)
-    assert [(e.seat, e.reason) for e in sat_out] == [(1, pb.TIMED_OUT)]
+    assert [(e.seat, e.reason) for e in sat_out] == [(1, pb.SIT_OUT_REASON_TIMED_OUT)]
 
 
 def test_6_4_time_out_checks_when_checking_is_free() -> None:

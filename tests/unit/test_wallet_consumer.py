@@ -28,7 +28,7 @@ from poker.wallet.ledger import (
 )
 from poker.wallet.mapping import MappingError, TableView, map_batch
 from poker.wallet.metrics import WalletMetrics
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 def ev(version: int, **body: object) -> pb.TableEvent:

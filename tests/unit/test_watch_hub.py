@@ -24,7 +24,7 @@ from poker.servicekit.errors import ResourceExhausted, Unavailable
 from poker.tablelog.feed import InMemoryFeed
 from poker.tablelog.repository import TableRepository
 from poker.testing.dealer import harness_seals
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 CONFIG = make_config(
     "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000

@@ -47,7 +47,7 @@ from poker.engine.hand.state import (
     changed_round,
     paid_in,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 # --- verifying an Act ---------------------------------------------------------------------------
 
@@ -285,7 +285,7 @@ def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
     index = state.setup.seats.index(event.seat)
     kind = event.kind
     if kind:  # draw games: a turn to draw or to answer the split offer
-        phase = DRAWING if kind == pb.TURN_DRAW else SPLIT_OFFER
+        phase = DRAWING if kind == pb.TURN_KIND_DRAW else SPLIT_OFFER
         return special_turn(state, index, event.deadline, phase)
     round_ = state.round
     if not round_.started:

@@ -30,22 +30,22 @@ from poker.engine.cards import DECK_52, Card
 from poker.engine.hand.commands import HandConfig
 from poker.engine.hand.memo import IdentityMemo
 from poker.engine.hand.rake import RakeDistribution, RakeSchedule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 CARD_BY_TEXT: Final[dict[str, Card]] = {str(card): card for card in DECK_52}
 CARD_TEXT: Final[tuple[str, ...]] = tuple(str(card) for card in DECK_52)
 
 # The open-pair switch on the wire: None is the game's default (unspecified).
-_OPEN_PAIR_TO_WIRE: Final = {None: pb.OPEN_PAIR_RULE_UNSPECIFIED, True: pb.OPEN_PAIR_ON}
-_OPEN_PAIR_TO_WIRE[False] = pb.OPEN_PAIR_OFF
+_OPEN_PAIR_TO_WIRE: Final = {None: pb.OPEN_PAIR_RULE_UNSPECIFIED, True: pb.OPEN_PAIR_RULE_ON}
+_OPEN_PAIR_TO_WIRE[False] = pb.OPEN_PAIR_RULE_OFF
 _OPEN_PAIR_FROM_WIRE: Final = {wire: value for value, wire in _OPEN_PAIR_TO_WIRE.items()}
 # Telesina's switches on the wire (0 is the default, the first name).
 _TELESINA_HIGH_CARD: Final = ("card_by_card", "card_by_card", "ranks_then_suits")
 _TELESINA_HEADS_UP: Final = ("exact", "exact", "any_low_sf_beats_royal", "off")
 # The draw switches: the split offer as the open pair (None: the game's default), the folded
 # hands' reshuffle as include / exclude (0 reads as include, the spec's default).
-_SPLIT_POT_TO_WIRE: Final = {None: pb.SPLIT_POT_RULE_UNSPECIFIED, True: pb.SPLIT_POT_ON}
-_SPLIT_POT_TO_WIRE[False] = pb.SPLIT_POT_OFF
+_SPLIT_POT_TO_WIRE: Final = {None: pb.SPLIT_POT_RULE_UNSPECIFIED, True: pb.SPLIT_POT_RULE_ON}
+_SPLIT_POT_TO_WIRE[False] = pb.SPLIT_POT_RULE_OFF
 _SPLIT_POT_FROM_WIRE: Final = {wire: value for value, wire in _SPLIT_POT_TO_WIRE.items()}
 _RESHUFFLE_FOLDED: Final = (True, True, False)
 

@@ -25,7 +25,7 @@ from poker.engine.hand.state import (
     HandSetup,
     HandState,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 def deal_street(recorder: Emitter, street_index: int) -> None:

@@ -66,7 +66,7 @@ from poker.engine.hand.setup import verify_no_hand, verify_start
 from poker.engine.hand.showdown import Hands, show_or_muck
 from poker.engine.hand.state import DRAWING, NOBODY, SPLIT_OFFER, HandState
 from poker.engine.hand.void import void_hand
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 # --- commands -----------------------------------------------------------------------------
 
@@ -316,7 +316,7 @@ def _ask(recorder: _Recorder, now: int, start: int, phase: int = 0) -> bool:
 
 def _request(recorder: _Recorder, index: int, deadline: int, phase: int) -> None:
     state = recorder.state
-    kind = pb.TURN_DRAW if phase == DRAWING else pb.TURN_SPLIT_OFFER
+    kind = pb.TURN_KIND_DRAW if phase == DRAWING else pb.TURN_KIND_SPLIT_OFFER
     event = pb.ActionRequested(seat=state.setup.seats[index], deadline=deadline, kind=kind)
     recorder.emit(event)
 

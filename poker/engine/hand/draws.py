@@ -44,7 +44,7 @@ from poker.engine.hand.state import (
     HandState,
     SplitPot,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 class InvalidDiscard(HandRuleError):

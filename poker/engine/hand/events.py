@@ -1,7 +1,7 @@
-"""The hand events (protobuf messages of ``pokerpb/events.proto``) and their envelope.
+"""The hand events (protobuf messages of ``poker/v1/events.proto``) and their envelope.
 
 ``decide`` returns bare event messages; the dealer service wraps each in a
-:class:`pokerpb.events_pb2.TableEvent` (table id, version, time) with :func:`wrap` before
+:class:`poker.v1.events_pb2.TableEvent` (table id, version, time) with :func:`wrap` before
 appending, and :func:`unwrap` takes the body back out.
 
 >>> envelope = wrap(pb.Folded(seat=3), table_id="t1", version=7, occurred_at=1000, hand_id="h1")
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 if TYPE_CHECKING:  # the state imports nothing of the events; only the types below name it
     from poker.engine.hand.state import HandState

@@ -24,7 +24,7 @@ from poker.engine.hand.posts import FORCED_BET_HANDLERS
 from poker.engine.hand.setup import SETUP_HANDLERS
 from poker.engine.hand.showdown import SHOWDOWN_HANDLERS
 from poker.engine.hand.state import HandState
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 __all__ = ["HANDLERS", "HANDLERS_BY_TYPE", "HandEventHandler", "apply", "evolve", "replay"]
 
@@ -79,7 +79,7 @@ def apply(state: HandState | None, event: HandEvent) -> HandState:
 
 
 def evolve(state: HandState | None, event: HandEvent | pb.TableEvent) -> HandState:
-    """The state after ``event``. A :class:`pokerpb.events_pb2.TableEvent` is unwrapped first.
+    """The state after ``event``. A :class:`poker.v1.events_pb2.TableEvent` is unwrapped first.
 
     Only HandStarted may be applied to ``None`` (no hand yet).
     """

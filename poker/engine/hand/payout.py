@@ -32,7 +32,7 @@ from poker.engine.hand.state import (
     NOBODY,
     HandState,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 def take_rake(recorder: Emitter, pots: tuple[Pot, ...]) -> list[int]:
@@ -69,7 +69,7 @@ def finish_without_showdown(recorder: Emitter, winner: int) -> None:
         amount = amounts[pot_index]
         if amount and pot_index not in split:
             state = recorder.emit(
-                pb.PotAwarded(pot=pot_index, seat=seat, amount=amount, share=pb.WHOLE)
+                pb.PotAwarded(pot=pot_index, seat=seat, amount=amount, share=pb.POT_SHARE_WHOLE)
             )
     end_hand(recorder)
 
@@ -87,7 +87,7 @@ def pay_split_pots(recorder: Emitter, amounts: list[int]) -> None:
             continue
         for index, paid in split_evenly(amount, split.sharers, first, len(setup.seats), chip_unit):
             event = pb.PotAwarded(
-                pot=split.pot, seat=setup.seats[index], amount=paid, share=pb.AGREED_SPLIT
+                pot=split.pot, seat=setup.seats[index], amount=paid, share=pb.POT_SHARE_AGREED_SPLIT
             )
             state = recorder.emit(event)
 
@@ -125,7 +125,7 @@ def award_pot(
             amount=high_amount,
             values=hands.high,
             eligible=eligible,
-            share=pb.HIGH,
+            share=pb.POT_SHARE_HIGH,
             shown_order=hands.shown_order,
         )
         _pay_best(
@@ -135,7 +135,7 @@ def award_pot(
             amount=low_amount,
             values=lows,
             eligible=list(lows),
-            share=pb.LOW,
+            share=pb.POT_SHARE_LOW,
             shown_order=hands.shown_order,
         )
     elif hands.high:
@@ -146,7 +146,7 @@ def award_pot(
             amount=amount,
             values=hands.high,
             eligible=eligible,
-            share=pb.WHOLE,
+            share=pb.POT_SHARE_WHOLE,
             shown_order=hands.shown_order,
         )
     else:
@@ -157,7 +157,7 @@ def award_pot(
             amount=amount,
             values=lows,
             eligible=list(lows),
-            share=pb.WHOLE,
+            share=pb.POT_SHARE_WHOLE,
             shown_order=hands.shown_order,
         )
 
@@ -246,7 +246,7 @@ def _stud_odd_chip_order(
     five_card_hand = rules.odd_chip_cards is OddChipCards.FIVE_CARD_HAND
 
     def card_key(card: Card) -> tuple[int, int]:
-        if share == pb.LOW:  # the lowest card wins the chip: keys ascending, ace low
+        if share == pb.POT_SHARE_LOW:  # the lowest card wins the chip: keys ascending, ace low
             return 1 if card.rank == 14 else card.rank, suit_value[card.suit_char]
         return -card.rank, -suit_value[card.suit_char]
 

@@ -26,7 +26,7 @@ from poker.engine.hand.errors import InvalidHandSetup
 from poker.engine.hand.events import Emitter, HandEventHandler
 from poker.engine.hand.memo import IdentityMemo
 from poker.engine.hand.state import NOBODY, HandSetup, HandState, changed_round, paid_in
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 def blind_indexes(count: int, button: int) -> tuple[int, int]:
@@ -87,7 +87,7 @@ def post_extra_blinds(recorder: Emitter) -> None:
             state = recorder.emit(
                 pb.BlindPosted(
                     seat=seat,
-                    kind=pb.ENTRY_BIG_BLIND,
+                    kind=pb.BLIND_KIND_ENTRY_BIG_BLIND,
                     amount=amount,
                     all_in=amount == state.stacks[index],
                 )
@@ -170,8 +170,8 @@ def post_forced_bets(recorder: Emitter) -> None:
                 pb.AntePosted(seat=setup.seats[index], amount=amount, all_in=amount == stack)
             )
     for index, kind, size in (
-        (setup.small_blind, pb.SMALL_BLIND, stakes.small_blind),
-        (setup.big_blind, pb.BIG_BLIND, stakes.big_blind),
+        (setup.small_blind, pb.BLIND_KIND_SMALL_BLIND, stakes.small_blind),
+        (setup.big_blind, pb.BLIND_KIND_BIG_BLIND, stakes.big_blind),
     ):
         if index == NOBODY:
             continue  # no small blind this hand (dead button)
@@ -204,7 +204,7 @@ def _blind_posted(state: HandState, event: pb.BlindPosted) -> HandState:
     index = state.setup.seats.index(event.seat)
     amount = event.amount
     round_ = state.round
-    if event.kind == pb.BIG_BLIND:
+    if event.kind == pb.BLIND_KIND_BIG_BLIND:
         # The full big blind is the round's bet even when posted short (RULES.md §4.2.1).
         full_level = state.setup.config.stakes.big_blind
         round_ = changed_round(

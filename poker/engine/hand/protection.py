@@ -16,7 +16,7 @@ from poker.engine.hand.commands import TimeOut
 from poker.engine.hand.events import Emitter
 from poker.engine.hand.posts import dead_money, forced_chips
 from poker.engine.hand.state import NOBODY, HandState
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 def live_chips(state: HandState, index: int, count_forced_bets: bool) -> int:

@@ -47,7 +47,7 @@ from poker.engine.hand.state import (
     HandState,
 )
 from poker.engine.hand.void import hand_voided
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 # --- verifying a StartHand ----------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from poker.engine.hand.state import (
     SHOWN,
     HandState,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 class Hands:

@@ -12,7 +12,7 @@ from poker.engine.hand.commands import VoidHand
 from poker.engine.hand.events import HandEvent
 from poker.engine.hand.rules import verify_hand_running
 from poker.engine.hand.state import NOBODY, HandState
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 def void_hand(state: HandState | None, command: VoidHand) -> tuple[HandState, list[HandEvent]]:

@@ -43,7 +43,7 @@ from poker.engine.hand.events import HandEvent
 from poker.engine.phh.config import config_to_fields
 from poker.engine.phh.model import HandHistory, dump_phh
 from poker.engine.phh.variants import is_standard, parse_variant, variant_code
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 Players = dict[int, str]  # seat number -> "pK"
 

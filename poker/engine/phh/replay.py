@@ -73,7 +73,7 @@ from poker.engine.phh.units import (
     hand_scale,
     scaled_history,
 )
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 @dataclass(frozen=True, slots=True)

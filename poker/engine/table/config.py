@@ -27,7 +27,7 @@ from poker.engine.hand.codec import config_from_wire as hand_config_from_wire
 from poker.engine.hand.codec import config_to_wire as hand_config_to_wire
 from poker.engine.hand.commands import HandConfig
 from poker.engine.hand.rake import RakeSchedule
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 MINUTE_MS: Final = 60_000
 DAY_MS: Final = 24 * 60 * MINUTE_MS
@@ -37,7 +37,7 @@ DEFAULT_SIT_OUT_MAX_HANDS: Final = 30
 
 
 class ButtonRule(Enum):
-    """How the button and blinds move (RULES.md §4.2.1); values match ``pokerpb.ButtonRule``."""
+    """How the button and blinds move (RULES.md §4.2.1); values match ``poker.v1.ButtonRule``."""
 
     MOVING = 1  # simplified moving button (the default)
     DEAD_BUTTON = 2  # the big blind advances one seat a hand; dead button, dead small blind

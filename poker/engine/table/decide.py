@@ -57,7 +57,7 @@ from poker.engine.table.rules import (
     verify_top_up,
 )
 from poker.engine.table.state import TableState
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 class _Recorder:
@@ -153,7 +153,7 @@ def _stand_up(recorder: _Recorder, command: StandUp) -> None:
     state = verify_table_open(recorder.state)
     seat = verify_occupant(state, command.seat, command.player_id)
     if not state.in_hand(command.seat):
-        recorder.emit(_cash_out(command.seat, seat.player_id, seat.stack, pb.STOOD_UP, command.now))
+        recorder.emit(_cash_out(command.seat, seat.player_id, seat.stack, pb.CASH_OUT_REASON_STOOD_UP, command.now))
         return
     if seat.leaving:
         raise SeatStateError("You are already leaving when this hand ends.")
@@ -165,7 +165,7 @@ def _sit_out(recorder: _Recorder, command: SitOut) -> None:
     seat = verify_occupant(state, command.seat, command.player_id)
     if seat.sitting_out:
         raise SeatStateError("You are already sitting out.")
-    recorder.emit(pb.PlayerSatOut(seat=command.seat, reason=pb.BY_CHOICE))
+    recorder.emit(pb.PlayerSatOut(seat=command.seat, reason=pb.SIT_OUT_REASON_BY_CHOICE))
 
 
 def _sit_in(recorder: _Recorder, command: SitIn) -> None:
@@ -205,11 +205,11 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
     hand_id = verify_id("hand id", command.hand_id)
     plan = verify_can_start(state, command.now)
     for number in busted_seats(state):
-        recorder.emit(_cash_out(number, _player(state, number), 0, pb.BUSTED, command.now))
+        recorder.emit(_cash_out(number, _player(state, number), 0, pb.CASH_OUT_REASON_BUSTED, command.now))
     for number in sat_out_too_long(state):
         amount = _stack(state, number)
         player = _player(state, number)
-        recorder.emit(_cash_out(number, player, amount, pb.SAT_OUT_TOO_LONG, command.now))
+        recorder.emit(_cash_out(number, player, amount, pb.CASH_OUT_REASON_SAT_OUT_TOO_LONG, command.now))
     if plan.missed:
         missed = pb.BlindsMissed()
         for number, small, big in plan.missed:
@@ -326,7 +326,7 @@ def _time_out(recorder: _Recorder, command: TimeOut) -> None:
     )
     recorder.emit_all(hand_machine.decide(state.hand, time_out))
     if not seat.sitting_out:
-        recorder.emit(pb.PlayerSatOut(seat=command.seat, reason=pb.TIMED_OUT))
+        recorder.emit(pb.PlayerSatOut(seat=command.seat, reason=pb.SIT_OUT_REASON_TIMED_OUT))
     _after_hand(recorder, command.now)
 
 
@@ -351,7 +351,7 @@ def _close(recorder: _Recorder, command: CloseTable) -> None:
     for number in table.occupied():
         amount = _stack(table, number)
         recorder.emit(
-            _cash_out(number, _player(table, number), amount, pb.TABLE_CLOSED, command.now)
+            _cash_out(number, _player(table, number), amount, pb.CASH_OUT_REASON_TABLE_CLOSED, command.now)
         )
     recorder.emit(pb.TableClosed(reason=command.reason, at=command.now))
 
@@ -367,7 +367,7 @@ def _after_hand(recorder: _Recorder, now: int) -> None:
         seat = table.seats[number - 1]
         assert seat is not None
         if seat.leaving:
-            recorder.emit(_cash_out(number, seat.player_id, seat.stack, pb.STOOD_UP, now))
+            recorder.emit(_cash_out(number, seat.player_id, seat.stack, pb.CASH_OUT_REASON_STOOD_UP, now))
     pause = recorder.table.config.pause_between_hands_ms
     recorder.emit(pb.NextHandScheduled(not_before=now + pause))
 

@@ -1,7 +1,7 @@
 """The table's events: its own (seats, money, closing) and its hands' (poker.engine.hand).
 
 ``decide`` returns bare messages; :func:`envelopes` puts one command's events into
-:class:`pokerpb.events_pb2.TableEvent` envelopes with the next versions, the command's time and
+:class:`poker.v1.events_pb2.TableEvent` envelopes with the next versions, the command's time and
 the hand id of hand events, ready to append as one unit.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from poker.engine.hand.events import HandEvent, wrap
 from poker.engine.hand.evolve import HANDLERS_BY_TYPE
 from poker.engine.table.state import TableState
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 TableOnlyEvent = (
     pb.TableCreated

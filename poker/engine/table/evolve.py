@@ -21,7 +21,7 @@ from poker.engine.hand.state import NOBODY
 from poker.engine.table.config import DAY_MS, config_from_wire
 from poker.engine.table.events import TableEventBody
 from poker.engine.table.state import Seat, TableState
-from pokerpb import events_pb2 as pb
+from poker.v1 import events_pb2 as pb
 
 
 def _seat(state: TableState, number: int) -> Seat:
@@ -72,7 +72,7 @@ def _cashed_out(state: TableState, event: pb.PlayerCashedOut) -> TableState:
         for entry in state.departures
         if entry[0] != event.player_id and event.at - entry[2] < window
     )
-    if event.reason != pb.TABLE_CLOSED:
+    if event.reason != pb.CASH_OUT_REASON_TABLE_CLOSED:
         departures += ((event.player_id, event.amount, event.at),)
     return state.with_seat(event.seat, None)._replace(departures=departures)
 

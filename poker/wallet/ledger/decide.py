@@ -86,7 +86,7 @@ from poker.wallet.ledger.state import (
     Posting,
     TableLedger,
 )
-from pokerpb import ledger_pb2 as pb
+from poker.v1 import ledger_pb2 as pb
 
 Postings = list[Posting]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from poker.wallet.ledger.commands import SourceEvent
 from poker.wallet.ledger.state import Hold, Kind, Transaction
-from pokerpb import ledger_pb2 as pb
+from poker.v1 import ledger_pb2 as pb
 
 
 def transaction_event(

@@ -29,7 +29,7 @@ from poker.wallet.ledger.state import (
     Transaction,
     escrow_owner,
 )
-from pokerpb import ledger_pb2 as pb
+from poker.v1 import ledger_pb2 as pb
 
 _DAY_MS = 86_400_000
 _EPOCH = dt.date(1970, 1, 1)

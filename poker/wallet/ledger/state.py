@@ -33,7 +33,7 @@ CLIENT_KEY_PREFIX = "client:"
 
 
 class Kind(enum.IntEnum):
-    """Why a transaction was written (the numbers of ``pokerpb.TransactionKind``)."""
+    """Why a transaction was written (the numbers of ``poker.v1.TransactionKind``)."""
 
     DEPOSIT = 1
     WITHDRAWAL = 2
