@@ -3,12 +3,15 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-PROTOS := $(wildcard protos/pokerpb/*.proto)
-PROTO_STAMP := pokerpb/.generated-stamp
+PROTOS := $(wildcard protos/poker/v1/*.proto)
+PROTO_STAMP := poker/v1/.generated-stamp
+# buf (schema lint and breaking-change checks), from npm at the version package-lock.json pins.
+BUF := node_modules/.bin/buf
+BUF_STAMP := node_modules/.installed-stamp
 # Where google/rpc/status.proto is (googleapis-common-protos ships it next to its Python modules).
 GOOGLEAPIS_PROTOS = $(PY) -c 'import google.rpc, pathlib; print(pathlib.Path(google.rpc.__path__[0]).parents[1])'
 
-.PHONY: all setup proto lint typecheck unit test bench run cluster demo clean
+.PHONY: all setup proto protocheck proto-baseline lint typecheck unit test bench run cluster demo clean
 
 all: test
 
@@ -34,15 +37,38 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $@
 
-setup: $(STAMP) $(PROTO_STAMP)
+setup: $(STAMP) $(PROTO_STAMP) $(BUF_STAMP)
 
+# The generated package poker.v1 (poker/v1/, not committed) from protos/poker/v1.
 $(PROTO_STAMP): $(STAMP) $(PROTOS)
-	rm -rf pokerpb && mkdir -p pokerpb
+	rm -rf poker/v1 && mkdir -p poker/v1
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos -I"$$($(GOOGLEAPIS_PROTOS))" \
 		--python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTOS)
-	touch pokerpb/__init__.py pokerpb/py.typed $@
+	printf '"""The generated messages and gRPC stubs of the API v1 (protos/poker/v1, make proto)."""\n' \
+		> poker/v1/__init__.py
+	touch poker/v1/py.typed $@
 
 proto: $(PROTO_STAMP)
+
+$(BUF_STAMP): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+# The schema by buf's own rules (buf.yaml): STANDARD lint, and WIRE breaking against the
+# committed baseline of the v1 schema and, for the stored logs (events, ledger), against the
+# last pokerpb schema: a log written before poker.v1 must still read (docs/api-versioning.md).
+protocheck: $(BUF_STAMP)
+	$(BUF) lint
+	mkdir -p build && $(BUF) build --exclude-source-info -o build/schema.binpb
+	$(BUF) breaking build/schema.binpb --against protos/baseline.binpb
+	$(BUF) breaking build/schema.binpb --against protos/baseline-pre-v1.binpb \
+		--path poker/v1/events.proto --path poker/v1/ledger.proto
+
+# Deliberately, after a reviewed schema change: the new baseline that `make protocheck` holds
+# the next change to (commit it with the change).
+proto-baseline: $(BUF_STAMP)
+	$(BUF) lint
+	$(BUF) build --exclude-source-info -o protos/baseline.binpb
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -54,8 +80,8 @@ typecheck: setup
 unit: setup
 	$(VENV)/bin/pytest -n 2 --durations=15
 
-# The README's test command: lint, types, then the whole suite (CI runs exactly this).
-test: lint typecheck unit
+# The README's test command: lint, the schema (buf), types, then the whole suite (CI runs exactly this).
+test: lint protocheck typecheck unit
 
 bench: setup
 	$(PY) -m bench
@@ -75,4 +101,4 @@ demo: setup
 	$(PY) -m poker.engine demo
 
 clean:
-	rm -rf $(VENV) pokerpb .mypy_cache .ruff_cache .pytest_cache .hypothesis bench-results.json
+	rm -rf $(VENV) pokerpb poker/v1 node_modules build/schema.binpb .mypy_cache .ruff_cache .pytest_cache .hypothesis bench-results.json

@@ -41,7 +41,9 @@ a temporary store directory) started here and stopped at the end.
   writes its snapshot every 100 events as the dealer does, until the tail after the snapshot is
   :data:`RECOVERY_TAIL` events. Reported: the median of :data:`REPEATS` full ``load()`` calls.
 
-Set ``BENCH_DEALER_PROFILE=<file>`` to run the dealer under cProfile (written when it stops).
+Set ``BENCH_DEALER_PROFILE=<file>`` to run the dealer under cProfile (written when it stops), or
+``BENCH_DEALER_INSTRUCTIONS=<directory>`` to count its instructions per append under callgrind
+(:mod:`bench.instructions`: the one dealer figure the machine's load does not move).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
+from bench import instructions
 from bench.harness import Result, gc_paused
 from bench.policy import choose_action
 from bench.shell import METHOD as SHELL_METHOD
@@ -182,8 +185,34 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
         *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
         *("--log-keys", str(harness_log_keys_file(log.parent))),
+        # The bots leave their last hands unfinished: a stop need not wait for them to end.
+        *("--drain-timeout", "0"),
     ]
-    return ServiceProcess(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=20)
+    counted = instructions.directory()
+    if counted is None:
+        return ServiceProcess(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=20)
+    counted.mkdir(parents=True, exist_ok=True)
+    args = instructions.wrap(args, counted / f"callgrind.{namespace}.out")
+    slow = instructions.SLOW_START_S
+    return ServiceProcess(
+        args, log, ready=_SERVING, name="the dealer", stop_timeout_s=slow, start_timeout_s=slow
+    )
+
+
+def dealer_pid(dealer: ServiceProcess) -> int:
+    """The dealer's process id (a started dealer)."""
+    assert dealer.process is not None
+    return dealer.process.pid
+
+
+def instructions_per_append(prefix: str, namespace: str, appends: int) -> list[Result]:
+    """The dealer's instructions per append in the window (nothing unless they were counted)."""
+    counted = instructions.directory()
+    if counted is None:
+        return []
+    total = instructions.total(counted / f"callgrind.{namespace}.out")
+    per_append = total / max(1, appends) / 1e6
+    return [Result(f"{prefix}.dealer_instructions_per_append", per_append, "M instructions")]
 
 
 def dealer_stream(namespace: str) -> StreamSettings:
@@ -215,7 +244,7 @@ class StreamBot:
         self.call = client.stub.Play(metadata=client.metadata)
         self.sizes = sizes
 
-    async def act(self, table_id: str, hand_id: str, action: int, amount: int) -> dpb.CommandReply:
+    async def act(self, table_id: str, hand_id: str, action: int, amount: int) -> dpb.PlayResponse:
         """One Act with a fresh command id; :class:`Refused` if the dealer refused it."""
         request = dpb.PlayRequest(
             act=dpb.ActRequest(
@@ -228,7 +257,7 @@ class StreamBot:
         )
         await self.call.write(request)
         reply = await self.call.read()
-        if not isinstance(reply, dpb.CommandReply):
+        if not isinstance(reply, dpb.PlayResponse):
             raise Refused("the stream ended")
         self.sizes.add(request.ByteSize(), reply.ByteSize())
         if reply.code:
@@ -322,8 +351,9 @@ async def play_table(
         if not to_act:
             if view.hands_started >= target or view.closed:
                 return
-            # Between hands: the dealer's timer deals the next one at next_hand_at (unix ms).
-            wait_s = (view.next_hand_at - time.time() * 1000) / 1000 if view.next_hand_at else 0
+            # Between hands: the dealer's timer deals the next one at next_hand_at.
+            planned = view.HasField("next_hand_at")
+            wait_s = view.next_hand_at.ToMilliseconds() / 1000 - time.time() if planned else 0
             await asyncio.sleep(min(max(wait_s, 0.0) + 0.002, 0.1))
             view = None
             continue
@@ -428,6 +458,9 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
             started = time.perf_counter()
             dealer_cpu = dealer.cpu_seconds()
             bench_cpu = time.process_time()
+            counted = instructions.directory()
+            if counted is not None:
+                instructions.count(dealer_pid(dealer), on=True)
             deadline = time.monotonic() + PLAY_CAP_S
             with gc_paused():
                 await asyncio.gather(
@@ -451,6 +484,8 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
             window_end = time.time_ns() // 1_000_000
             dealer_cpu = dealer.cpu_seconds() - dealer_cpu
             bench_cpu = time.process_time() - bench_cpu
+            if counted is not None:
+                instructions.count(dealer_pid(dealer), on=False)
             for table_streams in streams:
                 for bot in table_streams.values():
                     await bot.close()
@@ -481,6 +516,7 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
             1000 * dealer_cpu / max(1, counts.records),
             "ms",
         ),
+        *instructions_per_append(prefix, namespace, counts.records),
         Result(f"{prefix}.bots_cpu", 100 * bench_cpu / elapsed, "% of a core"),
         Result(f"{prefix}.mean_batch", counts.events / max(1, counts.records), "events/append"),
         Result(f"{prefix}.mean_record", mean_size, "bytes"),

@@ -90,12 +90,12 @@ from poker.testing.dealer import harness_seals
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.tools.client import WalletClient
-from poker.wallet.ledger import Command as LedgerCommand
-from poker.wallet.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
-from poker.wallet.mapping import TableView, map_batch
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.ledger import Command as LedgerCommand
+from poker.wallet.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
+from poker.wallet.mapping import TableView, map_batch
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 #: The bench appends the dealer's batches itself: sealed as the dealer seals them.

@@ -176,7 +176,9 @@ async def build_dealer(
     servicer = DealerServicer(tables, metrics)
     server.add_service(
         SERVICE_NAME,
-        lambda grpc_server: dealer_pb2_grpc.add_DealerServiceServicer_to_server(servicer, grpc_server),
+        lambda grpc_server: dealer_pb2_grpc.add_DealerServiceServicer_to_server(
+            servicer, grpc_server
+        ),
     )
 
     # Hooks run last registered first: stop deciding, then free the leases, then drain NATS.

@@ -104,8 +104,10 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("CloseTableRequest", _TABLE_ID, "table_id"),
     **_fields("CloseTableRequest", _REASON, "reason"),
     **_fields("DrainTableRequest", _TABLE_ID, "table_id"),
-    # Ten minutes at most: the call waits that long for the hand (0: the dealer's default).
-    **_fields("DrainTableRequest", IntRange(0, 600_000, "ms"), "timeout_ms"),
+    # Ten minutes at most: the call waits that long for the hand (unset or 0: the dealer's
+    # default). DrainTableRequest.timeout is the one Duration of the dealer's requests.
+    "google.protobuf.Duration.seconds": IntRange(0, 600, "s"),
+    "google.protobuf.Duration.nanos": IntRange(0, 999_999_999, "ns"),
     **_fields("WatchTableRequest", _TABLE_ID, "table_id"),
     **_fields("WatchTableRequest", IntRange(0, MAX_VERSION, "(a table version)"), "from_seq"),
     **_fields("GetHandHistoryRequest", _HAND_ID, "hand_id"),
@@ -119,9 +121,12 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("TopUpRequest", _TABLE_ID, "table_id"),
     **_fields("TopUpRequest", _SEAT, "seat"),
     **_fields("TopUpRequest", _CHIPS, "amount"),
-    **_fields("SeatRequest", _COMMAND_ID, "command_id"),
-    **_fields("SeatRequest", _TABLE_ID, "table_id"),
-    **_fields("SeatRequest", _SEAT, "seat"),
+    **_fields("StandUpRequest", _COMMAND_ID, "command_id"),
+    **_fields("SitOutRequest", _COMMAND_ID, "command_id"),
+    **_fields("StandUpRequest", _TABLE_ID, "table_id"),
+    **_fields("SitOutRequest", _TABLE_ID, "table_id"),
+    **_fields("StandUpRequest", _SEAT, "seat"),
+    **_fields("SitOutRequest", _SEAT, "seat"),
     **_fields("SitInRequest", _COMMAND_ID, "command_id"),
     **_fields("SitInRequest", _TABLE_ID, "table_id"),
     **_fields("SitInRequest", _SEAT, "seat"),

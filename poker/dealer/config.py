@@ -14,14 +14,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from poker.eventstore.sealing import Keyring
 from poker.servicekit.settings import (
     COMMON_FLAGS,
-    DEFAULT_GRACE_S,
-    DEFAULT_GRPC_HOST,
-    DEFAULT_JETSTREAM_POLL_S,
-    DEFAULT_LOG_LEVEL,
-    DEFAULT_NATS_URL,
+    ServiceSettings,
     add_env_flags,
     add_log_keys_flag,
     add_token_secret_flags,
@@ -35,7 +30,6 @@ from poker.servicekit.settings import (
     token_keys,
     token_secret,
 )
-from poker.servicekit.tokens import TokenKeyring
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 
 
@@ -53,21 +47,9 @@ class CrashRule(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class DealerSettings:
+class DealerSettings(ServiceSettings):
     """Everything the dealer process is configured with."""
 
-    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
-    token_secret: bytes = b""
-    token_keys: TokenKeyring | None = None
-    # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
-    log_keys: Keyring | None = None
-    nats_url: str = DEFAULT_NATS_URL
-    # This service's NATS user (a JSON credentials file) and NATS TLS files; "" = unset.
-    nats_credentials: str = ""
-    nats_tls_ca: str = ""
-    nats_tls_cert: str = ""
-    nats_tls_key: str = ""
-    grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50051
     metrics_port: int = 9464
     # The table log's names (poker.tablelog.settings owns the defaults; the dealer creates them).
@@ -94,10 +76,6 @@ class DealerSettings:
     # replaces the dev wallet.
     wallet_address: str = ""
     hold_ttl_s: float = 120.0
-    # gRPC TLS of this server (poker.servicekit.tls; all empty: plaintext; a client CA: mutual TLS).
-    tls_cert: str = ""
-    tls_key: str = ""
-    tls_client_ca: str = ""
     # TLS towards the wallet: the CA that signed its certificate, and this dealer's client
     # certificate and key (the wallet's --tls-client-ca signed them: mutual TLS).
     wallet_tls_ca: str = ""
@@ -107,17 +85,8 @@ class DealerSettings:
     # batches a stream may fall behind its table before it is cut off (RESOURCE_EXHAUSTED).
     max_streams_per_caller: int = 8
     watch_backlog: int = 256
-    grace_s: float = DEFAULT_GRACE_S
-    # Seconds between polls of the JetStream API for the jetstream_* gauges (0: off).
-    jetstream_poll_s: float = DEFAULT_JETSTREAM_POLL_S
-    log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the lease value names it, and a holder recognises its own lease by it.
     owner_id: str = field(default_factory=default_owner_id)
-
-    @property
-    def token_keyring(self) -> TokenKeyring:
-        """The keys the service verifies tokens with and signs its own with."""
-        return self.token_keys or TokenKeyring.single(self.token_secret)
 
     @property
     def table_log(self) -> TableLogSettings:

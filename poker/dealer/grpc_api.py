@@ -43,7 +43,6 @@ from poker.servicekit.status import ErrorTable, context_of, status_for, status_o
 from poker.servicekit.tokens import Principal, Role
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import dealer_pb2_grpc
-from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 
@@ -109,7 +108,7 @@ def _viewer(principal: Principal) -> str | None:
     return principal.subject if principal.role is Role.PLAYER else None
 
 
-def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dpb.CommandReply:
+def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dpb.PlayResponse:
     """The reply to a Play command that failed: the status the unary call would end with, and
     the same ``google.rpc.Status`` (reason, the command's ids, the field at fault)."""
     status = status_or_internal(error, ERROR_TABLE, method=_method("Play"))
@@ -126,7 +125,7 @@ def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dp
 #: Status names by the numeric code a refused Play command's reply carries.
 _CODE_NAMES: Final = {code.value[0]: code.name for code in grpc.StatusCode}
 
-_Handler = Callable[[Any, Any, Any], Awaitable[dpb.CommandReply]]
+_Handler = Callable[[Any, Any, Any], Awaitable[Any]]
 
 
 def _code_of(error: BaseException) -> str:
@@ -145,7 +144,7 @@ def _counted(kind: str) -> Callable[[_Handler], _Handler]:
 
     def wrap(method: _Handler) -> _Handler:
         @functools.wraps(method)
-        async def counted(self: DealerServicer, request: Any, context: Any) -> dpb.CommandReply:
+        async def counted(self: DealerServicer, request: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
                 reply = await method(self, request, context)
@@ -182,8 +181,10 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
             "agree_split": self._agree_split,
         }
 
-    def _reply(self, result: CommandResult) -> dpb.CommandReply:
-        return wire.command_reply(result, self._views, _viewer(current_principal()))
+    def _reply(
+        self, result: CommandResult, response: type[wire.CommandResponse]
+    ) -> wire.CommandResponse:
+        return wire.command_reply(result, self._views, _viewer(current_principal()), response)
 
     def _observe(self, kind: str, code: str, started: float) -> None:
         if self._metrics is not None:
@@ -193,23 +194,29 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     async def CreateTable(
         self,
         request: dpb.CreateTableRequest,
-        context: _Context[dpb.CreateTableRequest, dpb.CommandReply],
-    ) -> dpb.CommandReply:
+        context: _Context[dpb.CreateTableRequest, dpb.CreateTableResponse],
+    ) -> dpb.CreateTableResponse:
         """See dealer.proto."""
         _check_bounds(request)
         command_id = wire.command_id_of(request.command_id)
         table_id = wire.new_table_id(request, command_id)
         config = wire.config_of(request)
-        return self._reply(await self._tables.create_table(table_id, command_id, config))
+        return self._reply(
+            await self._tables.create_table(table_id, command_id, config), dpb.CreateTableResponse
+        )
 
     async def GetTable(
-        self, request: dpb.GetTableRequest, context: _Context[dpb.GetTableRequest, dpb.TableView]
-    ) -> dpb.TableView:
+        self,
+        request: dpb.GetTableRequest,
+        context: _Context[dpb.GetTableRequest, dpb.GetTableResponse],
+    ) -> dpb.GetTableResponse:
         """See dealer.proto."""
         _check_bounds(request)
         table_id = wire.table_id_of(request.table_id)
         state = await self._tables.table(table_id)
-        return self._views.view(table_id, state, _viewer(current_principal()))
+        response = dpb.GetTableResponse()
+        response.table.CopyFrom(self._views.view(table_id, state, _viewer(current_principal())))
+        return response
 
     async def ListTables(
         self,
@@ -225,14 +232,16 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     async def CloseTable(
         self,
         request: dpb.CloseTableRequest,
-        context: _Context[dpb.CloseTableRequest, dpb.CommandReply],
-    ) -> dpb.CommandReply:
+        context: _Context[dpb.CloseTableRequest, dpb.CloseTableResponse],
+    ) -> dpb.CloseTableResponse:
         """See dealer.proto."""
         _check_bounds(request)
         command_id = wire.command_id_of(request.command_id)
         table_id = wire.table_id_of(request.table_id)
         reason = request.reason or "closed by the operator"  # its length is bounded above
-        return self._reply(await self._tables.close_table(table_id, command_id, reason))
+        return self._reply(
+            await self._tables.close_table(table_id, command_id, reason), dpb.CloseTableResponse
+        )
 
     async def DrainTable(
         self,
@@ -242,7 +251,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         """See dealer.proto."""
         _check_bounds(request)
         table_id = wire.table_id_of(request.table_id)
-        timeout_s = request.timeout_ms / 1000 if request.timeout_ms else None
+        timeout_ms = request.timeout.ToMilliseconds()  # unset: 0 (bounded above)
+        timeout_s = timeout_ms / 1000 if timeout_ms else None
         result = await self._tables.drain_table(table_id, timeout_s)
         return dpb.DrainTableResponse(
             table_id=result.table_id, hand_finished=result.hand_finished, version=result.version
@@ -250,8 +260,10 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
 
     @_counted("sit_down")
     async def SitDown(
-        self, request: dpb.SitDownRequest, context: _Context[dpb.SitDownRequest, dpb.CommandReply]
-    ) -> dpb.CommandReply:
+        self,
+        request: dpb.SitDownRequest,
+        context: _Context[dpb.SitDownRequest, dpb.SitDownResponse],
+    ) -> dpb.SitDownResponse:
         """See dealer.proto."""
         _check_bounds(request)
         command_id = wire.command_id_of(request.command_id)
@@ -262,12 +274,12 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         result = await self._tables.sit_down(
             table_id, command_id, player, seat, amount, post_big_blind=request.post_big_blind
         )
-        return self._reply(result)
+        return self._reply(result, dpb.SitDownResponse)
 
     @_counted("top_up")
     async def TopUp(
-        self, request: dpb.TopUpRequest, context: _Context[dpb.TopUpRequest, dpb.CommandReply]
-    ) -> dpb.CommandReply:
+        self, request: dpb.TopUpRequest, context: _Context[dpb.TopUpRequest, dpb.TopUpResponse]
+    ) -> dpb.TopUpResponse:
         """See dealer.proto."""
         _check_bounds(request)
         command_id = wire.command_id_of(request.command_id)
@@ -275,64 +287,78 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         seat = wire.seat_of(request.seat)
         amount = wire.chips_of("amount", request.amount, positive=True)
         player = _player(current_principal())
-        return self._reply(await self._tables.top_up(table_id, command_id, player, seat, amount))
+        return self._reply(
+            await self._tables.top_up(table_id, command_id, player, seat, amount), dpb.TopUpResponse
+        )
 
     @_counted("stand_up")
     async def StandUp(
-        self, request: dpb.SeatRequest, context: _Context[dpb.SeatRequest, dpb.CommandReply]
-    ) -> dpb.CommandReply:
+        self,
+        request: dpb.StandUpRequest,
+        context: _Context[dpb.StandUpRequest, dpb.StandUpResponse],
+    ) -> dpb.StandUpResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        return self._reply(await self._stand_up(request, _player(current_principal())))
+        return self._reply(
+            await self._stand_up(request, _player(current_principal())), dpb.StandUpResponse
+        )
 
     @_counted("sit_out")
     async def SitOut(
-        self, request: dpb.SeatRequest, context: _Context[dpb.SeatRequest, dpb.CommandReply]
-    ) -> dpb.CommandReply:
+        self, request: dpb.SitOutRequest, context: _Context[dpb.SitOutRequest, dpb.SitOutResponse]
+    ) -> dpb.SitOutResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        return self._reply(await self._sit_out(request, _player(current_principal())))
+        return self._reply(
+            await self._sit_out(request, _player(current_principal())), dpb.SitOutResponse
+        )
 
     @_counted("sit_in")
     async def SitIn(
-        self, request: dpb.SitInRequest, context: _Context[dpb.SitInRequest, dpb.CommandReply]
-    ) -> dpb.CommandReply:
+        self, request: dpb.SitInRequest, context: _Context[dpb.SitInRequest, dpb.SitInResponse]
+    ) -> dpb.SitInResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        return self._reply(await self._sit_in(request, _player(current_principal())))
+        return self._reply(
+            await self._sit_in(request, _player(current_principal())), dpb.SitInResponse
+        )
 
     @_counted("act")
     async def Act(
-        self, request: dpb.ActRequest, context: _Context[dpb.ActRequest, dpb.CommandReply]
-    ) -> dpb.CommandReply:
+        self, request: dpb.ActRequest, context: _Context[dpb.ActRequest, dpb.ActResponse]
+    ) -> dpb.ActResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        return self._reply(await self._act(request, _player(current_principal())))
+        return self._reply(await self._act(request, _player(current_principal())), dpb.ActResponse)
 
     @_counted("draw")
     async def Draw(
-        self, request: dpb.DrawRequest, context: _Context[dpb.DrawRequest, dpb.CommandReply]
-    ) -> dpb.CommandReply:
+        self, request: dpb.DrawRequest, context: _Context[dpb.DrawRequest, dpb.DrawResponse]
+    ) -> dpb.DrawResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        return self._reply(await self._draw(request, _player(current_principal())))
+        return self._reply(
+            await self._draw(request, _player(current_principal())), dpb.DrawResponse
+        )
 
     @_counted("agree_split")
     async def AgreeSplit(
         self,
         request: dpb.AgreeSplitRequest,
-        context: _Context[dpb.AgreeSplitRequest, dpb.CommandReply],
-    ) -> dpb.CommandReply:
+        context: _Context[dpb.AgreeSplitRequest, dpb.AgreeSplitResponse],
+    ) -> dpb.AgreeSplitResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        return self._reply(await self._agree_split(request, _player(current_principal())))
+        return self._reply(
+            await self._agree_split(request, _player(current_principal())), dpb.AgreeSplitResponse
+        )
 
     @_counted("commit_seed")
     async def CommitSeed(
         self,
         request: dpb.CommitSeedRequest,
-        context: _Context[dpb.CommitSeedRequest, dpb.CommandReply],
-    ) -> dpb.CommandReply:
+        context: _Context[dpb.CommitSeedRequest, dpb.CommitSeedResponse],
+    ) -> dpb.CommitSeedResponse:
         """See dealer.proto."""
         _check_bounds(request)
         player = _player(current_principal())
@@ -341,13 +367,13 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         result = await self._tables.commit_seed(
             at.table_id, at.command_id, player, at.seat, seed=seed
         )
-        return self._reply(result)
+        return self._reply(result, dpb.CommitSeedResponse)
 
     async def Play(
         self,
         request_iterator: AsyncIterator[dpb.PlayRequest],
-        context: _Context[dpb.PlayRequest, dpb.CommandReply],
-    ) -> AsyncIterator[dpb.CommandReply]:
+        context: _Context[dpb.PlayRequest, dpb.PlayResponse],
+    ) -> AsyncIterator[dpb.PlayResponse]:
         """See dealer.proto. The stack authenticated the stream once, at its start; every
         command is still checked and authorised for the caller's own seat, and a command that
         fails is answered with its status in the reply (``code``, ``message``) instead of
@@ -378,7 +404,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
                     )
                 yield reply
                 continue
-            reply = wire.command_reply(result, views, player)
+            reply = wire.command_reply(result, views, player, dpb.PlayResponse)
             if metrics is not None:
                 metrics.observe_command(kind, "OK", perf_counter() - started)
             yield reply
@@ -423,8 +449,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     async def WatchTable(
         self,
         request: dpb.WatchTableRequest,
-        context: _Context[dpb.WatchTableRequest, pb.TableEvent],
-    ) -> AsyncIterator[pb.TableEvent]:
+        context: _Context[dpb.WatchTableRequest, dpb.WatchTableResponse],
+    ) -> AsyncIterator[dpb.WatchTableResponse]:
         """See dealer.proto."""
         _check_bounds(request)
         table_id = wire.table_id_of(request.table_id)
@@ -435,7 +461,11 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         async for event in self._tables.watch(
             table_id, request.from_seq, viewer, caller=principal.subject
         ):
-            yield event
+            # A copy of the (shared, redacted) event into its response: the one cost of the
+            # one-response-per-RPC rule on the stream.
+            response = dpb.WatchTableResponse()
+            response.event.CopyFrom(event)
+            yield response
 
     async def GetHandHistory(
         self,

@@ -37,7 +37,9 @@ def hidden(cards: str) -> str:
 def redact_event(event: pb.TableEvent, viewer_seat: int | None) -> pb.TableEvent:
     """``event`` as the player in ``viewer_seat`` (None: a spectator) may see it.
 
-    Returns ``event`` itself when nothing in it is secret, else a redacted copy.
+    Returns ``event`` itself when nothing in it is secret, else a redacted copy. A betting turn
+    of a log written before poker.v1 (ActionRequested without a kind) goes out as the
+    TURN_KIND_BET it means: clients never see the enum's zero.
     """
     body = event.WhichOneof("body")
     if body == "hand_started":
@@ -77,6 +79,11 @@ def redact_event(event: pb.TableEvent, viewer_seat: int | None) -> pb.TableEvent
         copy = pb.TableEvent()
         copy.CopyFrom(event)
         copy.discards_reshuffled.ClearField("stub")
+        return copy
+    if body == "action_requested" and not event.action_requested.kind:
+        copy = pb.TableEvent()
+        copy.CopyFrom(event)
+        copy.action_requested.kind = pb.TURN_KIND_BET
         return copy
     return event
 

@@ -192,10 +192,10 @@ class GrpcWallet:
             player_id=player_id,
             table_id=table_id,
             amount=amount,
-            ttl_ms=max(1, int(ttl_s * 1000)),
         )
+        request.ttl.FromMilliseconds(max(1, int(ttl_s * 1000)))
         try:
-            view: wpb.HoldView = await self._call("PlaceHold", request)
+            response: wpb.PlaceHoldResponse = await self._call("PlaceHold", request)
         except grpc.aio.AioRpcError as error:
             details = error.details() or ""
             if error.code() == grpc.StatusCode.FAILED_PRECONDITION:
@@ -207,6 +207,7 @@ class GrpcWallet:
             if error.code() == grpc.StatusCode.NOT_FOUND:
                 raise NotFound(details) from None
             raise WalletUnavailable(f"the wallet refused the hold: {details}") from None
+        view = response.hold
         return HeldFunds(
             hold_id=view.hold_id,
             player_id=view.player_id,

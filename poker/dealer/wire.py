@@ -12,7 +12,7 @@ and a finished hand in PHH.
 >>> from poker.engine.table import Action
 >>> action_of(dpb.ACTION_KIND_RAISE) is Action.RAISE
 True
->>> seat_address(dpb.SeatRequest(table_id="t-1", command_id="c-1", seat=3))
+>>> seat_address(dpb.StandUpRequest(table_id="t-1", command_id="c-1", seat=3))
 SeatAddress(table_id='t-1', command_id='c-1', seat=3)
 """
 
@@ -22,7 +22,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from google.rpc import status_pb2
 
@@ -180,9 +180,9 @@ class HandAddress:
 
 
 def seat_address(
-    request: dpb.SeatRequest | dpb.SitInRequest | dpb.CommitSeedRequest,
+    request: dpb.StandUpRequest | dpb.SitOutRequest | dpb.SitInRequest | dpb.CommitSeedRequest,
 ) -> SeatAddress:
-    """The table, command id and seat of a seat command (StandUp, SitOut, SitIn)."""
+    """The table, command id and seat of a seat command (StandUp, SitOut, SitIn, CommitSeed)."""
     return SeatAddress(
         table_id_of(request.table_id), command_id_of(request.command_id), seat_of(request.seat)
     )
@@ -243,7 +243,7 @@ def config_of(request: dpb.CreateTableRequest) -> TableConfig:
         tuple(wire.spread_round_max),
         wire.bring_in,
     )
-    config = make_config(request.game, structure, stakes, real_money=not request.play_money)
+    config = make_config(request.game, structure, stakes, real_money=request.real_money)
     overrides: dict[str, Any] = {}
     if request.seat_count:
         overrides["seat_count"] = request.seat_count
@@ -292,9 +292,32 @@ def with_settings(config: TableConfig, settings: pb.TableConfig) -> TableConfig:
 # --- replies out ------------------------------------------------------------------------------
 
 
-def command_reply(result: CommandResult, views: ViewCache, viewer: str | None) -> dpb.CommandReply:
-    """The reply to a command: what it did, and the table as ``viewer`` now sees it."""
-    reply = dpb.CommandReply(
+#: The responses of the commands: one message per RPC, all of the same shape (dealer.proto).
+CommandResponse = TypeVar(
+    "CommandResponse",
+    dpb.CreateTableResponse,
+    dpb.CloseTableResponse,
+    dpb.SitDownResponse,
+    dpb.TopUpResponse,
+    dpb.StandUpResponse,
+    dpb.SitOutResponse,
+    dpb.SitInResponse,
+    dpb.ActResponse,
+    dpb.DrawResponse,
+    dpb.AgreeSplitResponse,
+    dpb.CommitSeedResponse,
+    dpb.PlayResponse,
+)
+
+
+def command_reply(
+    result: CommandResult,
+    views: ViewCache,
+    viewer: str | None,
+    response: type[CommandResponse],
+) -> CommandResponse:
+    """The ``response`` to a command: what it did, and the table as ``viewer`` now sees it."""
+    reply = response(
         table_id=result.table_id,
         command_id=result.command_id,
         version=result.version,
@@ -305,11 +328,11 @@ def command_reply(result: CommandResult, views: ViewCache, viewer: str | None) -
     return reply
 
 
-def refused_reply(command: Any, status: status_pb2.Status) -> dpb.CommandReply:
-    """The reply to a Play command that failed (``command`` None: none could be read): the
+def refused_reply(command: Any, status: status_pb2.Status) -> dpb.PlayResponse:
+    """The response to a Play command that failed (``command`` None: none could be read): the
     status the unary call would end with (its number and details, and the whole
     ``google.rpc.Status`` with its ErrorInfo and BadRequest), and no table."""
-    reply = dpb.CommandReply(code=status.code, message=status.message, status=status)
+    reply = dpb.PlayResponse(code=status.code, message=status.message, status=status)
     if command is not None:
         reply.table_id = command.table_id[:64]
         reply.command_id = command.command_id[:64]
@@ -331,9 +354,13 @@ def table_summary(table_id: str, state: TableState) -> dpb.TableSummary:
     )
 
 
-def hand_history(hand_id: str, table_id: str, events: list[pb.TableEvent]) -> dpb.GetHandHistoryResponse:
+def hand_history(
+    hand_id: str, table_id: str, events: list[pb.TableEvent]
+) -> dpb.GetHandHistoryResponse:
     """A finished hand's events (already redacted for the caller) as its PHH history."""
-    return dpb.GetHandHistoryResponse(hand_id=hand_id, table_id=table_id, phh=_phh(events), events=events)
+    return dpb.GetHandHistoryResponse(
+        hand_id=hand_id, table_id=table_id, phh=_phh(events), events=events
+    )
 
 
 def _phh(events: list[pb.TableEvent]) -> str:
@@ -395,10 +422,11 @@ def table_view(table_id: str, state: TableState, viewer: str | None) -> dpb.Tabl
         version=state.version,
         config=_config_wire(state.config),
         closed=state.closed,
-        next_hand_at=state.next_hand_at,
         your_seat=your_seat or 0,
         hands_started=state.hands_started,
     )
+    if state.next_hand_at:
+        view.next_hand_at.FromMilliseconds(state.next_hand_at)
     hand = state.hand
     for seat in seat_views(state):
         entry = view.seats.add(
@@ -436,7 +464,7 @@ def _fill_hand(view: dpb.HandView, state: TableState, hand: HandState) -> None:
     if hand.ended or to_act is None:
         return
     view.seat_to_act = to_act
-    view.deadline = hand.deadline
+    view.deadline.FromMilliseconds(hand.deadline)
     for option in legal_actions(state, to_act):
         view.legal_actions.add(
             action=ACTION_KINDS[option.action.value],
@@ -450,6 +478,7 @@ def _fill_draw_turn(view: dpb.HandView, state: TableState, to_act: int) -> None:
     """What a draw game asks of the seat to act besides betting: a draw, or the split offer
     (both queries answer None at once in the other games)."""
     draw = draw_option(state, to_act)
+    view.turn = pb.TURN_KIND_BET
     if draw is not None:
         view.turn = pb.TURN_KIND_DRAW
         view.draw.max_discard = draw.max_discard

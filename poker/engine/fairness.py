@@ -5,9 +5,9 @@ The procedure (version 1; ``docs/fairness.md`` tells it for people who check a h
 1. The dealer draws a fresh 32-byte **server seed** per hand from the operating system
    (:mod:`secrets`, outside the engine) and publishes, in ``HandStarted`` before any card, the
    **commitment** ``SHA-256(frame(COMMITMENT_TAG, server_seed))``.
-2. Each seated player may have given a **player seed** (1 to 64 bytes, ``Dealer.CommitSeed``)
-   for the next hand he is dealt into; ``HandStarted.player_seeds`` lists those used, in seat
-   order.
+2. Each seated player may have given a **player seed** (1 to 64 bytes,
+   ``DealerService.CommitSeed``) for the next hand he is dealt into; ``HandStarted.player_seeds``
+   lists those used, in seat order.
 3. The **hand key** is ``HMAC-SHA256(key=server_seed, msg=frame(HAND_KEY_TAG, hand_id, count,
    seat_1, seed_1, seat_2, seed_2, ...))`` (seats ascending, each seat as 2 bytes big-endian).
 4. A **stream** of bytes for a label is ``HMAC-SHA256(hand_key, frame(label, i))`` for the

@@ -259,7 +259,11 @@ async def connect_nats(settings: NatsSettings) -> Client:
         _log.info("nats_reconnected", server=_server_of(client))
 
     async def log_error(error: Exception) -> None:
-        errors[:] = [error]  # the last one explains a failed first connect
+        # The last one explains a failed first connect; but a server's refusal ("Authorization
+        # Violation") says more than the reset of the socket that may follow it, so it stays.
+        refused = bool(errors) and isinstance(errors[-1], nats.errors.Error)
+        if isinstance(error, nats.errors.Error) or not refused:
+            errors[:] = [error]
         await _log_error(error)
 
     try:

@@ -60,6 +60,41 @@ DEFAULT_LOG_LEVEL: Final = "info"
 DEFAULT_JETSTREAM_POLL_S: Final = 15.0
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ServiceSettings:
+    """The settings every service has (the fields of :data:`COMMON_FLAGS` and the keys); each
+    service's settings class extends it with its own fields and its own ports."""
+
+    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
+    token_secret: bytes = b""
+    token_keys: TokenKeyring | None = None
+    # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
+    log_keys: Keyring | None = None
+    nats_url: str = DEFAULT_NATS_URL
+    # This service's NATS user (a JSON credentials file) and NATS TLS files; "" = unset.
+    nats_credentials: str = ""
+    nats_tls_ca: str = ""
+    nats_tls_cert: str = ""
+    nats_tls_key: str = ""
+    grpc_host: str = DEFAULT_GRPC_HOST
+    grpc_port: int = 0
+    metrics_port: int = 0
+    # gRPC TLS of this server (poker.servicekit.tls; all empty: plaintext). With a client CA, every
+    # caller must present a certificate it signed: mutual TLS.
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    grace_s: float = DEFAULT_GRACE_S
+    # Seconds between polls of the JetStream API for the jetstream_* gauges (0: off).
+    jetstream_poll_s: float = DEFAULT_JETSTREAM_POLL_S
+    log_level: str = DEFAULT_LOG_LEVEL
+
+    @property
+    def token_keyring(self) -> TokenKeyring:
+        """The keys the service verifies tokens with and signs its own with."""
+        return self.token_keys or TokenKeyring.single(self.token_secret)
+
+
 def env_name(prefix: str, flag: str) -> str:
     """The environment variable of ``--flag``: ``prefix`` + the flag in upper snake case."""
     return prefix + flag.upper().replace("-", "_")

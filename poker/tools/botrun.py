@@ -135,7 +135,7 @@ class BotSession:
         self._leaving = True
         await asyncio.gather(
             *(
-                self._command(bot, "StandUp", _seat_request(self.table_id, bot.seat))
+                self._command(bot, "StandUp", _stand_up(self.table_id, bot.seat))
                 for bot in self.bots.values()
                 if bot.seated
             )
@@ -144,7 +144,8 @@ class BotSession:
     async def _seat_all(self, view: dpb.TableView, buy_in: int) -> None:
         bots = list(self.bots.values())
         others_playing = any(
-            seat.state not in (dpb.SEAT_STATE_SITTING_OUT, dpb.SEAT_STATE_LEAVING, dpb.SEAT_STATE_BUSTED)
+            seat.state
+            not in (dpb.SEAT_STATE_SITTING_OUT, dpb.SEAT_STATE_LEAVING, dpb.SEAT_STATE_BUSTED)
             for seat in view.seats
         )
         if others_playing or len(bots) < 2:
@@ -154,7 +155,7 @@ class BotSession:
         for bot in bots[:-1]:  # never two who can play: no hand starts while they sit down
             await self._sit_down(bot, buy_in, post_big_blind=True)
             if bot.seated:
-                await self._command(bot, "SitOut", _seat_request(self.table_id, bot.seat))
+                await self._command(bot, "SitOut", _sit_out(self.table_id, bot.seat))
         await self._sit_down(bots[-1], buy_in, post_big_blind=True)
         await asyncio.gather(
             *(
@@ -198,12 +199,13 @@ class BotSession:
         iterator = stream.__aiter__()
         while any(bot.seated for bot in self.bots.values()):
             try:
-                event = await asyncio.wait_for(iterator.__anext__(), idle_s)
+                response = await asyncio.wait_for(iterator.__anext__(), idle_s)
             except (TimeoutError, StopAsyncIteration):
                 self._on_problem("the table went quiet: the bots leave")
                 await self.leave()
                 await self._forget_cashed_out()
                 return
+            event = response.event
             await self._on_table_event(event)
             self._on_event(event, self.result.hands, self.hands_wanted)
 
@@ -251,8 +253,12 @@ class BotSession:
             bot.seated = bot.name in present
 
 
-def _seat_request(table_id: str, seat: int) -> dpb.SeatRequest:
-    return dpb.SeatRequest(command_id=_cid(), table_id=table_id, seat=seat)
+def _stand_up(table_id: str, seat: int) -> dpb.StandUpRequest:
+    return dpb.StandUpRequest(command_id=_cid(), table_id=table_id, seat=seat)
+
+
+def _sit_out(table_id: str, seat: int) -> dpb.SitOutRequest:
+    return dpb.SitOutRequest(command_id=_cid(), table_id=table_id, seat=seat)
 
 
 def _cid() -> str:

@@ -59,9 +59,11 @@ class Client:
         return await rpc(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
 
     async def table(self, table_id: str) -> dpb.TableView:
-        """GetTable as this caller."""
-        view: dpb.TableView = await self.call("GetTable", dpb.GetTableRequest(table_id=table_id))
-        return view
+        """GetTable as this caller: the table's view."""
+        response: dpb.GetTableResponse = await self.call(
+            "GetTable", dpb.GetTableRequest(table_id=table_id)
+        )
+        return response.table
 
     async def act(self, table_id: str, hand_id: str, action: int, amount: int = 0) -> Any:
         """One Act with a fresh command id."""
@@ -118,11 +120,11 @@ class WalletClient:
         )
 
     async def balance(self, player_id: str = "") -> wpb.Balance:
-        """GetBalance."""
-        reply: wpb.Balance = await self.call(
+        """GetBalance: the player's balance."""
+        response: wpb.GetBalanceResponse = await self.call(
             "GetBalance", wpb.GetBalanceRequest(player_id=player_id)
         )
-        return reply
+        return response.balance
 
     async def audit(self) -> wpb.AuditResponse:
         """Audit (operator)."""

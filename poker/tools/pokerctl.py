@@ -319,7 +319,7 @@ async def create(ctl: Ctl, **args: Any) -> None:
                 game=args["game"],
                 structure=STRUCTURES[args["structure"]],
                 stakes=_stakes(args),
-                play_money=not args["real_money"],
+                real_money=args["real_money"],
                 action_timer_ms=args["timer_ms"],
                 pause_between_hands_ms=args["pause_ms"],
             ),
@@ -442,7 +442,8 @@ async def watch(ctl: Ctl, table: str, as_player: str, from_seq: int) -> None:
         stream = client.stub.WatchTable(
             dpb.WatchTableRequest(table_id=table, from_seq=from_seq), metadata=client.metadata
         )
-        async for event in stream:
+        async for response in stream:
+            event = response.event
             lines = narrator.lines(event)
             ctl.emit(as_json(event), partial(_print_lines, ctl, lines))
 
@@ -584,7 +585,9 @@ async def drain(ctl: Ctl, table: str, timeout_s: float) -> None:
 
     async def body(channel: grpc.aio.Channel) -> None:
         operator = ctl.dealer(channel, "operator", Role.OPERATOR)
-        request = dpb.DrainTableRequest(table_id=table, timeout_ms=round(timeout_s * 1000))
+        request = dpb.DrainTableRequest(table_id=table)
+        if timeout_s:
+            request.timeout.FromMilliseconds(round(timeout_s * 1000))
         # The call lasts as long as the hand: wait for the dealer's longest timeout, and more.
         reply = await operator.stub.DrainTable(
             request, metadata=operator.metadata, timeout=(timeout_s or 600.0) + 30.0
@@ -816,7 +819,8 @@ for _name in ("deposit", "withdraw"):
 async def balance(ctl: Ctl, players: tuple[str, ...]) -> None:
     """Players' cash, held money and chips at tables."""
     replies = [
-        await _wallet_call(ctl, "GetBalance", wpb.GetBalanceRequest(player_id=p)) for p in players
+        (await _wallet_call(ctl, "GetBalance", wpb.GetBalanceRequest(player_id=p))).balance
+        for p in players
     ]
 
     def human() -> None:
@@ -877,7 +881,11 @@ async def escrow(ctl: Ctl, table: str) -> None:
 async def rake(ctl: Ctl) -> None:
     """The rake report by day, table and game."""
     request = wpb.GetRakeReportRequest(
-        group_by=[wpb.RAKE_DIMENSION_BY_DAY, wpb.RAKE_DIMENSION_BY_TABLE, wpb.RAKE_DIMENSION_BY_GAME]
+        group_by=[
+            wpb.RAKE_DIMENSION_BY_DAY,
+            wpb.RAKE_DIMENSION_BY_TABLE,
+            wpb.RAKE_DIMENSION_BY_GAME,
+        ]
     )
     reply = await _wallet_call(ctl, "GetRakeReport", request)
 

@@ -31,7 +31,11 @@ STRUCTURES: Final = {
     "fixed-limit": pb.BETTING_STRUCTURE_FIXED_LIMIT,
 }
 _STRUCTURE_NAMES: Final[dict[int, str]] = {int(number): name for name, number in STRUCTURES.items()}
-_SHARES: Final = {pb.POT_SHARE_HIGH: " (high half)", pb.POT_SHARE_LOW: " (low half)", pb.POT_SHARE_AGREED_SPLIT: " (split)"}
+_SHARES: Final = {
+    pb.POT_SHARE_HIGH: " (high half)",
+    pb.POT_SHARE_LOW: " (low half)",
+    pb.POT_SHARE_AGREED_SPLIT: " (split)",
+}
 _CASH_OUT_REASONS: Final = {
     pb.CASH_OUT_REASON_STOOD_UP: "stands up",
     pb.CASH_OUT_REASON_BUSTED: "is busted and leaves",
@@ -178,9 +182,10 @@ class Narrator:
         yield f"button {self._who(event.button)}; dealt in: {players}"
 
     def _blind(self, event: pb.BlindPosted) -> Iterable[str]:
-        kind = {pb.BLIND_KIND_SMALL_BLIND: "the small blind", pb.BLIND_KIND_BIG_BLIND: "the big blind"}.get(
-            event.kind, "a big blind to enter"
-        )
+        kind = {
+            pb.BLIND_KIND_SMALL_BLIND: "the small blind",
+            pb.BLIND_KIND_BIG_BLIND: "the big blind",
+        }.get(event.kind, "a big blind to enter")
         yield f"{self._who(event.seat)} posts {kind} {event.amount}{_ai(event)}"
 
     def _hole_cards(self, event: pb.HoleCardsDealt) -> Iterable[str]:
@@ -278,8 +283,8 @@ def table_view(view: dpb.TableView) -> RenderableType:
     parts: list[RenderableType] = [header, seats]
     if hand is not None:
         parts.extend(_hand_lines(view, hand))
-    elif not view.closed and view.next_hand_at:
-        parts.append(Text(f"next hand not before {local_time(view.next_hand_at)}"))
+    elif not view.closed and view.HasField("next_hand_at"):
+        parts.append(Text(f"next hand not before {local_time(view.next_hand_at.ToMilliseconds())}"))
     return Group(*parts)
 
 
@@ -304,7 +309,7 @@ def _hand_lines(view: dpb.TableView, hand: dpb.HandView) -> Iterable[RenderableT
         offer = ", ".join(
             action_text(a.action, a.min_amount, a.max_amount) for a in hand.legal_actions
         )
-    yield Text(f"to act: {who} (until {local_time(hand.deadline)}): {offer}")
+    yield Text(f"to act: {who} (until {local_time(hand.deadline.ToMilliseconds())}): {offer}")
 
 
 def _ai(event: Any) -> str:

@@ -36,6 +36,7 @@ from poker.servicekit.tls import ServerTls
 from poker.tablelog.chain import ChainBreak
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
+from poker.v1 import wallet_pb2_grpc
 from poker.wallet.book import LedgerBook
 from poker.wallet.config import WalletSettings
 from poker.wallet.consumer import BatchApplier, TableConsumer, chain_breaks, dealer_stacks
@@ -52,7 +53,6 @@ from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import ChainReader
 from poker.wallet.reaper import DealerLeases, DealerSnapshots, Reaper
 from poker.wallet.standby import Leadership
-from poker.v1 import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
@@ -294,7 +294,9 @@ async def build_wallet(
     )
     server.add_service(
         SERVICE_NAME,
-        lambda grpc_server: wallet_pb2_grpc.add_WalletServiceServicer_to_server(servicer, grpc_server),
+        lambda grpc_server: wallet_pb2_grpc.add_WalletServiceServicer_to_server(
+            servicer, grpc_server
+        ),
     )
 
     wallet: Wallet | None = None

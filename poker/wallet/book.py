@@ -18,10 +18,10 @@ import structlog
 
 from poker.eventstore.aggregate import RetriesExhausted
 from poker.servicekit.errors import Conflict, Unavailable
+from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.journal import Journal, LoadedLedger, record_id
 from poker.wallet.ledger import DEFAULT_LIMITS, Command, LedgerState, Limits, decide, evolve
 from poker.wallet.metrics import WalletMetrics
-from poker.v1 import ledger_pb2 as lpb
 
 _log = structlog.get_logger(__name__)
 

@@ -11,8 +11,9 @@ the ledger's own per-transaction and per-account maxima, business settings, are 
 ledger behind them. ``docs/security/inputs.md`` lists them (``python -m poker.wallet.bounds``
 prints the table).
 
->>> WALLET_BOUNDS.first_problem(wpb.PlaceHoldRequest(hold_id="h1", ttl_ms=2**63 - 1))
-'ttl_ms must be between 0 and 86,400,000 ms, not 9223372036854775807.'
+>>> from google.protobuf.duration_pb2 import Duration
+>>> WALLET_BOUNDS.first_problem(wpb.PlaceHoldRequest(hold_id="h1", ttl=Duration(seconds=2**40)))
+'ttl.seconds must be between 0 and 86,400 s, not 1099511627776.'
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("ListTransactionsRequest", Text(20, r"[0-9]+", "digits"), "page_token"),
     **_fields("PlaceHoldRequest", _ID, "hold_id", "player_id", "table_id"),
     **_fields("PlaceHoldRequest", _AMOUNT, "amount"),
-    **_fields("PlaceHoldRequest", IntRange(0, MAX_HOLD_TTL_MS, "ms"), "ttl_ms"),
+    # PlaceHoldRequest.ttl is the one Duration of the wallet's requests: at most a day.
+    "google.protobuf.Duration.seconds": IntRange(0, MAX_HOLD_TTL_MS // 1000, "s"),
+    "google.protobuf.Duration.nanos": IntRange(0, 999_999_999, "ns"),
     **_fields("VoidHoldRequest", _ID, "hold_id"),
     **_fields("VoidHoldRequest", _REASON, "reason"),
     **_fields("GetTableEscrowRequest", _ID, "table_id"),

@@ -13,14 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from poker.eventstore.sealing import Keyring
 from poker.servicekit.settings import (
     COMMON_FLAGS,
-    DEFAULT_GRACE_S,
-    DEFAULT_GRPC_HOST,
-    DEFAULT_JETSTREAM_POLL_S,
-    DEFAULT_LOG_LEVEL,
-    DEFAULT_NATS_URL,
+    ServiceSettings,
     add_env_flags,
     add_log_keys_flag,
     add_token_secret_flags,
@@ -31,7 +26,6 @@ from poker.servicekit.settings import (
     token_keys,
     token_secret,
 )
-from poker.servicekit.tokens import TokenKeyring
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from poker.wallet.ledger.limits import (
     DEFAULT_MAX_ACCOUNT_BALANCE,
@@ -46,25 +40,13 @@ FAULT_EXIT_AFTER_APPEND_ENV = "WALLET_FAULT_EXIT_AFTER_APPEND"
 
 
 @dataclass(frozen=True, slots=True)
-class WalletSettings:
+class WalletSettings(ServiceSettings):
     """Everything the wallet process is configured with.
 
     The ``table_*`` and ``dealer_*`` names must match the dealer's: the wallet consumes the table
     stream, reads the dealer's table leases, and (the reaper) appends to abandoned tables.
     """
 
-    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
-    token_secret: bytes = b""
-    token_keys: TokenKeyring | None = None
-    # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
-    log_keys: Keyring | None = None
-    nats_url: str = DEFAULT_NATS_URL
-    # This service's NATS user (a JSON credentials file) and NATS TLS files; "" = unset.
-    nats_credentials: str = ""
-    nats_tls_ca: str = ""
-    nats_tls_cert: str = ""
-    nats_tls_key: str = ""
-    grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 50061
     metrics_port: int = 9465
     # The wallet's own stream, snapshot bucket and lease.
@@ -96,15 +78,6 @@ class WalletSettings:
     max_transaction: int = DEFAULT_MAX_TRANSACTION
     max_account_balance: int = DEFAULT_MAX_ACCOUNT_BALANCE
     max_ledger_total: int = DEFAULT_MAX_LEDGER_TOTAL
-    # gRPC TLS of this server (poker.servicekit.tls; all empty: plaintext). With a client CA, every
-    # caller (the dealers, pokerctl) must present a certificate it signed: mutual TLS.
-    tls_cert: str = ""
-    tls_key: str = ""
-    tls_client_ca: str = ""
-    grace_s: float = DEFAULT_GRACE_S
-    # Seconds between polls of the JetStream API for the jetstream_* gauges (0: off).
-    jetstream_poll_s: float = DEFAULT_JETSTREAM_POLL_S
-    log_level: str = DEFAULT_LOG_LEVEL
     # Unique per process: the wallet lease names it (see poker.eventstore.leases).
     owner_id: str = field(default_factory=partial(default_owner_id, "wallet-"))
 
@@ -112,11 +85,6 @@ class WalletSettings:
     def limits(self) -> Limits:
         """The ledger's money limits."""
         return Limits(self.max_transaction, self.max_account_balance, self.max_ledger_total)
-
-    @property
-    def token_keyring(self) -> TokenKeyring:
-        """The keys the service verifies tokens with and signs its own with."""
-        return self.token_keys or TokenKeyring.single(self.token_secret)
 
     @property
     def table_log(self) -> TableLogSettings:

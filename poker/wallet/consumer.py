@@ -49,13 +49,13 @@ from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
 from poker.tablelog.chain import ChainBreak, check_records
 from poker.tablelog.seals import TableSeals
+from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.book import LedgerBook
 from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV
 from poker.wallet.ledger import LedgerError, last_applied_position
 from poker.wallet.mapping import MappingError, TableView, fold_batch, map_batch, money_versions
 from poker.wallet.metrics import WalletMetrics
-from poker.v1 import events_pb2 as pb
-from poker.v1 import ledger_pb2 as lpb
 
 _log = structlog.get_logger(__name__)
 

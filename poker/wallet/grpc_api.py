@@ -26,6 +26,8 @@ from poker.servicekit.errors import InvalidArgument, PermissionDenied, RuleViola
 from poker.servicekit.errors import NotFound as ServiceNotFound
 from poker.servicekit.status import ErrorTable
 from poker.servicekit.tokens import Principal, Role
+from poker.v1 import wallet_pb2 as wpb
+from poker.v1 import wallet_pb2_grpc
 from poker.wallet import ledger, queries, wire
 from poker.wallet.book import LedgerBook
 from poker.wallet.bounds import WALLET_BOUNDS
@@ -34,8 +36,6 @@ from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import ChainReader, FindingsReader, StacksReader
 from poker.wallet.reasons import LEDGER_REASONS
 from poker.wallet.wire import balance_of
-from poker.v1 import wallet_pb2 as wpb
-from poker.v1 import wallet_pb2_grpc
 
 _log = structlog.get_logger(__name__)
 
@@ -134,7 +134,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         self._findings = findings or list
         self._chains = chains
 
-    async def _move(self, command: Deposit | Withdraw, key: str) -> wpb.MoneyMoved:
+    async def _move(self, command: Deposit | Withdraw, key: str) -> tuple[int, wpb.Balance]:
+        """Move the money (once per key): the transaction's id and the player's balance."""
         events = await self._book.execute([command])
         state = self._book.state
         tx_id = queries.moved_transaction_id(state, events, key)
@@ -150,38 +151,46 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
             caller=caller.subject,
             caller_role=caller.role.value,
         )
-        return wpb.MoneyMoved(transaction_id=tx_id, balance=balance_of(state, command.player_id))
+        return tx_id, balance_of(state, command.player_id)
 
     async def Deposit(
-        self, request: wpb.DepositRequest, context: _Context[wpb.DepositRequest, wpb.DepositResponse]
-    ) -> wpb.MoneyMoved:
+        self,
+        request: wpb.DepositRequest,
+        context: _Context[wpb.DepositRequest, wpb.DepositResponse],
+    ) -> wpb.DepositResponse:
         """See the proto."""
         _check_bounds(request)
         player = _money_mover_for(current_principal(), request.player_id)
         key = wire.client_key(player, request.idempotency_key)
         command = Deposit(player, request.amount, key, self._book.clock(), request.reason)
-        return await self._move(command, key)
+        tx_id, balance = await self._move(command, key)
+        return wpb.DepositResponse(transaction_id=tx_id, balance=balance)
 
     async def Withdraw(
-        self, request: wpb.WithdrawRequest, context: _Context[wpb.WithdrawRequest, wpb.WithdrawResponse]
-    ) -> wpb.MoneyMoved:
+        self,
+        request: wpb.WithdrawRequest,
+        context: _Context[wpb.WithdrawRequest, wpb.WithdrawResponse],
+    ) -> wpb.WithdrawResponse:
         """See the proto."""
         _check_bounds(request)
         player = _money_mover_for(current_principal(), request.player_id)
         key = wire.client_key(player, request.idempotency_key)
         queries.require_account(self._book.state, player)
         command = Withdraw(player, request.amount, key, self._book.clock(), request.reason)
-        return await self._move(command, key)
+        tx_id, balance = await self._move(command, key)
+        return wpb.WithdrawResponse(transaction_id=tx_id, balance=balance)
 
     async def GetBalance(
-        self, request: wpb.GetBalanceRequest, context: _Context[wpb.GetBalanceRequest, wpb.Balance]
-    ) -> wpb.Balance:
+        self,
+        request: wpb.GetBalanceRequest,
+        context: _Context[wpb.GetBalanceRequest, wpb.GetBalanceResponse],
+    ) -> wpb.GetBalanceResponse:
         """See the proto."""
         _check_bounds(request)
         player = _subject_player(current_principal(), request.player_id)
         state = self._book.state
         queries.require_account(state, player)
-        return balance_of(state, player)
+        return wpb.GetBalanceResponse(balance=balance_of(state, player))
 
     async def ListTransactions(
         self,
@@ -202,8 +211,10 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         return wire.transactions_response(listing)
 
     async def PlaceHold(
-        self, request: wpb.PlaceHoldRequest, context: _Context[wpb.PlaceHoldRequest, wpb.HoldView]
-    ) -> wpb.HoldView:
+        self,
+        request: wpb.PlaceHoldRequest,
+        context: _Context[wpb.PlaceHoldRequest, wpb.PlaceHoldResponse],
+    ) -> wpb.PlaceHoldResponse:
         """See the proto."""
         _check_bounds(request)
         command = PlaceHold(
@@ -211,19 +222,25 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
             request.player_id,
             request.table_id,
             request.amount,
-            ttl_ms=request.ttl_ms or self._hold_ttl_ms,
+            ttl_ms=request.ttl.ToMilliseconds() or self._hold_ttl_ms,  # bounded above
             now=self._book.clock(),
         )
         await self._book.execute([command])
-        return wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        return wpb.PlaceHoldResponse(
+            hold=wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        )
 
     async def VoidHold(
-        self, request: wpb.VoidHoldRequest, context: _Context[wpb.VoidHoldRequest, wpb.HoldView]
-    ) -> wpb.HoldView:
+        self,
+        request: wpb.VoidHoldRequest,
+        context: _Context[wpb.VoidHoldRequest, wpb.VoidHoldResponse],
+    ) -> wpb.VoidHoldResponse:
         """See the proto."""
         _check_bounds(request)
         await self._book.execute([VoidHold(request.hold_id, self._book.clock(), request.reason)])
-        return wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        return wpb.VoidHoldResponse(
+            hold=wire.hold_view(queries.hold(self._book.state, request.hold_id))
+        )
 
     async def GetTableEscrow(
         self,

@@ -37,6 +37,7 @@ from poker.eventstore.aggregate import Aggregate, Loaded
 from poker.eventstore.api import EventStore, Record
 from poker.eventstore.sealing import Keyring, Refusal, SealedSnapshotStore, Writer
 from poker.eventstore.snapshots import SnapshotStore
+from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.ledger import LedgerState, evolve
 from poker.wallet.ledger.plog import PLog
 from poker.wallet.ledger.pmap import PMap
@@ -50,7 +51,6 @@ from poker.wallet.ledger.state import (
     TableLedger,
     Transaction,
 )
-from poker.v1 import ledger_pb2 as lpb
 
 _log = structlog.get_logger(__name__)
 

@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from poker.v1 import events_pb2 as pb
 from poker.wallet.ledger import (
     CashOut,
     CloseTableRefund,
@@ -52,7 +53,6 @@ from poker.wallet.ledger import (
     SettleHand,
     SourceEvent,
 )
-from poker.v1 import events_pb2 as pb
 
 #: Bodies that move money (the ledger's positions are the versions of these events only).
 MONEY_BODIES = frozenset(

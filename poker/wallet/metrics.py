@@ -10,8 +10,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from poker.servicekit.observability import DURATION_BUCKETS
 from poker.tablelog.metrics import TableLogMetrics
-from poker.wallet.ledger import Kind
 from poker.v1 import ledger_pb2 as lpb
+from poker.wallet.ledger import Kind
 
 
 class WalletMetrics:

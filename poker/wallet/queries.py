@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from poker.servicekit.errors import NotFound
 from poker.tablelog.chain import ChainBreak
+from poker.v1.ledger_pb2 import LedgerEvent
 from poker.wallet import ledger
 from poker.wallet.consumer import Finding
 from poker.wallet.ledger import BreachKind, Hold, Transaction
@@ -24,7 +25,6 @@ from poker.wallet.ledger.accounts import cash_account, escrow_account, held_acco
 from poker.wallet.ledger.queries import RakeDimension, RakeRow
 from poker.wallet.ledger.state import CLIENT_KEY_PREFIX
 from poker.wallet.metrics import WalletMetrics
-from poker.v1.ledger_pb2 import LedgerEvent
 
 
 class AccountNotFound(NotFound):

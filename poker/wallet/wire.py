@@ -15,7 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from poker.servicekit.errors import InvalidArgument
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
 from poker.wallet import ledger
 from poker.wallet.bounds import MAX_CLIENT_KEY, MAX_PAGE
 from poker.wallet.ledger import HoldStatus, Transaction
@@ -29,8 +33,6 @@ from poker.wallet.queries import (
     TransactionListing,
     balance,
 )
-from poker.v1 import ledger_pb2 as lpb
-from poker.v1 import wallet_pb2 as wpb
 
 DEFAULT_PAGE = 50
 _DIMENSIONS: Final[dict[int, RakeDimension]] = {
@@ -104,6 +106,13 @@ def balance_message(value: Balance) -> wpb.Balance:
     )
 
 
+def timestamp(unix_ms: int) -> Timestamp:
+    """An instant of the ledger (unix milliseconds, as stored) as clients see it."""
+    shown = Timestamp()
+    shown.FromMilliseconds(unix_ms)
+    return shown
+
+
 def balance_of(state: ledger.LedgerState, player_id: str) -> wpb.Balance:
     """The player's cash, held money and chips at tables, on the wire."""
     return balance_message(balance(state, player_id))
@@ -116,7 +125,7 @@ def hold_view(hold: ledger.Hold) -> wpb.HoldView:
         player_id=hold.player_id,
         table_id=hold.table_id,
         amount=hold.amount,
-        expires_at=hold.expires_at,
+        expires_at=timestamp(hold.expires_at),
         status=_HOLD_STATUS[hold.status],
     )
 
@@ -133,8 +142,8 @@ def transaction_view(tx: Transaction, visible: frozenset[str] | None) -> wpb.Tra
         transaction_id=tx.transaction_id,
         kind=tx.kind.value,  # type: ignore[arg-type]  # Kind mirrors the proto enum
         postings=postings,
-        occurred_at=tx.occurred_at,
-        recorded_at=tx.recorded_at,
+        occurred_at=timestamp(tx.occurred_at),
+        recorded_at=timestamp(tx.recorded_at),
         table_id=tx.source_table_id,
         position=tx.source_position,
         hold_id=tx.hold_id,

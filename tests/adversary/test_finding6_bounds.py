@@ -113,7 +113,7 @@ async def test_a_pause_of_int64_max_is_invalid_argument_and_the_longest_pause_ne
     to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
     folded = await room.dealer_client(to_act).act(TABLE, view.hand.hand_id, dpb.ACTION_KIND_FOLD)
     assert folded.table.hand.seat_to_act == 0  # hand 1 is over
-    assert 0 < folded.table.next_hand_at - int(time.time() * 1000) <= HOUR_MS
+    assert 0 < folded.table.next_hand_at.ToMilliseconds() - int(time.time() * 1000) <= HOUR_MS
     closed = await operator.call(
         "CloseTable", dpb.CloseTableRequest(command_id=_id(), table_id=TABLE)
     )
@@ -123,13 +123,12 @@ async def test_a_pause_of_int64_max_is_invalid_argument_and_the_longest_pause_ne
 async def test_a_hold_ttl_of_int64_max_is_invalid_argument(room: Room) -> None:
     dealer = room.wallet_client("dealer", Role.DEALER)
     before = await dealer.balance("ann")  # the room's other tests may have seated her
-    request = wpb.PlaceHoldRequest(
-        hold_id="f6-hold", player_id="ann", table_id="f6-t", amount=100, ttl_ms=INT64_MAX
-    )
+    request = wpb.PlaceHoldRequest(hold_id="f6-hold", player_id="ann", table_id="f6-t", amount=100)
+    request.ttl.seconds = INT64_MAX
     error = await refused(room, dealer.call("PlaceHold", request))
     assert error.code() == Code.INVALID_ARGUMENT
     assert error.details() == (
-        "ttl_ms must be between 0 and 86,400,000 ms, not 9223372036854775807."
+        "ttl.seconds must be between 0 and 86,400 s, not 9223372036854775807."
     )
     assert await dealer.balance("ann") == before
 
@@ -202,7 +201,7 @@ def _role_for(service: str, method: str) -> Role:
     from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
     roles = (DEALER_ROLES if service == "Dealer" else WALLET_ROLES).get(
-        f"/poker.v1.{service}/{method}", {Role.OPERATOR}
+        f"/poker.v1.{service}Service/{method}", {Role.OPERATOR}
     )
     return Role.OPERATOR if Role.OPERATOR in roles else next(iter(sorted(roles)))
 
@@ -213,11 +212,11 @@ def _message_class(descriptor: Descriptor) -> Any:
     return message_factory.GetMessageClass(descriptor)
 
 
-async def _play_once(client: Any, request: dpb.PlayRequest) -> dpb.CommandReply:
+async def _play_once(client: Any, request: dpb.PlayRequest) -> dpb.PlayResponse:
     stream = client.stub.Play(iter([request]), metadata=client.metadata, timeout=10)
     replies = [reply async for reply in stream]
     assert len(replies) == 1
-    reply: dpb.CommandReply = replies[0]
+    reply: dpb.PlayResponse = replies[0]
     return reply
 
 
@@ -316,7 +315,9 @@ async def test_a_body_that_is_not_protobuf_is_invalid_argument_on_play_and_watch
     assert room.dealer.channel is not None
     player = room.dealer_client("ann")
     play = room.dealer.channel.stream_stream(
-        "/poker.v1.DealerService/Play", request_serializer=_identity, response_deserializer=_identity
+        "/poker.v1.DealerService/Play",
+        request_serializer=_identity,
+        response_deserializer=_identity,
     )
     good = dpb.PlayRequest(
         sit_out=dpb.SitOutRequest(command_id=_id(), table_id="nope", seat=1)
@@ -330,7 +331,9 @@ async def test_a_body_that_is_not_protobuf_is_invalid_argument_on_play_and_watch
     assert error.code() == Code.INVALID_ARGUMENT
     assert error.details() == UNDECODABLE_DETAILS
     watch = room.dealer.channel.unary_stream(
-        "/poker.v1.DealerService/WatchTable", request_serializer=_identity, response_deserializer=_identity
+        "/poker.v1.DealerService/WatchTable",
+        request_serializer=_identity,
+        response_deserializer=_identity,
     )
 
     async def watch_call() -> list[bytes]:

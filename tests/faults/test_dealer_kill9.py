@@ -142,7 +142,7 @@ async def test_kill_9_mid_hand_then_restart(
         await Client(channel, SECRET, to_act, Role.PLAYER).act(
             table_id, view.hand.hand_id, dpb.ACTION_KIND_RAISE, 10
         )
-        pot = (await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))).hand.pot
+        pot = (await operator.table(table_id)).hand.pot
         assert pot > 10
     first.kill()  # mid-hand: blinds and a raise in the pot
 

@@ -26,10 +26,10 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
-from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 _ADDRESS = re.compile(r"(?:serving|listening) grpc=(\S+)")

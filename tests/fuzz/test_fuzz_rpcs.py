@@ -1,7 +1,8 @@
 """Fuzzing every RPC of both services over real gRPC against a real wallet and dealer.
 
-For every method of ``poker.v1.DealerService`` and ``poker.v1.WalletService`` (read from the descriptors), the
-requests are built field by field from the .proto descriptors (:mod:`tests.fuzz.strategies`):
+For every method of ``poker.v1.DealerService`` and ``poker.v1.WalletService`` (read from the
+descriptors), the requests are built field by field from the .proto descriptors
+(:mod:`tests.fuzz.strategies`):
 int64/int32/uint extremes and random values, the documented limits and one past them, unknown
 enum numbers, long and odd strings, nested and repeated messages, the room's real ids and
 command ids reused with other payloads, and bodies that are not protobuf. Each is sent with a
@@ -27,9 +28,9 @@ from hypothesis import strategies as st
 
 from poker.dealer.bounds import LIMITS as DEALER_LIMITS
 from poker.servicekit.tokens import Role
-from poker.wallet.bounds import LIMITS as WALLET_LIMITS
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.bounds import LIMITS as WALLET_LIMITS
 from tests.fuzz.strategies import RequestStrategies
 from tests.fuzz.world import POOLS, TEMPLATES, World
 
@@ -41,8 +42,8 @@ SEED: Final = os.environ.get("FUZZ_SEED")
 DEALER: Final = dpb.DESCRIPTOR.services_by_name["DealerService"]
 WALLET: Final = wpb.DESCRIPTOR.services_by_name["WalletService"]
 STRATEGIES: Final = {
-    "Dealer": RequestStrategies(DEALER_LIMITS, POOLS),
-    "Wallet": RequestStrategies(WALLET_LIMITS, POOLS),
+    "DealerService": RequestStrategies(DEALER_LIMITS, POOLS),
+    "WalletService": RequestStrategies(WALLET_LIMITS, POOLS),
 }
 
 

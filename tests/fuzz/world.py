@@ -30,6 +30,7 @@ from typing import Any, Final, TypeVar
 
 import grpc
 from google.protobuf.descriptor import MethodDescriptor
+from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
@@ -39,11 +40,11 @@ from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
 from poker.engine.games import GAMES
 from poker.servicekit.tokens import Role
 from poker.testing.nats_server import NatsServer
-from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 from tests.support.room import Room, ledger_transactions, open_room
 
 T = TypeVar("T")
@@ -110,8 +111,15 @@ TEMPLATES: Final[dict[str, tuple[Message, ...]]] = {
     "poker.v1.TopUpRequest": (
         dpb.TopUpRequest(command_id="fz-cmd-2", table_id=OPEN_TABLE, seat=1, amount=20),
     ),
-    "poker.v1.SeatRequest": (dpb.SeatRequest(command_id="fz-cmd-3", table_id=OPEN_TABLE, seat=1),),
-    "poker.v1.SitInRequest": (dpb.SitInRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1),),
+    "poker.v1.StandUpRequest": (
+        dpb.StandUpRequest(command_id="fz-cmd-3", table_id=OPEN_TABLE, seat=1),
+    ),
+    "poker.v1.SitOutRequest": (
+        dpb.SitOutRequest(command_id="fz-cmd-3", table_id=OPEN_TABLE, seat=1),
+    ),
+    "poker.v1.SitInRequest": (
+        dpb.SitInRequest(command_id="fz-cmd-1", table_id=OPEN_TABLE, seat=1),
+    ),
     "poker.v1.ActRequest": (
         dpb.ActRequest(
             command_id="fz-cmd-2", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_KIND_CALL
@@ -135,7 +143,10 @@ TEMPLATES: Final[dict[str, tuple[Message, ...]]] = {
     "poker.v1.PlayRequest": (
         dpb.PlayRequest(
             act=dpb.ActRequest(
-                command_id="fz-cmd-3", table_id=HAND_TABLE, hand_id=_HAND, action=dpb.ACTION_KIND_CHECK
+                command_id="fz-cmd-3",
+                table_id=HAND_TABLE,
+                hand_id=_HAND,
+                action=dpb.ACTION_KIND_CHECK,
             )
         ),
         dpb.PlayRequest(
@@ -151,15 +162,23 @@ TEMPLATES: Final[dict[str, tuple[Message, ...]]] = {
         wpb.WithdrawRequest(player_id="dan", amount=50, idempotency_key="fz-key-2"),
     ),
     "poker.v1.GetBalanceRequest": (wpb.GetBalanceRequest(player_id="ann"),),
-    "poker.v1.ListTransactionsRequest": (wpb.ListTransactionsRequest(player_id="ann", page_size=5),),
+    "poker.v1.ListTransactionsRequest": (
+        wpb.ListTransactionsRequest(player_id="ann", page_size=5),
+    ),
     "poker.v1.PlaceHoldRequest": (
         wpb.PlaceHoldRequest(
-            hold_id="fz-hold-1", player_id="dan", table_id=OPEN_TABLE, amount=50, ttl_ms=60_000
+            hold_id="fz-hold-1",
+            player_id="dan",
+            table_id=OPEN_TABLE,
+            amount=50,
+            ttl=Duration(seconds=60),
         ),
     ),
     "poker.v1.VoidHoldRequest": (wpb.VoidHoldRequest(hold_id="fz-hold-1", reason="fuzz"),),
     "poker.v1.GetTableEscrowRequest": (wpb.GetTableEscrowRequest(table_id=HAND_TABLE),),
-    "poker.v1.GetRakeReportRequest": (wpb.GetRakeReportRequest(group_by=[wpb.RAKE_DIMENSION_BY_TABLE]),),
+    "poker.v1.GetRakeReportRequest": (
+        wpb.GetRakeReportRequest(group_by=[wpb.RAKE_DIMENSION_BY_TABLE]),
+    ),
 }
 CALL_TIMEOUT_S: Final = 10.0
 WATCH_S: Final = 0.25
@@ -203,7 +222,7 @@ class Outcome:
     """What one call came back with: its status, and each Play command's own code."""
 
     status: str
-    replies: list[dpb.CommandReply] = field(default_factory=list)
+    replies: list[dpb.PlayResponse] = field(default_factory=list)
     details: str = ""
     #: The ErrorInfo reason of the google.rpc.Status that came with an error ("" if none).
     reason: str = ""
@@ -326,7 +345,7 @@ class World:
 
     def callers_for(self, service: str, method: str) -> list[Caller]:
         """The callers whose role may call ``method`` (the paths behind the role check)."""
-        roles = (DEALER_ROLES if service == "Dealer" else WALLET_ROLES).get(
+        roles = (DEALER_ROLES if service == "DealerService" else WALLET_ROLES).get(
             f"/poker.v1.{service}/{method}"
         )
         return [
@@ -371,7 +390,7 @@ class World:
         bodies: Bodies,
     ) -> Outcome:
         service = method.containing_service
-        dealer = service.name == "Dealer"
+        dealer = service.name == "DealerService"
         channel = self.room.dealer.channel if dealer else self.room.wallet.channel
         assert channel is not None
         metadata = caller.dealer_metadata if dealer else caller.wallet_metadata
@@ -385,7 +404,7 @@ class World:
                 stream = channel.stream_stream(path, **kwargs)(
                     iter([data for _, data in bodies]), metadata=metadata, timeout=CALL_TIMEOUT_S
                 )
-                replies = [dpb.CommandReply.FromString(raw) async for raw in stream]
+                replies = [dpb.PlayResponse.FromString(raw) async for raw in stream]
                 return Outcome("OK", replies)
             if method.server_streaming:
                 watch = channel.unary_stream(path, **kwargs)(
@@ -462,7 +481,7 @@ class World:
     def _served(self, method: MethodDescriptor) -> Counter[str]:
         """The statuses the server has answered ``method`` with so far (its own metrics)."""
         service = method.containing_service
-        dealer = service.name == "Dealer"
+        dealer = service.name == "DealerService"
         registry = self.room.dealer.registry if dealer else self.room.wallet.registry
         name = f"poker_{'dealer' if dealer else 'wallet'}_grpc_requests"
         path = f"/{service.full_name}/{method.name}"

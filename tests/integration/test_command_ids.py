@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.duration_pb2 import Duration
 
 from poker.dealer.config import DealerSettings
 from poker.dealer.wallet_client import GrpcWallet
@@ -227,7 +228,9 @@ async def test_a_duplicate_ack_is_resolved_and_the_table_is_not_wedged(room: Roo
     assert (again.version, again.events) == (first.version, first.events)
     forget_every_id(room, table_id)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await ann.call("StandUp", dpb.SeatRequest(command_id=sit_out_id, table_id=table_id, seat=1))
+        await ann.call(
+            "StandUp", dpb.StandUpRequest(command_id=sit_out_id, table_id=table_id, seat=1)
+        )
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert sit_out_id in (refused.value.details() or "")
 
@@ -297,7 +300,11 @@ async def test_a_hold_that_is_not_open_never_seats(room: Room) -> None:
     await dealer_role.call(
         "PlaceHold",
         wpb.PlaceHoldRequest(
-            hold_id=voided, player_id="ann", table_id=other_table, amount=BUY_IN, ttl_ms=60_000
+            hold_id=voided,
+            player_id="ann",
+            table_id=other_table,
+            amount=BUY_IN,
+            ttl=Duration(seconds=60),
         ),
     )
     await dealer_role.call("VoidHold", wpb.VoidHoldRequest(hold_id=voided, reason="test"))

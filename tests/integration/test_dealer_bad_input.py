@@ -180,21 +180,21 @@ CASES: list[tuple[str, str, Any, Role, Any]] = [
     (
         "ann",
         "StandUp",
-        dpb.SeatRequest(command_id="u", table_id=TABLE, seat=2),
+        dpb.StandUpRequest(command_id="u", table_id=TABLE, seat=2),
         Role.PLAYER,
         Code.PERMISSION_DENIED,
     ),
     (
         "ann",
         "StandUp",
-        dpb.SeatRequest(command_id="", table_id=TABLE, seat=1),
+        dpb.StandUpRequest(command_id="", table_id=TABLE, seat=1),
         Role.PLAYER,
         Code.INVALID_ARGUMENT,
     ),
     (
         "ann",
         "SitOut",
-        dpb.SeatRequest(command_id="o", table_id=TABLE, seat=-1),
+        dpb.SitOutRequest(command_id="o", table_id=TABLE, seat=-1),
         Role.PLAYER,
         Code.INVALID_ARGUMENT,
     ),
@@ -261,17 +261,17 @@ async def test_bad_input_gets_its_status_and_appends_nothing(  # noqa: PLR0917
     dealer: DealerHarness, caller: str, method: str, request_: Any, role: Role, code: Any
 ) -> None:
     operator = dealer.client("op", Role.OPERATOR)
-    before = await operator.call("GetTable", dpb.GetTableRequest(table_id=TABLE))
+    before = await operator.table(TABLE)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await dealer.client(caller, role).call(method, request_)
     assert refused.value.code() == code, refused.value.details()
-    after = await operator.call("GetTable", dpb.GetTableRequest(table_id=TABLE))
+    after = await operator.table(TABLE)
     assert after.version == before.version
 
 
 async def test_the_act_of_the_wrong_player_in_turn_is_refused(dealer: DealerHarness) -> None:
     operator = dealer.client("op", Role.OPERATOR)
-    view = await operator.call("GetTable", dpb.GetTableRequest(table_id=TABLE))
+    view = await operator.table(TABLE)
     waiting = next(s.player_id for s in view.seats if s.seat != view.hand.seat_to_act)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await dealer.client(waiting).call("Act", act(command_id="out-of-turn"))

@@ -207,7 +207,7 @@ async def test_draw_and_split_answers_travel_on_a_play_stream(dealer: DealerHarn
         dpb.PlayRequest(draw=dpb.DrawRequest(command_id=cid(), table_id=table_id, hand_id=hand_id))
     )
     reply = await stream.read()
-    assert isinstance(reply, dpb.CommandReply) and reply.code == 0
+    assert isinstance(reply, dpb.PlayResponse) and reply.code == 0
     await stream.write(  # not his turn any more: refused in the reply, the stream goes on
         dpb.PlayRequest(
             agree_split=dpb.AgreeSplitRequest(
@@ -216,7 +216,7 @@ async def test_draw_and_split_answers_travel_on_a_play_stream(dealer: DealerHarn
         )
     )
     refused = await stream.read()
-    assert isinstance(refused, dpb.CommandReply)
+    assert isinstance(refused, dpb.PlayResponse)
     assert refused.code == grpc.StatusCode.FAILED_PRECONDITION.value[0] and refused.message
     await stream.done_writing()
     assert await stream.code() == grpc.StatusCode.OK

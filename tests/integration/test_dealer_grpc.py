@@ -44,7 +44,9 @@ async def open_table(
         dpb.CreateTableRequest(
             command_id=cid(),
             game=game,
-            structure=pb.BETTING_STRUCTURE_NO_LIMIT if game == "holdem" else pb.BETTING_STRUCTURE_POT_LIMIT,
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT
+            if game == "holdem"
+            else pb.BETTING_STRUCTURE_POT_LIMIT,
             stakes=pb.Stakes(small_blind=1, big_blind=2),
             real_money=False,
             pause_between_hands_ms=pause_ms,
@@ -65,7 +67,7 @@ async def play_hand(players: dict[str, Client], table_id: str, hand_id: str) -> 
     """Everyone checks or calls until the hand is over (bounded)."""
     anyone = next(iter(players.values()))
     for _ in range(60):
-        view = await anyone.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+        view = await anyone.table(table_id)
         if view.hand.hand_id != hand_id or not view.hand.seat_to_act:
             return
         to_act = next(s for s in view.seats if s.seat == view.hand.seat_to_act)
@@ -94,8 +96,8 @@ async def collect(
         timeout=10,
     )
     events: list[pb.TableEvent] = []
-    async for event in stream:
-        events.append(event)
+    async for response in stream:
+        events.append(response.event)
         if len(events) >= count:
             stream.cancel()
             break
@@ -114,7 +116,7 @@ async def test_a_full_hand_over_grpc(dealer: DealerHarness, game: str) -> None:
     assert hand_id == f"{table_id}.1"
     await play_hand(players, table_id, hand_id)
 
-    view = await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+    view = await operator.table(table_id)
     assert sum(s.stack for s in view.seats) == 300
     assert dealer.dealer is not None
     live = await dealer.dealer.tables.table(table_id)
@@ -155,7 +157,7 @@ async def test_a_retried_act_has_one_effect(dealer: DealerHarness) -> None:
     first = await to_act.call("Act", request)
     again = await to_act.call("Act", request)
     assert (again.version, again.events) == (first.version, first.events)
-    after = await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+    after = await operator.table(table_id)
     assert after.version == first.version
 
 
@@ -170,7 +172,7 @@ async def test_a_command_reply_carries_the_table_as_the_caller_sees_it(
     view = await until_hand(operator, table_id)
     to_act = ann if view.hand.seat_to_act == 1 else bob
     reply = await to_act.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL)
-    after = await to_act.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+    after = await to_act.table(table_id)
     # What GetTable shows the caller right after the command: version, next seat, its options.
     assert reply.table == after
     assert reply.table.version == reply.version
@@ -199,7 +201,7 @@ async def test_sit_down_holds_the_buy_in_first(nats_server: NatsServer) -> None:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await seat(dealer.client("bob"), table_id, 2, 100)
         assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        view = await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+        view = await operator.table(table_id)
         assert [s.player_id for s in view.seats] == ["ann"]
 
 
@@ -218,7 +220,7 @@ async def test_nobody_sees_another_players_cards(dealer: DealerHarness) -> None:
     deck = live.hand.setup.deck
 
     for viewer, own, other in ((ann, 1, 2), (bob, 2, 1)):
-        table = await viewer.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+        table = await viewer.table(table_id)
         wire = table.SerializeToString()
         assert codes[own].encode() in wire
         assert codes[other].encode() not in wire
@@ -227,7 +229,7 @@ async def test_nobody_sees_another_players_cards(dealer: DealerHarness) -> None:
         assert codes[own].encode() in stream
         assert codes[other].encode() not in stream
         assert deck.encode() not in stream
-    spectator = await operator.call("GetTable", dpb.GetTableRequest(table_id=table_id))
+    spectator = await operator.table(table_id)
     for cards in codes.values():
         assert cards.encode() not in spectator.SerializeToString()
     # The engine's own view builder says the same for the live state.

@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.duration_pb2 import Duration
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from poker.servicekit.tokens import Role
@@ -125,7 +126,7 @@ async def test_drain_table_finishes_the_hand_and_the_other_dealer_deals_the_next
     operator = first.client("op", Role.OPERATOR)
     drain = asyncio.ensure_future(
         operator.stub.DrainTable(
-            dpb.DrainTableRequest(table_id=table_id, timeout_ms=20_000),
+            dpb.DrainTableRequest(table_id=table_id, timeout=Duration(seconds=20)),
             metadata=operator.metadata,
             timeout=30,
         )
@@ -197,7 +198,7 @@ async def test_a_hand_still_running_at_the_drain_timeout_gets_the_crash_rule(
     table_id, _ = await mid_hand(first)
     operator = first.client("op", Role.OPERATOR)
     reply = await operator.stub.DrainTable(
-        dpb.DrainTableRequest(table_id=table_id, timeout_ms=500),
+        dpb.DrainTableRequest(table_id=table_id, timeout=Duration(nanos=500_000_000)),
         metadata=operator.metadata,
         timeout=10,
     )

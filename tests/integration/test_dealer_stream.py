@@ -33,15 +33,15 @@ class PlayStream:
     def __init__(self, client: Client) -> None:
         self.call = client.stub.Play(metadata=client.metadata, timeout=30)
 
-    async def send(self, request: dpb.PlayRequest) -> dpb.CommandReply:
+    async def send(self, request: dpb.PlayRequest) -> dpb.PlayResponse:
         await self.call.write(request)
         reply = await self.call.read()
-        assert isinstance(reply, dpb.CommandReply)
+        assert isinstance(reply, dpb.PlayResponse)
         return reply
 
     async def act(
         self, table_id: str, hand_id: str, action: int, amount: int = 0, command_id: str = ""
-    ) -> dpb.CommandReply:
+    ) -> dpb.PlayResponse:
         return await self.send(
             dpb.PlayRequest(
                 act=dpb.ActRequest(
@@ -158,7 +158,7 @@ async def test_another_players_seat_is_refused_in_the_reply(dealer: DealerHarnes
     assert refused.table_id == table_id and not refused.HasField("table")
     # Someone else's seat for a seat command, and a player with no seat at all.
     other = 2 if waiting is ann else 1
-    seat_out = dpb.SeatRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=other)
+    seat_out = dpb.SitOutRequest(command_id=uuid.uuid4().hex, table_id=table_id, seat=other)
     stolen = await stream.send(dpb.PlayRequest(sit_out=seat_out))
     assert stolen.code == grpc.StatusCode.PERMISSION_DENIED.value[0], stolen.message
     stranger = PlayStream(eve)

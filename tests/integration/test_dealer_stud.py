@@ -119,7 +119,9 @@ async def test_completing_the_bring_in_is_a_wire_action(dealer: DealerHarness) -
     bringer = dealer.client(to_act.player_id)
     complete = next(o for o in view.hand.legal_actions if o.action == dpb.ACTION_KIND_COMPLETE)
     assert complete.min_amount == 4  # the small bet
-    reply = await bringer.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_COMPLETE, complete.min_amount)
+    reply = await bringer.act(
+        table_id, view.hand.hand_id, dpb.ACTION_KIND_COMPLETE, complete.min_amount
+    )
     mine = next(s for s in reply.table.seats if s.seat == to_act.seat)
     assert mine.bet == 4
     assert dealer.dealer is not None
@@ -182,7 +184,9 @@ async def test_table_switches_come_from_the_request(dealer: DealerHarness) -> No
     table_id = await open_stud_table(
         operator,
         "seven-card-stud",
-        rules=pb.HandRules(open_pair_double_bet=pb.OPEN_PAIR_RULE_OFF, stud_common_card_betting=True),
+        rules=pb.HandRules(
+            open_pair_double_bet=pb.OPEN_PAIR_RULE_OFF, stud_common_card_betting=True
+        ),
         sit_out_max_hands=5,
     )
     view = await operator.table(table_id)

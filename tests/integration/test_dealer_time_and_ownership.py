@@ -88,13 +88,15 @@ async def test_the_deadline_times_the_player_out(dealer: DealerHarness) -> None:
     table_id = await create(operator, timer_ms=300, pause_ms=60_000)
     await seat_two(dealer, table_id)
     view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
-    assert view.hand.deadline > 0
+    assert view.hand.deadline.ToMilliseconds() > 0
     await view_until(operator, table_id, lambda v: v.hand.hand_id and not v.hand.seat_to_act)
     events = await raw_events(dealer, table_id)
     folded = [e.folded for e in events if e.WhichOneof("body") == "folded"]
     assert folded and folded[0].timed_out
     assert any(
-        e.player_sat_out.reason == pb.SIT_OUT_REASON_TIMED_OUT for e in events if e.HasField("player_sat_out")
+        e.player_sat_out.reason == pb.SIT_OUT_REASON_TIMED_OUT
+        for e in events
+        if e.HasField("player_sat_out")
     )
 
 

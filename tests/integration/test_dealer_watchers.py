@@ -67,8 +67,8 @@ class Stream:
         self.task = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
-        async for event in self.call:
-            self.events.append(event)
+        async for response in self.call:
+            self.events.append(response.event)
 
     def versions(self) -> list[int]:
         return [event.version for event in self.events]
@@ -226,7 +226,7 @@ async def test_a_reader_that_stops_reading_is_cut_off_and_the_others_go_on(
                 timeout=120,
             )
             first = await slow.read()
-            assert isinstance(first, pb.TableEvent) and first.version == 1
+            assert isinstance(first, dpb.WatchTableResponse) and first.event.version == 1
             registry = hub(dealer).metrics.registry
 
             def dropped() -> float:
@@ -259,8 +259,8 @@ async def test_a_reader_that_stops_reading_is_cut_off_and_the_others_go_on(
             # Reading again, the slow stream gets what gRPC had buffered, then the sentence.
             got: list[int] = [1]
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                while isinstance(event := await slow.read(), pb.TableEvent):
-                    got.append(event.version)
+                while isinstance(response := await slow.read(), dpb.WatchTableResponse):
+                    got.append(response.event.version)
             assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             details = caught.value.details() or ""
             assert "fell more than 8 batches behind" in details

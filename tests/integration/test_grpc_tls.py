@@ -29,9 +29,9 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ROOT
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
-from poker.wallet.config import WalletSettings
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
+from poker.wallet.config import WalletSettings
 
 SECRET = new_secret()
 

@@ -26,10 +26,10 @@ from poker.testing.dealer import DealerHarness, harness_seals, namespace_setting
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client
-from poker.wallet.journal import LEDGER_KEY
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.journal import LEDGER_KEY
 
 BUY_IN = 200
 
@@ -348,16 +348,16 @@ async def test_a_forged_batch_never_reaches_a_watcher_and_breaks_the_feed(room: 
         dpb.WatchTableRequest(table_id=table_id, from_seq=0), metadata=fan.metadata
     )
     seen: list[pb.TableEvent] = []
-    async for event in call:
-        seen.append(event)
-        if event.version == version:
+    async for response in call:
+        seen.append(response.event)
+        if response.event.version == version:
             break  # caught up: the next record comes through the live feed
     await room.table_log.append(
         table_id, forged_hand(table_id, version), expected_position=position, msg_id="forged-w"
     )
     with pytest.raises(grpc.aio.AioRpcError) as ended:
         async with asyncio.timeout(20):  # a feed that let it through would never end the stream
-            seen.extend([event async for event in call])
+            seen.extend([response.event async for response in call])
     assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
     assert f"watch again from version {version}" in (ended.value.details() or "")
     assert not [event for event in seen if event.hand_id == f"{table_id}.99"]

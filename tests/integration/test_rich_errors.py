@@ -214,7 +214,7 @@ async def test_a_play_reply_carries_the_status_the_unary_call_would_end_with(
     )
     await stream.write(dpb.PlayRequest(act=act))
     reply = await stream.read()
-    assert isinstance(reply, dpb.CommandReply)
+    assert isinstance(reply, dpb.PlayResponse)
     assert reply.code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
     assert (reply.status.code, reply.status.message) == (reply.code, reply.message)
     info = details(reply.status)["info"]
@@ -226,7 +226,7 @@ async def test_a_play_reply_carries_the_status_the_unary_call_would_end_with(
     bad_act = dpb.ActRequest(command_id=cid(), table_id=table_id, hand_id=hand_id, amount=-1)
     await stream.write(dpb.PlayRequest(act=bad_act))
     reply = await stream.read()
-    assert isinstance(reply, dpb.CommandReply)
+    assert isinstance(reply, dpb.PlayResponse)
     assert reply.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     bad = details(reply.status)["bad"]
     assert isinstance(bad, error_details_pb2.BadRequest)

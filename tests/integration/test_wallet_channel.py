@@ -21,10 +21,10 @@ from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import wallet_settings
 from poker.tools.client import WalletClient
-from poker.wallet.app import build_wallet
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.app import build_wallet
 
 SECRET = new_secret()
 
@@ -39,17 +39,18 @@ class RecordingWallet:
 
     async def place_hold(
         self, request: wpb.PlaceHoldRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> wpb.HoldView:
+    ) -> wpb.PlaceHoldResponse:
         self.calls.append((context.time_remaining(), dict(context.invocation_metadata() or ())))
         if len(self.calls) <= self.unavailable:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "not serving yet")
-        return wpb.HoldView(
+        hold = wpb.HoldView(
             hold_id=request.hold_id,
             player_id=request.player_id,
             table_id=request.table_id,
             amount=request.amount,
             status=wpb.HOLD_STATUS_PENDING,
         )
+        return wpb.PlaceHoldResponse(hold=hold)
 
 
 async def serve(wallet: RecordingWallet) -> tuple[grpc.aio.Server, str]:
@@ -57,7 +58,7 @@ async def serve(wallet: RecordingWallet) -> tuple[grpc.aio.Server, str]:
     handler = grpc.unary_unary_rpc_method_handler(
         wallet.place_hold,
         request_deserializer=wpb.PlaceHoldRequest.FromString,
-        response_serializer=wpb.HoldView.SerializeToString,
+        response_serializer=wpb.PlaceHoldResponse.SerializeToString,
     )
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(WALLET_SERVICE, {"PlaceHold": handler}),)

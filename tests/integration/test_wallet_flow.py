@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
+from google.protobuf.duration_pb2 import Duration
 
 from poker.dealer.wallet_client import GrpcWallet
 from poker.servicekit.tokens import Role
@@ -63,7 +64,10 @@ async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
 #: draw game (its turns played by :func:`play_turn`).
 TABLES = {
     "holdem": (pb.BETTING_STRUCTURE_NO_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
-    "seven-card-stud": (pb.BETTING_STRUCTURE_FIXED_LIMIT, pb.Stakes(ante=2, bring_in=5, small_bet=10, big_bet=20)),
+    "seven-card-stud": (
+        pb.BETTING_STRUCTURE_FIXED_LIMIT,
+        pb.Stakes(ante=2, bring_in=5, small_bet=10, big_bet=20),
+    ),
     "draw32": (pb.BETTING_STRUCTURE_POT_LIMIT, pb.Stakes(small_blind=5, big_blind=10)),
 }
 
@@ -77,7 +81,7 @@ async def open_table(room: Room, *, real_money: bool = True, game: str = "holdem
             game=game,
             structure=structure,
             stakes=stakes,
-            play_money=not real_money,
+            real_money=real_money,
             pause_between_hands_ms=1,
             action_timer_ms=30_000,
         ),
@@ -323,13 +327,17 @@ async def test_errors_and_roles(room: Room) -> None:
 async def test_an_unclaimed_hold_expires_and_returns_the_cash(room: Room) -> None:
     await room.operator.deposit("fay", 500)
     dealer = room.wallet.client("dealer-x", Role.DEALER)
-    hold = await dealer.call(
+    placed = await dealer.call(
         "PlaceHold",
         wpb.PlaceHoldRequest(
-            hold_id="hold-1", player_id="fay", table_id="t9", amount=200, ttl_ms=300
+            hold_id="hold-1",
+            player_id="fay",
+            table_id="t9",
+            amount=200,
+            ttl=Duration(nanos=300_000_000),
         ),
     )
-    assert hold.status == wpb.HOLD_STATUS_PENDING
+    assert placed.hold.status == wpb.HOLD_STATUS_PENDING
     assert (await room.operator.balance("fay")).held == 200
     balance = await eventually(
         lambda: room.operator.balance("fay"), lambda b: b.held == 0, timeout_s=10
@@ -338,5 +346,5 @@ async def test_an_unclaimed_hold_expires_and_returns_the_cash(room: Room) -> Non
     again = await dealer.call(
         "VoidHold", wpb.VoidHoldRequest(hold_id="hold-1")
     )  # the cash is back already: a no-op
-    assert again.status == wpb.HOLD_STATUS_EXPIRED
+    assert again.hold.status == wpb.HOLD_STATUS_EXPIRED
     assert (await room.operator.audit()).clean

@@ -18,9 +18,9 @@ from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import eventually, wallet_settings
 from poker.tools.client import WalletClient
+from poker.v1 import wallet_pb2 as wpb
 from poker.wallet.app import build_wallet
 from poker.wallet.config import WalletSettings
-from poker.v1 import wallet_pb2 as wpb
 
 
 async def test_the_standby_takes_over_with_the_whole_ledger(nats_server: NatsServer) -> None:

@@ -25,9 +25,9 @@ from poker.servicekit.tokens import Role, TokenKeyring, issue_token
 from poker.testing.dealer import namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings
-from poker.wallet.config import WalletSettings
 from poker.v1 import wallet_pb2 as wpb
 from poker.v1 import wallet_pb2_grpc
+from poker.wallet.config import WalletSettings
 
 LIMITS = {"max_transaction": 1_000, "max_account_balance": 1_500, "max_ledger_total": 100_000}
 
@@ -84,7 +84,7 @@ async def test_finding_3_a_players_token_cannot_deposit_or_withdraw(
     error = await refused(wallet, mallory, "Withdraw", withdrawal)
     assert error.code() == grpc.StatusCode.PERMISSION_DENIED
     # He still reads his own money, and it did not change.
-    balance = await call(wallet, mallory, "GetBalance", wpb.GetBalanceRequest())
+    balance = (await call(wallet, mallory, "GetBalance", wpb.GetBalanceRequest())).balance
     assert (balance.cash, balance.total) == (100, 100)
     assert len(await transactions_of(wallet, "mallory")) == 1
     mine = await call(wallet, mallory, "ListTransactions", wpb.ListTransactionsRequest())
@@ -137,8 +137,8 @@ async def test_place_hold_on_a_voided_hold_says_so_and_a_true_repeat_is_the_same
     await wallet.client("payments", Role.CASHIER).deposit("hal", 500)
     dealer = wallet.client("dealer-1", Role.DEALER)
     request = wpb.PlaceHoldRequest(hold_id="hold-1", player_id="hal", table_id="t", amount=300)
-    first = await dealer.call("PlaceHold", request)
-    again = await dealer.call("PlaceHold", request)
+    first = (await dealer.call("PlaceHold", request)).hold
+    again = (await dealer.call("PlaceHold", request)).hold
     assert (first.status, again) == (wpb.HOLD_STATUS_PENDING, first)
 
     other = wpb.PlaceHoldRequest(hold_id="hold-1", player_id="hal", table_id="t", amount=301)
@@ -147,7 +147,7 @@ async def test_place_hold_on_a_voided_hold_says_so_and_a_true_repeat_is_the_same
     assert mismatch.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "a new hold needs a new id" in (mismatch.value.details() or "")
 
-    voided = await dealer.call("VoidHold", wpb.VoidHoldRequest(hold_id="hold-1"))
+    voided = (await dealer.call("VoidHold", wpb.VoidHoldRequest(hold_id="hold-1"))).hold
     assert voided.status == wpb.HOLD_STATUS_VOIDED
     with pytest.raises(grpc.aio.AioRpcError) as after_void:
         await dealer.call("PlaceHold", request)
@@ -227,9 +227,15 @@ def test_service_roles_may_not_read_hand_histories_or_move_money_at_the_dealer()
     from poker.dealer.grpc_api import ROLES_BY_METHOD as DEALER_ROLES
     from poker.wallet.grpc_api import ROLES_BY_METHOD as WALLET_ROLES
 
-    assert set(DEALER_ROLES["/poker.v1.DealerService/GetHandHistory"]) == {Role.PLAYER, Role.OPERATOR}
+    assert set(DEALER_ROLES["/poker.v1.DealerService/GetHandHistory"]) == {
+        Role.PLAYER,
+        Role.OPERATOR,
+    }
     for method in ("Deposit", "Withdraw"):
-        assert set(WALLET_ROLES[f"/poker.v1.WalletService/{method}"]) == {Role.CASHIER, Role.OPERATOR}
+        assert set(WALLET_ROLES[f"/poker.v1.WalletService/{method}"]) == {
+            Role.CASHIER,
+            Role.OPERATOR,
+        }
 
 
 async def test_every_deposit_and_withdrawal_is_logged_with_its_caller(

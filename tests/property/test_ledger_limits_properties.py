@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as tally
 from hypothesis import strategies as st
 
+from poker.v1 import wallet_pb2 as wpb
 from poker.wallet.grpc_api import balance_of
 from poker.wallet.ledger import (
     WORLD,
@@ -33,7 +34,6 @@ from poker.wallet.ledger import (
     money_inside,
     table_escrow,
 )
-from poker.v1 import wallet_pb2 as wpb
 
 LIMITS = Limits(max_transaction=1_000, max_account_balance=3_000, max_ledger_total=7_000)
 PLAYERS = ("ann", "bob", "cat")

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from poker.v1 import ledger_pb2 as pb
 from poker.wallet.ledger import (
     WORLD,
     CashOut,
@@ -33,7 +34,6 @@ from poker.wallet.ledger import (
     replay,
     table_escrow,
 )
-from poker.v1 import ledger_pb2 as pb
 
 PLAYERS = ("ann", "bob", "cat", "dan")
 TABLES = ("t1", "t2")

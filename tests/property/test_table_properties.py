@@ -223,7 +223,9 @@ class Run:
         if started and started[0].HasField("big_blind"):  # a dead small blind posts nothing
             dealt = {entry.seat for entry in started[0].seats}
             smalls = [
-                e.seat for e in events if isinstance(e, pb.BlindPosted) and e.kind == pb.BLIND_KIND_SMALL_BLIND
+                e.seat
+                for e in events
+                if isinstance(e, pb.BlindPosted) and e.kind == pb.BLIND_KIND_SMALL_BLIND
             ]
             assert smalls == ([started[0].small_blind] if started[0].small_blind in dealt else [])
         self.events += events

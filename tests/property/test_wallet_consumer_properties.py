@@ -35,6 +35,7 @@ from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.seals import TableSeals
 from poker.testing.dealer import TEST_LOG_KEYS, harness_seals
+from poker.v1 import events_pb2 as pb
 from poker.wallet import ledger
 from poker.wallet.book import LedgerBook
 from poker.wallet.consumer import ACKED, BatchApplier, Outcome, dealer_stacks
@@ -42,7 +43,6 @@ from poker.wallet.journal import Journal
 from poker.wallet.ledger import Deposit, PlaceHold
 from poker.wallet.mapping import MONEY_BODIES
 from poker.wallet.metrics import WalletMetrics
-from poker.v1 import events_pb2 as pb
 from tests.drawn import Choices
 
 TABLE = "t1"

@@ -238,7 +238,11 @@ def test_the_build_stage_commands_make_a_wheel_with_the_generated_code(tmp_path:
         )
     (built,) = (tmp_path / "wheels").glob("poker_backend-*.whl")
     names = set(zipfile.ZipFile(built).namelist())
-    assert {"poker/v1/__init__.py", "poker/v1/dealer_pb2.py", "poker/v1/wallet_pb2_grpc.py"} <= names
+    assert {
+        "poker/v1/__init__.py",
+        "poker/v1/dealer_pb2.py",
+        "poker/v1/wallet_pb2_grpc.py",
+    } <= names
     assert {"poker/dealer/__main__.py", "poker/wallet/__main__.py"} <= names
 
 

@@ -49,7 +49,11 @@ def test_hand_started_records_config_seats_button_deck_and_time() -> None:
     table = played_hand()
     started = table.events[0]
     assert isinstance(started, pb.HandStarted)
-    assert (started.hand_id, started.game, started.structure) == ("hand-1", "holdem", pb.BETTING_STRUCTURE_NO_LIMIT)
+    assert (started.hand_id, started.game, started.structure) == (
+        "hand-1",
+        "holdem",
+        pb.BETTING_STRUCTURE_NO_LIMIT,
+    )
     assert (started.stakes.small_blind, started.stakes.big_blind, started.stakes.ante) == (1, 2, 1)
     assert [(seat.seat, seat.stack) for seat in started.seats] == [(1, 300), (2, 100), (3, 300)]
     assert started.button == 1 and started.started_at == 1_000

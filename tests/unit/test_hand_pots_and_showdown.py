@@ -74,7 +74,10 @@ def test_P1_hand_with_two_all_ins_pays_main_and_side_pot_to_different_players() 
     )
     table.play("3 raise 30, 4 call, 1 call, 2 call")
     check_down(table)
-    assert sorted(table.awards()) == [(0, 1, 40, pb.POT_SHARE_WHOLE), (1, 2, 60, pb.POT_SHARE_WHOLE)]
+    assert sorted(table.awards()) == [
+        (0, 1, 40, pb.POT_SHARE_WHOLE),
+        (1, 2, 60, pb.POT_SHARE_WHOLE),
+    ]
     assert table.stacks() == {1: 40, 2: 60, 3: 970, 4: 970}
 
 
@@ -176,7 +179,11 @@ def test_O3_hi_lo_tied_low_half_in_a_played_hand_odd_chip_left_of_the_button() -
     table.play("2 raise 67, 3 call, 4 call, 1 fold")
     assert table.state.pot == 203
     check_down(table)
-    assert sorted(table.awards()) == [(0, 2, 50, pb.POT_SHARE_LOW), (0, 3, 102, pb.POT_SHARE_HIGH), (0, 4, 51, pb.POT_SHARE_LOW)]
+    assert sorted(table.awards()) == [
+        (0, 2, 50, pb.POT_SHARE_LOW),
+        (0, 3, 102, pb.POT_SHARE_HIGH),
+        (0, 4, 51, pb.POT_SHARE_LOW),
+    ]
 
 
 def test_hi_lo_without_a_qualifying_low_the_high_hand_takes_the_whole_pot() -> None:

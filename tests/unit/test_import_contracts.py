@@ -3,7 +3,7 @@
 Every package of the project lives under ``poker``, in layers that import only inward:
 
 ====  ==========================================  ==============================================
- 0    ``poker.v1``                                 the generated messages (the one schema)
+ 0    ``poker.v1``                                the generated messages (the one schema, API v1)
  1    ``poker.engine``, ``poker.wallet.ledger``   the pure rules: the standard library and 0 only
  2    ``poker.eventstore``                        the log, snapshot and lease stores
  3    ``poker.servicekit``                        what both services share (config, auth, gRPC)
@@ -253,3 +253,14 @@ def test_the_checker_sees_imports_of_every_kind() -> None:
         "poker.dealer.tables",
         "tests.support",
     ]
+
+
+def test_the_schema_layer_holds_only_generated_code() -> None:
+    """``poker.v1`` is what ``make proto`` writes from ``protos/poker/v1`` (not committed): no
+    hand-written module hides in the innermost layer, where every other layer may import it."""
+    generated = sorted(path.name for path in (ROOT / "poker/v1").glob("*.py"))
+    protos = sorted(path.stem for path in (ROOT / "protos/poker/v1").glob("*.proto"))
+    assert generated == sorted(
+        ["__init__.py", *(f"{stem}_pb2.py" for stem in protos)]
+        + [f"{stem}_pb2_grpc.py" for stem in protos]
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from poker.v1 import wallet_pb2 as wpb
 from poker.wallet.ledger import (
     DEFAULT_LIMITS,
     Deposit,
@@ -20,7 +21,6 @@ from poker.wallet.ledger import (
 )
 from poker.wallet.ledger.limits import TOTAL_CEILING
 from poker.wallet.wire import balance_of
-from poker.v1 import wallet_pb2 as wpb
 
 T0 = 1_700_000_000_000
 SMALL = Limits(max_transaction=1_000, max_account_balance=2_500, max_ledger_total=4_000)

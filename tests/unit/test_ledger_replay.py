@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 
+from poker.v1 import ledger_pb2 as pb
 from poker.wallet.ledger import (
     CashOut,
     CloseTableRefund,
@@ -27,7 +28,6 @@ from poker.wallet.ledger import (
     execute,
     replay,
 )
-from poker.v1 import ledger_pb2 as pb
 
 T0 = 1_700_000_000_000
 

@@ -53,7 +53,9 @@ def test_names_follow_seating_and_cash_outs() -> None:
     seated = pb.PlayerSeated(seat=3, player_id="cat", amount=200)
     assert _told(narrator, player_seated=seated) == ["cat sits in seat 3 with 200"]
     assert _told(narrator, checked=pb.Checked(seat=3)) == ["cat checks"]
-    out = pb.PlayerCashedOut(seat=3, player_id="cat", amount=180, reason=pb.CASH_OUT_REASON_STOOD_UP)
+    out = pb.PlayerCashedOut(
+        seat=3, player_id="cat", amount=180, reason=pb.CASH_OUT_REASON_STOOD_UP
+    )
     assert _told(narrator, player_cashed_out=out) == ["cat stands up, cashing out 180"]
     assert _told(narrator, checked=pb.Checked(seat=3)) == ["seat 3 checks"]
 
@@ -69,10 +71,14 @@ def test_show_draws_the_seats_and_whose_turn() -> None:
     view = dpb.TableView(
         table_id="t",
         config=pb.TableConfig(
-            game="holdem", structure=pb.BETTING_STRUCTURE_NO_LIMIT, stakes=pb.Stakes(small_blind=1, big_blind=2)
+            game="holdem",
+            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
+            stakes=pb.Stakes(small_blind=1, big_blind=2),
         ),
         seats=[
-            dpb.SeatView(seat=1, player_id="ann", stack=99, state=dpb.SEAT_STATE_IN_HAND, cards="AsKd"),
+            dpb.SeatView(
+                seat=1, player_id="ann", stack=99, state=dpb.SEAT_STATE_IN_HAND, cards="AsKd"
+            ),
             dpb.SeatView(seat=2, player_id="bob", stack=98, bet=2, state=dpb.SEAT_STATE_IN_HAND),
         ],
         hand=dpb.HandView(

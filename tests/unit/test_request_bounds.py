@@ -8,8 +8,8 @@ from pathlib import Path
 from poker.dealer import bounds as dealer_bounds
 from poker.engine.betting import Stakes, Structure
 from poker.engine.table.config import default_buy_ins
-from poker.wallet import bounds as wallet_bounds
 from poker.v1 import events_pb2 as pb
+from poker.wallet import bounds as wallet_bounds
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security" / "inputs.md"
 INT64_MAX = 2**63 - 1

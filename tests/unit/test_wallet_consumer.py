@@ -14,6 +14,7 @@ from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.testing.dealer import TEST_LOG_KEYS, harness_seals
+from poker.v1 import events_pb2 as pb
 from poker.wallet import ledger
 from poker.wallet.book import LedgerBook
 from poker.wallet.consumer import BatchApplier, Outcome
@@ -28,7 +29,6 @@ from poker.wallet.ledger import (
 )
 from poker.wallet.mapping import MappingError, TableView, map_batch
 from poker.wallet.metrics import WalletMetrics
-from poker.v1 import events_pb2 as pb
 
 
 def ev(version: int, **body: object) -> pb.TableEvent:

@@ -284,7 +284,8 @@ def _action_requested(state: HandState, event: pb.ActionRequested) -> HandState:
     the split offer)."""
     index = state.setup.seats.index(event.seat)
     kind = event.kind
-    if kind:  # draw games: a turn to draw or to answer the split offer
+    # TURN_KIND_BET, or no kind at all: a log written before poker.v1 stored a betting turn as 0.
+    if kind in (pb.TURN_KIND_DRAW, pb.TURN_KIND_SPLIT_OFFER):
         phase = DRAWING if kind == pb.TURN_KIND_DRAW else SPLIT_OFFER
         return special_turn(state, index, event.deadline, phase)
     round_ = state.round

@@ -259,6 +259,7 @@ def _advance(recorder: _Recorder, now: int, start: int) -> None:
             request = pb.ActionRequested()
             request.seat = state.setup.seats[index]
             request.deadline = deadline
+            request.kind = pb.TURN_KIND_BET  # explicit: the enum's zero means nothing (poker.v1)
             recorder.emit(request)
             return
         return_uncalled_bet(recorder)

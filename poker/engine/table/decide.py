@@ -153,7 +153,11 @@ def _stand_up(recorder: _Recorder, command: StandUp) -> None:
     state = verify_table_open(recorder.state)
     seat = verify_occupant(state, command.seat, command.player_id)
     if not state.in_hand(command.seat):
-        recorder.emit(_cash_out(command.seat, seat.player_id, seat.stack, pb.CASH_OUT_REASON_STOOD_UP, command.now))
+        recorder.emit(
+            _cash_out(
+                command.seat, seat.player_id, seat.stack, pb.CASH_OUT_REASON_STOOD_UP, command.now
+            )
+        )
         return
     if seat.leaving:
         raise SeatStateError("You are already leaving when this hand ends.")
@@ -205,11 +209,15 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
     hand_id = verify_id("hand id", command.hand_id)
     plan = verify_can_start(state, command.now)
     for number in busted_seats(state):
-        recorder.emit(_cash_out(number, _player(state, number), 0, pb.CASH_OUT_REASON_BUSTED, command.now))
+        recorder.emit(
+            _cash_out(number, _player(state, number), 0, pb.CASH_OUT_REASON_BUSTED, command.now)
+        )
     for number in sat_out_too_long(state):
         amount = _stack(state, number)
         player = _player(state, number)
-        recorder.emit(_cash_out(number, player, amount, pb.CASH_OUT_REASON_SAT_OUT_TOO_LONG, command.now))
+        recorder.emit(
+            _cash_out(number, player, amount, pb.CASH_OUT_REASON_SAT_OUT_TOO_LONG, command.now)
+        )
     if plan.missed:
         missed = pb.BlindsMissed()
         for number, small, big in plan.missed:
@@ -351,7 +359,9 @@ def _close(recorder: _Recorder, command: CloseTable) -> None:
     for number in table.occupied():
         amount = _stack(table, number)
         recorder.emit(
-            _cash_out(number, _player(table, number), amount, pb.CASH_OUT_REASON_TABLE_CLOSED, command.now)
+            _cash_out(
+                number, _player(table, number), amount, pb.CASH_OUT_REASON_TABLE_CLOSED, command.now
+            )
         )
     recorder.emit(pb.TableClosed(reason=command.reason, at=command.now))
 
@@ -367,7 +377,9 @@ def _after_hand(recorder: _Recorder, now: int) -> None:
         seat = table.seats[number - 1]
         assert seat is not None
         if seat.leaving:
-            recorder.emit(_cash_out(number, seat.player_id, seat.stack, pb.CASH_OUT_REASON_STOOD_UP, now))
+            recorder.emit(
+                _cash_out(number, seat.player_id, seat.stack, pb.CASH_OUT_REASON_STOOD_UP, now)
+            )
     pause = recorder.table.config.pause_between_hands_ms
     recorder.emit(pb.NextHandScheduled(not_before=now + pause))
 

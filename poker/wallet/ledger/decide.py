@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from poker.v1 import ledger_pb2 as pb
 from poker.wallet.ledger.accounts import (
     HOUSE_RAKE,
     WORLD,
@@ -86,7 +87,6 @@ from poker.wallet.ledger.state import (
     Posting,
     TableLedger,
 )
-from poker.v1 import ledger_pb2 as pb
 
 Postings = list[Posting]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from poker.v1 import ledger_pb2 as pb
 from poker.wallet.ledger.commands import SourceEvent
 from poker.wallet.ledger.state import Hold, Kind, Transaction
-from poker.v1 import ledger_pb2 as pb
 
 
 def transaction_event(

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import lru_cache
 
+from poker.v1 import ledger_pb2 as pb
 from poker.wallet.ledger.errors import SequenceGap, UnknownEvent
 from poker.wallet.ledger.events import decode_transaction
 from poker.wallet.ledger.plog import PLog
@@ -29,7 +30,6 @@ from poker.wallet.ledger.state import (
     Transaction,
     escrow_owner,
 )
-from poker.v1 import ledger_pb2 as pb
 
 _DAY_MS = 86_400_000
 _EPOCH = dt.date(1970, 1, 1)
