@@ -130,6 +130,10 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("SitInRequest", _COMMAND_ID, "command_id"),
     **_fields("SitInRequest", _TABLE_ID, "table_id"),
     **_fields("SitInRequest", _SEAT, "seat"),
+    **_fields("CommitSeedRequest", _COMMAND_ID, "command_id"),
+    **_fields("CommitSeedRequest", _TABLE_ID, "table_id"),
+    **_fields("CommitSeedRequest", _SEAT, "seat"),
+    **_fields("CommitSeedRequest", Text(128, r"[0-9a-fA-F]+", "hex digits"), "seed_hex"),
     # The hand commands
     **_fields("ActRequest", _COMMAND_ID, "command_id"),
     **_fields("ActRequest", _TABLE_ID, "table_id"),

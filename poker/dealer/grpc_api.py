@@ -82,6 +82,7 @@ ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
             "Act",
             "Draw",
             "AgreeSplit",
+            "CommitSeed",
             "Play",
         )
     },
@@ -351,6 +352,22 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         return self._reply(
             await self._agree_split(request, _player(current_principal())), dpb.AgreeSplitResponse
         )
+
+    @_counted("commit_seed")
+    async def CommitSeed(
+        self,
+        request: dpb.CommitSeedRequest,
+        context: _Context[dpb.CommitSeedRequest, dpb.CommitSeedResponse],
+    ) -> dpb.CommitSeedResponse:
+        """See dealer.proto."""
+        _check_bounds(request)
+        player = _player(current_principal())
+        at = wire.seat_address(request)
+        seed = wire.seed_of(request.seed_hex)
+        result = await self._tables.commit_seed(
+            at.table_id, at.command_id, player, at.seat, seed=seed
+        )
+        return self._reply(result, dpb.CommitSeedResponse)
 
     async def Play(
         self,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from poker.dealer.errors import HandNotFound, NotDealtIn
-from poker.dealer.redaction import SeatTracker, redact_event
+from poker.dealer.redaction import SeatTracker, redact_history_event, without_next_seed
 from poker.dealer.tables import TableService
 from poker.engine.table import TableState
 from poker.tablelog.repository import decode_batch
@@ -56,12 +56,12 @@ async def hand_history(
     if not events:
         raise HandNotFound(f"There is no hand {hand_id}.")
     if viewer is None:
-        return events
+        return [without_next_seed(event) for event in events]
     seat = next((s for s, p in players.items() if p == viewer), None)
     dealt = {entry.seat for entry in events[0].hand_started.seats}
     if seat not in dealt:
         raise NotDealtIn("You were not dealt into this hand.")
-    return [redact_event(event, seat) for event in events]
+    return [redact_history_event(event, seat) for event in events]
 
 
 __all__ = ["ListedTable", "hand_history", "list_tables"]

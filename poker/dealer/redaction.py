@@ -3,12 +3,15 @@ state shows him (the view itself is built in :mod:`poker.dealer.wire`).
 
 The raw log holds every secret of a hand: HandStarted carries the whole shuffled deck (and
 DiscardsReshuffled a new stub), each HoleCardsDealt every seat's cards and each CardsDrawn the
-cards a player threw away and got. Nobody outside the services ever sees the deck or a stub; a
+cards a player threw away and got; with a committed deck, HandStarted also holds the secret
+server seed (its commitment is public) and the hand's last event, DeckRevealed, the seed again.
+Nobody outside the services ever sees the deck or a stub, nor the seed live; a
 player sees his own hole cards and draws, and anyone else's only once shown (HandShown is
 public; how many cards each player drew is public too). Hidden cards are
 written ``??`` each, so a client still knows how many were dealt. Operators watch like
 spectators: the live game is not theirs to see into (hand histories show them everything once a
-hand is over).
+hand is over). The seed's reveal is shown only in a hand's history, to the operator and the
+players dealt in (:func:`redact_history_event`): it tells every card of the hand.
 
 >>> event = pb.TableEvent(version=7, hand_id="t.1", hole_cards_dealt=pb.HoleCardsDealt(
 ...     hands=[pb.SeatCards(seat=1, down="AsKd"), pb.SeatCards(seat=2, down="7c7h")]))
@@ -43,6 +46,20 @@ def redact_event(event: pb.TableEvent, viewer_seat: int | None) -> pb.TableEvent
         copy = pb.TableEvent()
         copy.CopyFrom(event)
         copy.hand_started.ClearField("deck")
+        copy.hand_started.ClearField("server_seed")  # revealed at the end, to those dealt in
+        copy.hand_started.ClearField("next_server_seed")  # the next hand's, secret as well
+        return copy
+    if body == "table_created" and event.table_created.next_server_seed:
+        copy = pb.TableEvent()
+        copy.CopyFrom(event)
+        copy.table_created.ClearField("next_server_seed")  # the first hand's, secret
+        return copy
+    if body == "deck_revealed":
+        # The seed tells every card, the mucked ones too: only a hand history shows it, to the
+        # operator and the players dealt in (redact_history_event).
+        copy = pb.TableEvent()
+        copy.CopyFrom(event)
+        copy.deck_revealed.ClearField("server_seed")
         return copy
     if body == "hole_cards_dealt":
         copy = pb.TableEvent()
@@ -69,6 +86,26 @@ def redact_event(event: pb.TableEvent, viewer_seat: int | None) -> pb.TableEvent
         copy.action_requested.kind = pb.TURN_KIND_BET
         return copy
     return event
+
+
+def redact_history_event(event: pb.TableEvent, viewer_seat: int) -> pb.TableEvent:
+    """``event`` of a finished hand as the player dealt in at ``viewer_seat`` may read it in
+    its history: as :func:`redact_event`, but with the deck's reveal (the hand is over, and he
+    may check it was dealt fair)."""
+    if event.WhichOneof("body") == "deck_revealed":
+        return event
+    return redact_event(event, viewer_seat)
+
+
+def without_next_seed(event: pb.TableEvent) -> pb.TableEvent:
+    """``event`` of a finished hand as the operator reads it in its history: everything but the
+    next hand's server seed (that hand is not over: the live game is not his to see into)."""
+    if event.WhichOneof("body") != "hand_started" or not event.hand_started.next_server_seed:
+        return event
+    copy = pb.TableEvent()
+    copy.CopyFrom(event)
+    copy.hand_started.ClearField("next_server_seed")
+    return copy
 
 
 @dataclass(slots=True)

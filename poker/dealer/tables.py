@@ -42,6 +42,7 @@ from poker.dealer.ownership import OwnershipGate
 from poker.dealer.wallet_port import WalletPort, verify_open_hold
 from poker.dealer.watchers import DEFAULT_BACKLOG, DEFAULT_MAX_STREAMS_PER_CALLER, WatchHub
 from poker.engine.cards import Card, format_cards
+from poker.engine.fairness import SERVER_SEED_BYTES
 from poker.engine.games import get_game
 from poker.engine.hand import HandRuleError
 from poker.engine.hand.errors import TimeNotUp
@@ -51,6 +52,7 @@ from poker.engine.table import (
     AgreeSplit,
     CloseTable,
     Command,
+    CommitSeed,
     CreateTable,
     Draw,
     SitDown,
@@ -194,7 +196,7 @@ class TableService:
         return await self._command(
             table_id,
             command_id,
-            lambda state, now: CreateTable(config, now),
+            lambda state, now: CreateTable(config, now, server_seed=new_server_seed()),
             command_ids.payload_digest("create_table", table_id, wire),
             creating=True,
         )
@@ -261,6 +263,17 @@ class TableService:
             command_ids.payload_digest("sit_out", table_id, player_id, seat),
         )
 
+    async def commit_seed(
+        self, table_id: str, command_id: str, player_id: str, seat: int, *, seed: bytes
+    ) -> CommandResult:
+        """The player's seed for the next hand he is dealt into (provably fair decks)."""
+        return await self._command(
+            table_id,
+            command_id,
+            lambda state, now: CommitSeed(seat, player_id, seed, now),
+            command_ids.payload_digest("commit_seed", table_id, player_id, seat, seed.hex()),
+        )
+
     async def sit_in(
         self, table_id: str, command_id: str, player_id: str, seat: int, *, post_blinds: bool
     ) -> CommandResult:
@@ -305,12 +318,14 @@ class TableService:
     ) -> CommandResult:
         """Draw games: ``player_id`` throws away ``discards`` (none: he stands pat). The command
         carries a fresh shuffle of the deck, used only if the stub must be rebuilt from the
-        discards (RULES.md §7.3): the engine draws no random numbers of its own."""
+        discards (RULES.md §7.3): the engine draws no random numbers of its own. A hand dealt
+        from a committed deck derives its reshuffle from its seeds instead (no shuffle sent)."""
 
         def build(state: TableState | None, now: int) -> Command:
             seat = _seat_in_hand(state, player_id, hand_id)
-            assert state is not None
-            return Draw(seat, player_id, discards, now, shuffled_deck(state))
+            assert state is not None and state.hand is not None
+            committed = bool(state.hand.setup.server_seed)
+            return Draw(seat, player_id, discards, now, () if committed else shuffled_deck(state))
 
         # The cards thrown away as a set: their order does not change the command.
         thrown = format_cards(sorted(discards, key=str))
@@ -775,7 +790,12 @@ class TableService:
             if not self._deals_on(table_id):
                 return None  # draining: the next hand is the successor's to deal
             hand_id = f"{table_id}.{state.hands_started + 1}"
-            return StartNextHand(hand_id, shuffled_deck(state), now)
+            # Provably fair decks: the hand is dealt from the seed committed before it (a
+            # fresh one only for a table that has none), and commits to a fresh one for the
+            # next hand; the engine derives the deck from it and the players' seeds.
+            return StartNextHand(
+                hand_id, (), now, server_seed=new_server_seed(), next_server_seed=new_server_seed()
+            )
 
         try:
             await self._command(table_id, command_id, build)
@@ -860,10 +880,15 @@ def _seat_in_hand(state: TableState | None, player_id: str, hand_id: str) -> int
     return seat
 
 
+def new_server_seed() -> bytes:
+    """A fresh server seed for one hand, from the operating system's randomness."""
+    return secrets.token_bytes(SERVER_SEED_BYTES)
+
+
 def shuffled_deck(state: TableState) -> tuple[Card, ...]:
     """The table game's deck, shuffled by the operating system's randomness."""
     deck = get_game(state.config.game).deck
     return tuple(_random.sample(deck, len(deck)))
 
 
-__all__ = ["CommandResult", "DrainResult", "TableService", "shuffled_deck"]
+__all__ = ["CommandResult", "DrainResult", "TableService", "new_server_seed", "shuffled_deck"]

@@ -31,6 +31,7 @@ from poker.dealer.redaction import sees_hole_cards
 from poker.dealer.tables import INTERNAL_PREFIX, CommandResult
 from poker.engine.betting import Stakes, Structure
 from poker.engine.cards import Card, parse_cards
+from poker.engine.fairness import seed_problem
 from poker.engine.games import GAMES, ForcedBets
 from poker.engine.hand.codec import cards_to_wire
 from poker.engine.hand.codec import config_to_wire as hand_config_to_wire
@@ -140,6 +141,18 @@ def action_of(kind: int) -> Action:
     return action
 
 
+def seed_of(text: str) -> bytes:
+    """A player's seed for a committed deck: 1 to 64 bytes written in hex."""
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        seed = b""
+    problem = seed_problem(seed) if seed else "seed_hex must be 1 to 64 bytes in hex digits."
+    if problem is not None:
+        raise InvalidArgument(problem, field="seed_hex")
+    return seed
+
+
 def discards_of(text: str) -> tuple[Card, ...]:
     """The cards a Draw throws away (none: stand pat)."""
     try:
@@ -167,9 +180,9 @@ class HandAddress:
 
 
 def seat_address(
-    request: dpb.StandUpRequest | dpb.SitOutRequest | dpb.SitInRequest,
+    request: dpb.StandUpRequest | dpb.SitOutRequest | dpb.SitInRequest | dpb.CommitSeedRequest,
 ) -> SeatAddress:
-    """The table, command id and seat of a seat command (StandUp, SitOut, SitIn)."""
+    """The table, command id and seat of a seat command (StandUp, SitOut, SitIn, CommitSeed)."""
     return SeatAddress(
         table_id_of(request.table_id), command_id_of(request.command_id), seat_of(request.seat)
     )
@@ -292,6 +305,7 @@ CommandResponse = TypeVar(
     dpb.ActResponse,
     dpb.DrawResponse,
     dpb.AgreeSplitResponse,
+    dpb.CommitSeedResponse,
     dpb.PlayResponse,
 )
 
@@ -344,7 +358,9 @@ def hand_history(
     hand_id: str, table_id: str, events: list[pb.TableEvent]
 ) -> dpb.GetHandHistoryResponse:
     """A finished hand's events (already redacted for the caller) as its PHH history."""
-    return dpb.GetHandHistoryResponse(hand_id=hand_id, table_id=table_id, phh=_phh(events))
+    return dpb.GetHandHistoryResponse(
+        hand_id=hand_id, table_id=table_id, phh=_phh(events), events=events
+    )
 
 
 def _phh(events: list[pb.TableEvent]) -> str:

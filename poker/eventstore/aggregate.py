@@ -96,10 +96,11 @@ class LogCodec(Protocol[S, E_contra]):
         """The headers ``data`` is appended with (its seal), or None."""
         ...
 
-    def appended(self, before: S, after: S, events: E_contra, position: int) -> S:
+    def appended(self, before: S, after: S, events: E_contra, position: int, *, data: bytes) -> S:
         """The state after ``events`` (decided on ``before``; ``after`` as decided) landed at log
-        ``position``: ``after`` itself, or ``after`` knowing where its record is (say, a
-        command index carried in the state, whose entries name their record's position)."""
+        ``position`` as the record ``data``: ``after`` itself, or ``after`` knowing where its
+        record is (say, a command index carried in the state, whose entries name their record's
+        position, or a hash chain that links the next record to this one's bytes)."""
         ...
 
     def mark(self, state: S, position: int) -> int:
@@ -331,7 +332,7 @@ class Aggregate(Generic[S, E]):
         )
         if self.on_append is not None:
             self.on_append(time.perf_counter() - started)
-        state = self.codec.appended(loaded.state, state, events, position)
+        state = self.codec.appended(loaded.state, state, events, position, data=data)
         return self.maybe_snapshot(Loaded(loaded.key, state, position, loaded.snapshot_mark))
 
     def maybe_snapshot(self, loaded: Loaded[S]) -> Loaded[S]:

@@ -17,7 +17,7 @@ there: it is never folded); snapshots are the engine's pickled state and the ind
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -27,10 +27,11 @@ from poker.eventstore.aggregate import Loaded
 from poker.eventstore.api import Record
 from poker.eventstore.sealing import Refusal, SealRefused
 from poker.servicekit.errors import RuleViolation
+from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance, versions
 from poker.tablelog.command_ids import CommandIndex, Outcome, outcome_of
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import TableSeals
-from poker.tablelog.snapshot_codec import decode_table, encode_table
+from poker.tablelog.snapshot_codec import decode_table_and_chain, encode_table
 from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
@@ -52,13 +53,29 @@ class UntrustedRecord(RuleViolation):
         self.reason = reason
 
 
+class BrokenChain(RuleViolation):
+    """The table's hash chain breaks (:mod:`poker.tablelog.chain`): a batch was edited,
+    removed or injected; the table is not served until an operator looked at it."""
+
+    REASON = "BROKEN_CHAIN"
+
+    def __init__(self, broken: ChainBreak) -> None:
+        super().__init__(
+            f"Table {broken.table_id} cannot be served: its log's hash chain breaks at version "
+            f"{broken.version} ({broken.message}); an operator must look at it."
+        )
+        self.broken = broken
+
+
 @dataclass(frozen=True, slots=True)
 class TableLog:
-    """The aggregate's state: the table (None before its first record) and the index of every
-    command id of its log."""
+    """The aggregate's state: the table (None before its first record), the index of every
+    command id of its log, and its hash chain after the last record folded (unknown when the
+    state was built some other way: its next batch then carries no link)."""
 
     table: TableState | None
     commands: CommandIndex
+    chain: ChainState = UNKNOWN
 
     @property
     def version(self) -> int:
@@ -102,7 +119,7 @@ class TableCodec:
 
     def empty(self, key: str) -> TableLog:
         """A table before its first record, with this log's command index bound."""
-        return TableLog(None, CommandIndex(recent=self._recent_commands))
+        return TableLog(None, CommandIndex(recent=self._recent_commands), ChainState.start(key))
 
     def check(self, record: Record, previous_position: int) -> None:
         """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""
@@ -127,12 +144,25 @@ class TableCodec:
         per catch-up, not one per record or per batch."""
         folding = Fold(state.table)
         commands = state.commands if private else state.commands.copy()
+        chain = state.chain
         for record in records:
             batch = decode_batch(record)
+            chain, broken = advance(
+                chain,
+                record.key,
+                record.position,
+                record.data,
+                link=batch.previous_batch_hash,
+                span=versions(batch),
+            )
+            if broken is not None:
+                self._metrics.records_refused.labels(reason="broken_chain").inc()
+                _log.warning("table_chain_broken", table_id=record.key, error=broken.message)
+                raise BrokenChain(broken)
             folding.add(batch.events)
             if batch.command_id and batch.events:
                 commands.add(batch.command_id, outcome_of(batch, record.position))
-        after = TableLog(folding.state, commands)
+        after = TableLog(folding.state, commands, chain)
         self._metrics.events_replayed.inc(after.version - state.version)
         return after
 
@@ -140,7 +170,10 @@ class TableCodec:
         """The batch of one command, its events enveloped on ``state``'s table."""
         wrapped = envelopes(state.table, events.events, table_id=events.table_id, now=events.now)
         return pb.TableEventBatch(
-            command_id=events.command_id, events=wrapped, command_digest=events.digest
+            command_id=events.command_id,
+            events=wrapped,
+            command_digest=events.digest,
+            previous_batch_hash=state.chain.last_hash or b"",
         ).SerializeToString()
 
     def headers(
@@ -150,7 +183,7 @@ class TableCodec:
         return self._seals.headers(key, expected_position, msg_id, data)
 
     def appended(
-        self, before: TableLog, after: TableLog, events: TableAppend, position: int
+        self, before: TableLog, after: TableLog, events: TableAppend, position: int, *, data: bytes
     ) -> TableLog:
         """``after`` with the command indexed at ``position``. In place, not a copy per append:
         ``before`` is superseded by the state returned, and the index only gains commands that
@@ -160,7 +193,10 @@ class TableCodec:
         assert after.table is not None
         outcome = Outcome(before.version + 1, after.table.version, position, events.digest)
         after.commands.add(events.command_id, outcome, known_new=True)
-        return after
+        link = before.chain.last_hash or b""
+        span = (before.version + 1, after.table.version) if events.events else (0, 0)
+        chain, _ = advance(before.chain, events.table_id, position, data, link=link, span=span)
+        return replace(after, chain=chain)
 
     def mark(self, state: TableLog, position: int) -> int:
         """Snapshots count events: every ``snapshot_every`` of the table's versions."""
@@ -169,15 +205,16 @@ class TableCodec:
     def encode_snapshot(self, state: TableLog) -> bytes:
         """:func:`~poker.tablelog.snapshot_codec.encode_table` of the table and its index."""
         assert state.table is not None  # due only once a version crossed a multiple: a table
-        return encode_table(state.table, state.commands)
+        return encode_table(state.table, state.commands, state.chain)
 
     def decode_snapshot(self, key: str, data: bytes) -> TableLog:
         """:func:`~poker.tablelog.snapshot_codec.decode_table` (its errors: the log replayed)."""
-        table, commands = decode_table(data, recent_commands=self._recent_commands)
-        return TableLog(table, commands)
+        table, commands, chain = decode_table_and_chain(data, recent_commands=self._recent_commands)
+        return TableLog(table, commands, chain)
 
 
 __all__ = [
+    "BrokenChain",
     "LoadedTable",
     "TableAppend",
     "TableCodec",

@@ -5,10 +5,11 @@ The MAC itself is :mod:`poker.eventstore.sealing`'s; this adds the table log's p
 - A dealer key may seal any batch.
 - A wallet key may seal one thing only: the wallet's own close of an abandoned table
   (:mod:`poker.wallet.reaper`): a batch whose command id starts with :data:`WALLET_CLOSE_PREFIX`,
-  made only of the events ``CloseTable`` decides (the void of a running hand, cash-outs, the
-  next-hand schedule the void emits) and ending with ``TableClosed``. Anything else under a
-  wallet key is refused (:attr:`~poker.eventstore.sealing.Refusal.WRONG_WRITER`): a leaked wallet
-  key cannot deal hands or settle pots.
+  made only of the events ``CloseTable`` decides (the void of a running hand and its deck's
+  reveal, cash-outs, the next-hand schedule the void emits) and ending with ``TableClosed``.
+  Anything else under a wallet key is refused
+  (:attr:`~poker.eventstore.sealing.Refusal.WRONG_WRITER`): a leaked wallet key cannot deal
+  hands or settle pots.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from poker.v1 import events_pb2 as pb
 #: The command ids of the wallet's closes start with this (the reaper's ``wallet-close-v<N>``).
 WALLET_CLOSE_PREFIX: Final = "wallet-close-"
 _CLOSE_BODIES: Final = frozenset(
-    {"hand_voided", "player_cashed_out", "next_hand_scheduled", "table_closed"}
+    # deck_revealed: the void of a hand dealt from a committed deck ends with its reveal.
+    {"hand_voided", "deck_revealed", "player_cashed_out", "next_hand_scheduled", "table_closed"}
 )
 
 

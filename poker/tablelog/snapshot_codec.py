@@ -43,6 +43,7 @@ from poker.engine.hand.commands import HandConfig
 from poker.engine.hand.state import HandSetup, HandState
 from poker.engine.table.config import TableConfig
 from poker.engine.table.state import Seat, TableState
+from poker.tablelog.chain import UNKNOWN, ChainState
 from poker.tablelog.command_ids import DEFAULT_RECENT, CommandIndex
 
 _LAYOUT_CLASSES: Final = (
@@ -106,11 +107,15 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def encode_table(state: TableState, commands: CommandIndex) -> bytes:
-    """The snapshot bytes of ``state`` and the index of its commands."""
+def encode_table(
+    state: TableState, commands: CommandIndex, chain: ChainState | None = None
+) -> bytes:
+    """The snapshot bytes of ``state``, the index of its commands and the table's hash chain
+    where the snapshot stands (plain values: nothing but engine classes loads)."""
     buffer = io.BytesIO()
     buffer.write(FINGERPRINT)
-    _Pickler(buffer, protocol=5).dump((state, commands.to_bytes()))
+    links = chain.to_tuple() if chain is not None else None
+    _Pickler(buffer, protocol=5).dump((state, commands.to_bytes(), links))
     return buffer.getvalue()
 
 
@@ -120,11 +125,39 @@ def decode_table(
     """The state and command index :func:`encode_table` wrote (the index keeping
     ``recent_commands`` ids in its dict); raises :class:`SnapshotLayoutMismatch`,
     ``pickle.UnpicklingError`` or ValueError for anything else."""
+    state, commands, _ = decode_table_and_chain(data, recent_commands=recent_commands)
+    return state, commands
+
+
+def decode_table_and_chain(
+    data: bytes, *, recent_commands: int = DEFAULT_RECENT
+) -> tuple[TableState, CommandIndex, ChainState]:
+    """:func:`decode_table` and the hash chain the snapshot holds (unknown in a snapshot
+    written before the chain existed)."""
     if data[: len(FINGERPRINT)] != FINGERPRINT:
         raise SnapshotLayoutMismatch("the snapshot has another state layout")
-    state, commands = _Unpickler(io.BytesIO(data[len(FINGERPRINT) :])).load()
+    loaded = _Unpickler(io.BytesIO(data[len(FINGERPRINT) :])).load()
+    if not isinstance(loaded, tuple) or len(loaded) not in (2, 3):
+        raise pickle.UnpicklingError("the snapshot does not hold a table")
+    state, commands = loaded[0], loaded[1]
     if isinstance(commands, dict):
         raise SnapshotLayoutMismatch("the snapshot keeps only the recent command ids")
     if not isinstance(state, TableState) or not isinstance(commands, bytes):
         raise pickle.UnpicklingError("the snapshot does not hold a table")
-    return state, CommandIndex.from_bytes(commands, recent=recent_commands)
+    chain = UNKNOWN if len(loaded) == 2 or loaded[2] is None else _chain(loaded[2])
+    return state, CommandIndex.from_bytes(commands, recent=recent_commands), chain
+
+
+def _chain(links: object) -> ChainState:
+    if not isinstance(links, tuple) or len(links) != len(ChainState._fields):
+        raise pickle.UnpicklingError("the snapshot's hash chain is malformed")
+    last, previous, version, started, position = links
+    if not (
+        isinstance(last, bytes | None)
+        and isinstance(previous, bytes | None)
+        and type(version) is int
+        and type(started) is bool
+        and type(position) is int
+    ):
+        raise pickle.UnpicklingError("the snapshot's hash chain is malformed")
+    return ChainState(last, previous, version, started, position)

@@ -5,6 +5,11 @@
     pokerctl watch <table>                              # the table's hands as they are played
     pokerctl show <table> [--as bot-1]                  # the table (bot-1's cards with --as)
     pokerctl history <hand id>                          # a finished hand in PHH
+    pokerctl seed <table> --as bot-1 [--seed HEX]       # bot-1's seed for his next hand's deck
+    pokerctl verify-hand <hand id> [--as bot-1] [--seed SEAT=HEX]   # the deck was fair
+    pokerctl replay <table> [--to-version N]            # rebuilt from NATS, no dealer needed
+    pokerctl verify [<table> ...]                       # chain, decks, dealer and wallet agree
+    pokerctl export --table T | --player P [--since D] [--until D] [-o F]   # one .phhs file
     pokerctl tables | close <table> | token <subject>
     pokerctl drain <table> [--timeout 60]               # hand the table to another dealer
     pokerctl deposit alice 5000 [--key K] | withdraw alice 100 --key K   # the wallet
@@ -27,26 +32,47 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import partial, wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 import grpc
+import nats
+import nats.errors
+from nats.js import JetStreamContext
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from poker.engine import fairness_check
 from poker.engine.games import GAMES, ForcedBets
+from poker.engine.table import live_stack
+from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
+from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.sealing import (
+    KeyringError,
+    SealedSnapshotStore,
+    SnapshotRefused,
+    Writer,
+    load_keyring,
+)
+from poker.eventstore.snapshots import CorruptSnapshot, JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
+from poker.servicekit.nats_connect import NatsConfigError, NatsSettings, server_urls
 from poker.servicekit.tls import aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
-from poker.tools import ctlconfig
+from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
+from poker.tools import ctlconfig, logtools
 from poker.tools.botrun import BotSession, fund_bots
 from poker.tools.client import CHANNEL_OPTIONS, Client
 from poker.tools.ctlconfig import CtlError, Settings
@@ -448,6 +474,102 @@ async def history(ctl: Ctl, hand_id: str, as_player: str) -> None:
 
 @cli.command()
 @click.argument("table")
+@click.option("--as", "as_player", required=True, help="The seated player giving the seed.")
+@click.option(
+    "--seed",
+    "seed_hex",
+    default="",
+    show_default=False,
+    help="The seed in hex, 1 to 64 bytes (default: 32 random bytes, printed).",
+)
+@_json_option
+@_run
+async def seed(ctl: Ctl, table: str, as_player: str, seed_hex: str) -> None:
+    """Give a player's seed for the next hand he is dealt into: mixed with the dealer's
+    committed seed into the deck (docs/fairness.md); keep it to check the hand afterwards."""
+    text = seed_hex or secrets.token_hex(32)
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        client = ctl.dealer(channel, as_player, Role.PLAYER)
+        view = await client.table(table)
+        number = next((s.seat for s in view.seats if s.player_id == as_player), 0)
+        if not number:
+            raise CtlError(f"{as_player} has no seat at table {table}.")
+        request = dpb.CommitSeedRequest(
+            command_id=_cid(), table_id=table, seat=number, seed_hex=text
+        )
+        await client.call("CommitSeed", request)
+        ctl.emit(
+            {"table_id": table, "seat": number, "seed_hex": text},
+            lambda: print(f"seat {number} at {table}: seed {text} for the next hand"),
+        )
+
+    await _with_dealer(ctl, body)
+
+
+def _given_seeds(values: tuple[str, ...]) -> dict[int, bytes]:
+    """``SEAT=HEX`` options as seeds by seat."""
+    seeds: dict[int, bytes] = {}
+    for value in values:
+        seat_text, _, hex_text = value.partition("=")
+        try:
+            seeds[int(seat_text)] = bytes.fromhex(hex_text)
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is not SEAT=HEX.", param_hint="--seed") from None
+    return seeds
+
+
+@cli.command("verify-hand")
+@click.argument("hand_id")
+@_AS
+@click.option(
+    "--seed",
+    "seeds",
+    multiple=True,
+    show_default=False,
+    help="SEAT=HEX: the seed that seat gave; the hand must have used it (repeatable).",
+)
+@_json_option
+@_run
+async def verify_hand(ctl: Ctl, hand_id: str, as_player: str, seeds: tuple[str, ...]) -> None:
+    """Check a finished hand was dealt fair: its commitment, the deck its seeds derive and
+    every card dealt (as the operator, or --as a player dealt in). Exit status 1 if not."""
+    given = _given_seeds(seeds)
+
+    async def body(channel: grpc.aio.Channel) -> None:
+        reply = await _viewer(ctl, channel, as_player).call(
+            "GetHandHistory", dpb.GetHandHistoryRequest(hand_id=hand_id)
+        )
+        check = fairness_check.verify_hand(list(reply.events), given_seeds=given)
+        data = {
+            "hand_id": hand_id,
+            "ok": check.ok,
+            "problems": check.problems,
+            "cards_checked": check.cards_checked,
+            "unchecked": check.unchecked,
+            "player_seeds": {str(seat): value.hex() for seat, value in check.player_seeds},
+        }
+
+        def human() -> None:
+            for problem in check.problems:
+                print(f"FAIL {problem}")
+            if check.ok:
+                print(
+                    f"hand {hand_id} is fair: commitment, derivation and {check.cards_checked}"
+                    f" cards checked ({len(check.player_seeds)} player seeds)"
+                )
+            if check.unchecked:
+                print(f"note: {check.unchecked}")
+
+        ctl.emit(data, human)
+        if not check.ok:
+            raise SystemExit(1)
+
+    await _with_dealer(ctl, body)
+
+
+@cli.command()
+@click.argument("table")
 @click.option(
     "--timeout",
     "timeout_s",
@@ -795,6 +917,400 @@ async def audit(ctl: Ctl) -> None:
         )
 
     ctl.emit(as_json(reply), human)
+
+
+# --- the operator's tools over the table log itself (NATS, no dealer) ----------------------------
+
+
+def _nats_options(function: _F) -> _F:
+    """Where the table log is and as whom: ``--nats``, ``--nats-credentials``, ``--stream``,
+    ``--subject-prefix`` (the dealer's names; the room's by default)."""
+    options = [
+        click.option(
+            "--nats",
+            "nats_url",
+            envvar="POKER_NATS",
+            default="nats://127.0.0.1:4222",
+            help="NATS server URL(s), comma-separated (POKER_NATS).",
+        ),
+        click.option(
+            "--nats-credentials",
+            "nats_credentials",
+            envvar="POKER_NATS_CREDENTIALS",
+            default="",
+            show_default=False,
+            help="The operator's NATS credentials file (default: var/nats-credentials/admin.json"
+            " of the home, if it exists).",
+        ),
+        click.option(
+            "--stream",
+            envvar="POKER_TABLE_STREAM",
+            default=DEFAULT_TABLE_LOG.stream,
+            help="The tables stream (the dealer's --stream).",
+        ),
+        click.option(
+            "--subject-prefix",
+            envvar="POKER_TABLE_SUBJECT_PREFIX",
+            default=DEFAULT_TABLE_LOG.subject_prefix,
+            help="Its subjects' prefix (the dealer's --subject-prefix).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _snapshot_options(function: _F) -> _F:
+    """``--log-keys`` and ``--snapshot-bucket``: the dealers' sealed snapshots."""
+    function = click.option(
+        "--snapshot-bucket",
+        envvar="POKER_SNAPSHOT_BUCKET",
+        default=DEFAULT_TABLE_LOG.snapshot_bucket,
+        help="The snapshots bucket (the dealer's --snapshot-bucket).",
+    )(function)
+    return click.option(
+        "--log-keys",
+        envvar="POKER_LOG_KEYS",
+        default="",
+        show_default=False,
+        help="The services' log keyring, to check the snapshots' seals (default:"
+        " var/log-keys.json of the home, if it exists; none: snapshots are not read).",
+    )(function)
+
+
+async def _snapshot_store(
+    ctl: Ctl, js: JetStreamContext, log_keys: str, bucket: str
+) -> SealedSnapshotStore | None:
+    """The dealers' snapshots, every seal checked before anything is unpickled; None without
+    the log keys."""
+    if not log_keys:
+        default = ctl.settings.secret_path().parent / "log-keys.json"
+        log_keys = str(default) if default.exists() else ""
+    if not log_keys:
+        return None
+    try:
+        keyring = load_keyring(log_keys)
+    except KeyringError as error:
+        raise CtlError(f"--log-keys: {error}") from None
+    inner = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
+    await inner.ensure_bucket()
+    return SealedSnapshotStore(
+        inner, keyring, bucket=bucket, writer=Writer.DEALER, accept=(Writer.DEALER,)
+    )
+
+
+async def _start_of(
+    snapshots: SealedSnapshotStore | None, table: str, to_version: int | None
+) -> logtools.Start | None:
+    """The snapshot a replay may start from (None: from the first event)."""
+    if snapshots is None:
+        return None
+    try:
+        start = await logtools.latest_snapshot(snapshots, table)
+    except (SnapshotRefused, CorruptSnapshot):
+        return None  # a snapshot is an optimization: the log is the truth
+    except SNAPSHOT_DECODE_ERRORS:
+        return None  # another engine's layout: the log is replayed
+    if start is None or (to_version is not None and start.state.version > to_version):
+        return None
+    return start
+
+
+async def _with_log(
+    ctl: Ctl,
+    log: dict[str, str],
+    body: Callable[[JetStreamEventStore, JetStreamFeed, JetStreamContext], Awaitable[None]],
+) -> None:
+    """Run ``body(store, feed, js)`` with the table log's store and feed, connected with the
+    operator's credentials (``log``: the options of :func:`_nats_options`)."""
+    credentials = log["nats_credentials"]
+    if not credentials:
+        default = ctl.settings.secret_path().parent / "nats-credentials" / "admin.json"
+        credentials = str(default) if default.exists() else ""
+    settings = NatsSettings(
+        servers=server_urls(log["nats_url"]), name="pokerctl", credentials=credentials
+    )
+    try:
+        # nats-py directly, not the services' connect (its log lines would mix with --json).
+        client = await nats.connect(
+            servers=list(settings.servers),
+            name=settings.name,
+            connect_timeout=ctlconfig.CONNECT_TIMEOUT_S,
+            allow_reconnect=False,
+            max_reconnect_attempts=0,
+            **settings.connect_options(),
+        )
+    except NatsConfigError as error:
+        raise CtlError(f"--nats-credentials: {error}") from None
+    except (OSError, TimeoutError, nats.errors.Error) as error:
+        raise CtlError(f"NATS at {log['nats_url']} (--nats) cannot be reached: {error}") from None
+    names = TableLogSettings(stream=log["stream"], subject_prefix=log["subject_prefix"])
+    try:
+        js = client.jetstream()
+        stream = names.stream_settings
+        await body(JetStreamEventStore(js, stream), JetStreamFeed(js, stream), js)
+    finally:
+        await client.close()
+
+
+def _state_data(replayed: logtools.Replayed) -> dict[str, Any]:
+    state = replayed.state
+    seats = []
+    if state is not None:
+        for number in state.occupied():
+            seat = state.seats[number - 1]
+            assert seat is not None
+            seats.append(
+                {
+                    "seat": number,
+                    "player_id": seat.player_id,
+                    "stack": live_stack(state, number),
+                    "sitting_out": seat.sitting_out,
+                }
+            )
+    return {
+        "table_id": replayed.table_id,
+        "version": replayed.version,
+        "records": replayed.records,
+        "hands_started": state.hands_started if state is not None else 0,
+        "hand_running": state.hand_running if state is not None else False,
+        "closed": state.closed if state is not None else False,
+        "seats": seats,
+        "chain_breaks": [broken.message for broken in replayed.breaks],
+    }
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--to-version", type=click.IntRange(1), default=None, help="Stop after this event.")
+@click.option("--from-scratch", is_flag=True, help="From the first event, not the snapshot.")
+@_nats_options
+@_snapshot_options
+@_json_option
+@_run
+async def replay(
+    ctl: Ctl,
+    table: str,
+    *,
+    to_version: int | None,
+    from_scratch: bool,
+    log_keys: str,
+    snapshot_bucket: str,
+    **log: str,
+) -> None:
+    """Rebuild a table from its log on NATS (no dealer needed): from its latest snapshot (its
+    seal checked with --log-keys) or its first event, to --to-version (default: now); its state
+    there, the hash chain checked, and the PHH of the hands in the range."""
+
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
+        records = await logtools.read_records(store, table)
+        if not records:
+            raise CtlError(f"There is no table {table} in the log.")
+        snapshots = (
+            None if from_scratch else await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
+        )
+        start = await _start_of(snapshots, table, to_version)
+        replayed = logtools.replay_records(table, records, to_version=to_version, start=start)
+        phhs, count = logtools.export_phhs(replayed.hands)
+        data = {
+            **_state_data(replayed),
+            "from_snapshot": start.state.version if start is not None else 0,
+            "hands": count,
+            "phhs": phhs,
+        }
+
+        def human() -> None:
+            ctl.out.print(
+                f"table {table} at version {replayed.version} ({replayed.records} records"
+                + (f" after the snapshot at {data['from_snapshot']}" if start is not None else "")
+                + "):"
+                f" {data['hands_started']} hands started"
+                + (", a hand running" if data["hand_running"] else "")
+                + (", closed" if data["closed"] else ""),
+                markup=False,
+            )
+            for seat in data["seats"]:
+                away = " (sitting out)" if seat["sitting_out"] else ""
+                print(f"  seat {seat['seat']}: {seat['player_id']} {seat['stack']}{away}")
+            for message in data["chain_breaks"]:
+                print(f"CHAIN {message}")
+            if phhs:
+                print(phhs)
+
+        ctl.emit(data, human)
+
+    await _with_log(ctl, log, body)
+
+
+async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
+    """Where the live dealer's and the wallet's view of the table differ from the rebuild."""
+    state = replayed.state
+    if state is None:
+        return []
+    differences: list[str] = []
+    rebuilt = {seat["player_id"]: seat["stack"] for seat in _state_data(replayed)["seats"]}
+
+    async def with_dealer(channel: grpc.aio.Channel) -> None:
+        view = await ctl.dealer(channel, "operator", Role.OPERATOR).table(replayed.table_id)
+        if view.version != replayed.version:
+            differences.append(
+                f"the dealer is at version {view.version}, the log at {replayed.version}"
+            )
+        live = {seat.player_id: seat.stack for seat in view.seats if seat.player_id}
+        if live != rebuilt:
+            differences.append(f"the dealer's stacks {live} are not the log's {rebuilt}")
+
+    await _with_dealer(ctl, with_dealer)
+    if not state.hand_running:
+        reply = await _wallet_call(
+            ctl, "GetTableEscrow", wpb.GetTableEscrowRequest(table_id=replayed.table_id)
+        )
+        escrow = {line.player_id: line.amount for line in reply.escrow if line.amount}
+        if escrow != {player: stack for player, stack in rebuilt.items() if stack}:
+            differences.append(f"the wallet's escrow {escrow} is not the log's stacks {rebuilt}")
+    return differences
+
+
+@cli.command()
+@click.argument("tables", nargs=-1)
+@click.option("--no-live", is_flag=True, help="Do not compare with the dealer and the wallet.")
+@_nats_options
+@_snapshot_options
+@_json_option
+@_run
+async def verify(
+    ctl: Ctl,
+    tables: tuple[str, ...],
+    *,
+    no_live: bool,
+    log_keys: str,
+    snapshot_bucket: str,
+    **log: str,
+) -> None:
+    """Replay tables from scratch (default: every table): check the hash chain and every
+    committed deck, and compare with the live dealer's state and the wallet's escrow. A report
+    per table; exit status 1 on any difference."""
+    reports: list[dict[str, Any]] = []
+
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
+        names = list(tables) or await feed.table_ids()
+        snapshots = await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
+        with Progress(
+            TextColumn("verifying"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tables"),
+            console=ctl.err,
+            disable=ctl.json or not ctl.err.is_terminal,
+        ) as progress:
+            task = progress.add_task("tables", total=len(names))
+            for name in names:
+                records = await logtools.read_records(store, name)
+                replayed = logtools.replay_records(name, records)
+                problems = logtools.verify_replayed(replayed)
+                start = await _start_of(snapshots, name, None)
+                if start is not None:
+                    difference = logtools.snapshot_difference(name, records, start)
+                    problems += [difference] if difference is not None else []
+                if not replayed.records:
+                    problems.append(f"there is no table {name} in the log")
+                elif not no_live:
+                    problems += await _live_differences(ctl, replayed)
+                reports.append(
+                    {
+                        "table_id": name,
+                        "version": replayed.version,
+                        "ok": not problems,
+                        "hands": len(replayed.hands),
+                        "problems": problems,
+                    }
+                )
+                progress.advance(task)
+
+    await _with_log(ctl, log, body)
+
+    def human() -> None:
+        for report in reports:
+            verdict = "ok" if report["ok"] else f"{len(report['problems'])} problems"
+            print(
+                f"{report['table_id']}: {verdict} (version {report['version']},"
+                f" {report['hands']} hands)"
+            )
+            for problem in report["problems"]:
+                print(f"  - {problem}")
+
+    ctl.emit({"tables": reports, "ok": all(r["ok"] for r in reports)}, human)
+    if not all(report["ok"] for report in reports):
+        raise SystemExit(1)
+
+
+def _ms(moment: datetime | None) -> int | None:
+    """A --since/--until moment as unix ms (naive: UTC)."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+@cli.command()
+@click.option("--table", "table", default="", show_default=False, help="This table's hands.")
+@click.option("--player", "player", default="", show_default=False, help="This player's hands.")
+@click.option("--since", type=click.DateTime(), default=None, help="Hands started from (UTC).")
+@click.option("--until", type=click.DateTime(), default=None, help="Hands started before (UTC).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", help="The file.")
+@_nats_options
+@_json_option
+@_run
+async def export(
+    ctl: Ctl,
+    *,
+    table: str,
+    player: str,
+    since: datetime | None,
+    until: datetime | None,
+    output: str,
+    **log: str,
+) -> None:
+    """The finished hands of a table or of a player (every table) as one .phhs file, read from
+    the log on NATS."""
+    if bool(table) == bool(player):
+        raise click.UsageError("Give --table or --player (one of them).")
+    texts: list[str] = []
+    total = 0
+
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
+        nonlocal total
+        names = [table] if table else await feed.table_ids()
+        with Progress(
+            TextColumn("exporting"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tables"),
+            console=ctl.err,
+            disable=ctl.json or not ctl.err.is_terminal,
+        ) as progress:
+            task = progress.add_task("tables", total=len(names))
+            hands: list[logtools.HandRecord] = []
+            for name in names:
+                hands += logtools.replay_records(
+                    name, await logtools.read_records(store, name)
+                ).hands
+                progress.advance(task)
+        text, total = logtools.export_phhs(
+            hands, player=player or None, since_ms=_ms(since), until_ms=_ms(until)
+        )
+        texts.append(text)
+
+    await _with_log(ctl, log, body)
+    text = texts[0] if texts else ""
+    if output == "-":
+        ctl.emit({"hands": total, "phhs": text}, lambda: print(text))
+        return
+    Path(output).write_text(text, encoding="utf-8")
+    ctl.emit(
+        {"hands": total, "output": output}, lambda: print(f"{total} hands written to {output}")
+    )
 
 
 def _cid() -> str:

@@ -33,12 +33,13 @@ from poker.servicekit.observability import GrpcMetrics
 from poker.servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ServerTls
+from poker.tablelog.chain import ChainBreak
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
 from poker.v1 import wallet_pb2_grpc
 from poker.wallet.book import LedgerBook
 from poker.wallet.config import WalletSettings
-from poker.wallet.consumer import BatchApplier, TableConsumer, dealer_stacks
+from poker.wallet.consumer import BatchApplier, TableConsumer, chain_breaks, dealer_stacks
 from poker.wallet.grpc_api import (
     ERROR_TABLE,
     ROLES_BY_METHOD,
@@ -49,6 +50,7 @@ from poker.wallet.grpc_api import (
 from poker.wallet.journal import Journal
 from poker.wallet.ledger import ExpireHolds, LedgerState
 from poker.wallet.metrics import WalletMetrics
+from poker.wallet.queries import ChainReader
 from poker.wallet.reaper import DealerLeases, DealerSnapshots, Reaper
 from poker.wallet.standby import Leadership
 
@@ -157,6 +159,19 @@ class Wallet:
 async def _set_health(server: GrpcServer, status: Any) -> None:
     for service in (WHOLE_SERVER, SERVICE_NAME):
         await server.health.set(service, status)
+
+
+def chains_reader(table_log: EventStore) -> ChainReader:
+    """The audit's check of every table's hash chain (each table the ledger knows, its whole
+    log read)."""
+
+    async def chains(state: LedgerState) -> list[ChainBreak]:
+        found: list[ChainBreak] = []
+        for table_id, _ in state.tables.items_iter():
+            found += await chain_breaks(table_log, table_id)
+        return found
+
+    return chains
 
 
 def stacks_reader(table_log: EventStore, seals: TableSeals | None = None) -> StacksReader:
@@ -275,6 +290,7 @@ async def build_wallet(
         # deadline was missed, and the audit says so.
         hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
         findings=applier.findings,
+        chains=chains_reader(table_store),
     )
     server.add_service(
         SERVICE_NAME,

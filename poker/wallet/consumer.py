@@ -48,6 +48,7 @@ from poker.eventstore.sealing import Refusal, SealRefused
 from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
+from poker.tablelog.chain import ChainBreak, check_records
 from poker.tablelog.seals import TableSeals
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
@@ -279,6 +280,13 @@ class BatchApplier:
                     start, pb.TableEventBatch.FromString(record.data), record.position
                 )
         return start
+
+
+async def chain_breaks(table_log: EventStore, table_id: str) -> list[ChainBreak]:
+    """Every break of ``table_id``'s hash chain (:mod:`poker.tablelog.chain`), its whole log
+    read: what the Audit reports as ``broken_chain``."""
+    async with aclosing(_records(table_log, table_id, 0)) as records:
+        return check_records(table_id, [(record.position, record.data) async for record in records])
 
 
 async def dealer_stacks(

@@ -33,7 +33,7 @@ from poker.wallet.book import LedgerBook
 from poker.wallet.bounds import WALLET_BOUNDS
 from poker.wallet.ledger import Deposit, PlaceHold, VoidHold, Withdraw
 from poker.wallet.metrics import WalletMetrics
-from poker.wallet.queries import FindingsReader, StacksReader
+from poker.wallet.queries import ChainReader, FindingsReader, StacksReader
 from poker.wallet.reasons import LEDGER_REASONS
 from poker.wallet.wire import balance_of
 
@@ -121,15 +121,18 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         hold_ttl_ms: int = 120_000,
         hold_overdue_ms: int = 30_000,
         findings: FindingsReader | None = None,
+        chains: ChainReader | None = None,
     ) -> None:
         """``findings`` are what the consumer knows is wrong (refused batches, stalled
-        tables): the Audit reports them beside the ledger's own breaches."""
+        tables), ``chains`` reads the breaks of the tables' hash chains: the Audit reports
+        them beside the ledger's own breaches."""
         self._book = book
         self._hold_overdue_ms = hold_overdue_ms
         self._metrics = metrics
         self._stacks = stacks
         self._hold_ttl_ms = hold_ttl_ms
         self._findings = findings or list
+        self._chains = chains
 
     async def _move(self, command: Deposit | Withdraw, key: str) -> tuple[int, wpb.Balance]:
         """Move the money (once per key): the transaction's id and the player's balance."""
@@ -278,6 +281,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
             now=self._book.clock(),
             overdue_after_ms=self._hold_overdue_ms,
             metrics=self._metrics,
+            chains=self._chains,
         )
         return wire.audit_message(report)
 

@@ -158,6 +158,8 @@ class LedgerCodec:
         after: LedgerState,
         events: Sequence[lpb.LedgerEvent],
         position: int,
+        *,
+        data: bytes,
     ) -> LedgerState:
         """The ledger indexes nothing by position: ``after`` as decided."""
         return after

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from poker.servicekit.errors import NotFound
+from poker.tablelog.chain import ChainBreak
 from poker.v1.ledger_pb2 import LedgerEvent
 from poker.wallet import ledger
 from poker.wallet.consumer import Finding
@@ -48,8 +49,12 @@ class NoTableMoney(NotFound):
 StacksReader = Callable[[ledger.LedgerState], Awaitable[dict[str, dict[str, int]]]]
 #: The consumer's findings for the audit (:meth:`~poker.wallet.consumer.BatchApplier.findings`).
 FindingsReader = Callable[[], Sequence[Finding]]
+#: ``chains(state)``: every break of the tables' hash chains (the audit; poker.tablelog.chain).
+ChainReader = Callable[[ledger.LedgerState], Awaitable[Sequence[ChainBreak]]]
 #: The kinds of finding the consumer reports (metric labels of ``poker_wallet_audit_breaches``).
 CONSUMER_FINDINGS = ("refused_batch", "stalled_table")
+#: The kind of breach a table log's broken hash chain is.
+BROKEN_CHAIN = "broken_chain"
 
 
 # --- balances and accounts ----------------------------------------------------------------------
@@ -263,16 +268,20 @@ async def audit(
     now: int,
     overdue_after_ms: int,
     metrics: WalletMetrics,
+    chains: ChainReader | None = None,
 ) -> AuditReport:
     """The ledger's own breaches at ``state`` (against the dealer's stacks at the ledger's
-    cursor) and the consumer's findings; each kind's count goes to ``metrics``."""
+    cursor), the consumer's findings and, with ``chains``, every break of a table log's hash
+    chain; each kind's count goes to ``metrics``."""
     table_stacks = await stacks(state)
     found = [
         Breach(b.kind.value, b.subject, b.message)
         for b in ledger.audit(state, table_stacks, now=now, overdue_after_ms=overdue_after_ms)
     ]
     found += [Breach(f.kind, f.table_id, f.message) for f in findings()]
-    for kind in (*(k.value for k in BreachKind), *CONSUMER_FINDINGS):
+    if chains is not None:
+        found += [Breach(BROKEN_CHAIN, b.table_id, b.message) for b in await chains(state)]
+    for kind in (*(k.value for k in BreachKind), *CONSUMER_FINDINGS, BROKEN_CHAIN):
         count = sum(1 for breach in found if breach.kind == kind)
         metrics.audit_breaches.labels(kind=kind).set(count)
     return AuditReport(tuple(found), len(table_stacks), state.sequence)

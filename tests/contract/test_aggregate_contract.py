@@ -92,7 +92,9 @@ class TallyCodec:
         signer = self.keyring.signer(Writer.DEALER)
         return {SEAL_HEADER: seal_batch(signer, key, expected_position, msg_id, data)}
 
-    def appended(self, before: Tally, after: Tally, events: Sequence[int], position: int) -> Tally:
+    def appended(
+        self, before: Tally, after: Tally, events: Sequence[int], position: int, *, data: bytes
+    ) -> Tally:
         return Tally(after.total, after.events, position)
 
     def mark(self, state: Tally, position: int) -> int:

@@ -93,6 +93,12 @@ class StartHand:
     posts: tuple[ExtraPost, ...] = ()  # forced posts beyond the blinds (poker.engine.table decides)
     small_blind: int | None = None  # explicit blinds: see above (None with big_blind: no SB)
     big_blind: int | None = None  # None: the blinds follow the button
+    # Provably fair decks (poker.engine.fairness): the server seed ``deck`` was derived from
+    # and the players' seeds (seat, seed) mixed in; HandStarted commits to the first, records
+    # both. Empty: a deck shuffled outside the scheme.
+    server_seed: bytes = b""
+    player_seeds: tuple[tuple[int, bytes], ...] = ()
+    next_server_seed: bytes = b""  # committed to in HandStarted for the next hand
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Final
 
+from poker.engine.fairness import commitment
 from poker.engine.hand.betting import (
     action_event,
     next_to_act,
@@ -142,6 +143,14 @@ def _start(state: HandState | None, command: StartHand) -> tuple[HandState, list
         if command.small_blind is not None:
             event.small_blind = command.small_blind
         event.big_blind = command.big_blind
+    if command.server_seed:  # a committed deck: the commitment public, the seed secret
+        event.deck_commitment = commitment(command.server_seed)
+        event.server_seed = command.server_seed
+        for seat, seed in command.player_seeds:
+            event.player_seeds.add(seat=seat, seed=seed)
+    if command.next_server_seed:  # the next hand's, committed before its players' seeds
+        event.next_deck_commitment = commitment(command.next_server_seed)
+        event.next_server_seed = command.next_server_seed
     started = apply(None, event)
     recorder = _Recorder(started, [event])
     post_forced_bets(recorder)

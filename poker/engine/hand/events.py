@@ -48,6 +48,7 @@ HandEvent = (
     | pb.SplitAgreed
     | pb.SplitRefused
     | pb.PotSplitByAgreement
+    | pb.DeckRevealed
 )
 
 HandEventHandler = Callable[["HandState", Any], "HandState"]

@@ -352,13 +352,26 @@ def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:
             else ()
         ),
         button_seat=button,
+        server_seed=event.server_seed,
+        player_seeds=(
+            tuple([(entry.seat, entry.seed) for entry in event.player_seeds])
+            if event.player_seeds
+            else ()
+        ),
     )
     return core.first_state(setup=setup, stacks=stacks, round=fresh_rounds[0])
+
+
+def _deck_revealed(state: HandState, event: pb.DeckRevealed) -> HandState:
+    """DeckRevealed: the hand is over and its server seed public; nothing of the hand changes
+    (the setup held the seed since HandStarted)."""
+    return state
 
 
 SETUP_HANDLERS: Final[Mapping[str, HandEventHandler]] = {
     # By the event's field name in TableEvent's ``body`` (poker.engine.hand.evolve.HANDLERS).
     "hand_started": _hand_started,
     "hand_voided": hand_voided,
+    "deck_revealed": _deck_revealed,
 }
 """The handlers of a hand's first event and of its cancellation, part of evolve's one table."""

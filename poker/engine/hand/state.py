@@ -66,6 +66,10 @@ class HandSetup(NamedTuple):
     fresh_rounds: tuple[Round, ...]
     posts: tuple[tuple[int, int, int], ...] = ()  # (index, live, dead) extra posts asked for
     button_seat: int = 0  # the button's seat number (a dead button's seat is not dealt in)
+    # Provably fair decks (poker.engine.fairness): the secret server seed (b"": a shuffled
+    # deck) and the players' (seat, seed), for the reshuffle's stream and the reveal.
+    server_seed: bytes = b""
+    player_seeds: tuple[tuple[int, bytes], ...] = ()
 
     def index_of(self, seat: int) -> int:
         """The index of ``seat``; ValueError when the seat is not dealt in."""

@@ -67,7 +67,8 @@ def export_hand(events: Iterable[HandEvent | pb.TableEvent]) -> str:
 
 def history_from_events(events: Iterable[HandEvent | pb.TableEvent]) -> HandHistory:
     """The :class:`HandHistory` of one finished hand, given its events."""
-    bodies = [_body(event) for event in events]
+    # The deck's reveal follows HandEnded (provably fair decks): no part of the PHH record.
+    bodies = [body for body in map(_body, events) if not isinstance(body, pb.DeckRevealed)]
     if not bodies or not isinstance(bodies[0], pb.HandStarted):
         raise ValueError("The events do not begin with the start of a hand.")
     started = bodies[0]

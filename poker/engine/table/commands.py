@@ -16,10 +16,12 @@ from poker.engine.table.config import TableConfig
 
 @dataclass(frozen=True, slots=True)
 class CreateTable:
-    """Open a table with ``config``."""
+    """Open a table with ``config``. ``server_seed``: the secret server seed of its first hand
+    (provably fair decks), committed to now, before any player can give a seed."""
 
     config: TableConfig
     now: int
+    server_seed: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +82,32 @@ class SitIn:
 
 @dataclass(frozen=True, slots=True)
 class StartNextHand:
-    """Deal the next hand with the shuffled ``deck``; the table decides the rest."""
+    """Deal the next hand with the shuffled ``deck``; the table decides the rest.
+
+    Provably fair decks (:mod:`poker.engine.fairness`): the hand is dealt from the server seed
+    committed before it (at the table's creation or the previous hand's start), else from
+    ``server_seed`` (a table without one: committed at this hand's start only); the deck is
+    derived from it, the seeds of the players dealt in and the hand id (``deck`` must be empty),
+    HandStarted restates its commitment and the hand's end reveals it. ``next_server_seed``: a
+    fresh secret seed for the next hand, committed to in this HandStarted.
+    """
 
     hand_id: str
     deck: tuple[Card, ...]
     now: int
+    server_seed: bytes = b""
+    next_server_seed: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitSeed:
+    """The player in ``seat`` gives his seed for the next hand he is dealt into (1 to 64
+    bytes, :mod:`poker.engine.fairness`); it replaces one he gave before."""
+
+    seat: int
+    player_id: str
+    seed: bytes
+    now: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,4 +184,5 @@ Command = (
     | TimeOut
     | VoidHand
     | CloseTable
+    | CommitSeed
 )

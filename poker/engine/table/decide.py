@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from poker.engine import fairness
 from poker.engine import hand as hand_machine
+from poker.engine.games import get_game
 from poker.engine.table.commands import (
     Act,
     AgreeSplit,
     CloseTable,
     Command,
+    CommitSeed,
     CreateTable,
     Draw,
     SitDown,
@@ -31,7 +34,7 @@ from poker.engine.table.commands import (
     VoidHand,
 )
 from poker.engine.table.config import config_to_wire
-from poker.engine.table.errors import SeatStateError
+from poker.engine.table.errors import InvalidRequest, SeatStateError
 from poker.engine.table.events import TableEventBody
 from poker.engine.table.evolve import evolve
 from poker.engine.table.rules import (
@@ -107,7 +110,12 @@ def decide(state: TableState | None, command: Command) -> list[TableEventBody]:
 def _create(recorder: _Recorder, command: CreateTable) -> None:
     verify_no_table(recorder.state)
     verify_config(command.config)
-    recorder.emit(pb.TableCreated(config=config_to_wire(command.config), at=command.now))
+    created = pb.TableCreated(config=config_to_wire(command.config), at=command.now)
+    if command.server_seed:  # the first hand's seed, committed before any player's seed
+        _verify_seed(command.server_seed)
+        created.next_deck_commitment = fairness.commitment(command.server_seed)
+        created.next_server_seed = command.server_seed
+    recorder.emit(created)
 
 
 def _sit_down(recorder: _Recorder, command: SitDown) -> None:
@@ -174,6 +182,17 @@ def _sit_in(recorder: _Recorder, command: SitIn) -> None:
     recorder.emit(pb.PlayerSatIn(seat=command.seat, post_blinds=bool(command.post_blinds)))
 
 
+def _commit_seed(recorder: _Recorder, command: CommitSeed) -> None:
+    """A seated player's seed for the next hand he is dealt into (provably fair decks)."""
+    state = verify_table_open(recorder.state)
+    verify_occupant(state, command.seat, command.player_id)
+    seed = command.seed
+    problem = fairness.seed_problem(seed) if type(seed) is bytes else "A seed is bytes."
+    if problem is not None:
+        raise InvalidRequest(problem)
+    recorder.emit(pb.PlayerSeedCommitted(seat=command.seat, seed=seed))
+
+
 def _cash_out(
     seat: int, player_id: str, amount: int, reason: pb.CashOutReason.ValueType, now: int
 ) -> pb.PlayerCashedOut:
@@ -206,18 +225,53 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
         recorder.emit(missed)
     table = recorder.table
     seats = tuple(hand_machine.SeatStack(number, _stack(table, number)) for number in plan.seats)
+    deck = command.deck
+    player_seeds: tuple[tuple[int, bytes], ...] = ()
+    server_seed = b""
+    if deck:  # a deck shuffled outside the scheme (tests, tools): no seed may come with it
+        if command.server_seed or command.next_server_seed:
+            raise InvalidRequest("A hand with a server seed derives its deck; send no deck.")
+    else:
+        server_seed = table.next_seed or command.server_seed  # the one committed before
+        if not server_seed:
+            raise InvalidRequest("A hand needs a deck or a server seed.")
+        _verify_seed(server_seed)
+        player_seeds = _player_seeds(table, plan.seats)
+        deck = fairness.derive_deck(
+            get_game(table.config.game).deck, server_seed, player_seeds, hand_id
+        )
+    if command.next_server_seed:
+        _verify_seed(command.next_server_seed)
     start = hand_machine.StartHand(
         hand_id,
         table.config.hand,
         seats,
         plan.button,
-        command.deck,
+        deck,
         command.now,
         posts=plan.posts,
         small_blind=plan.small_blind if plan.explicit else None,
         big_blind=plan.big_blind if plan.explicit else None,
+        server_seed=server_seed,
+        player_seeds=player_seeds,
+        next_server_seed=command.next_server_seed if server_seed else b"",
     )
     recorder.emit_all(hand_machine.decide(table.hand, start))
+
+
+def _player_seeds(table: TableState, dealt: Iterable[int]) -> tuple[tuple[int, bytes], ...]:
+    """The seeds the players dealt in gave for this hand, in seat order."""
+    seeds = []
+    for number in sorted(dealt):
+        seat = table.seats[number - 1]
+        if seat is not None and seat.seed:
+            seeds.append((number, seat.seed))
+    return tuple(seeds)
+
+
+def _verify_seed(seed: object) -> None:
+    if type(seed) is not bytes or len(seed) != fairness.SERVER_SEED_BYTES:
+        raise InvalidRequest(f"The server seed holds {fairness.SERVER_SEED_BYTES} bytes.")
 
 
 def _act(recorder: _Recorder, command: Act) -> None:
@@ -226,7 +280,22 @@ def _act(recorder: _Recorder, command: Act) -> None:
 
 
 def _draw(recorder: _Recorder, command: Draw) -> None:
-    draw = hand_machine.Draw(command.seat, command.discard, command.now, command.shuffle)
+    shuffle = command.shuffle
+    hand = recorder.state.hand if recorder.state is not None else None
+    if hand is not None and not hand.ended and hand.setup.server_seed:
+        # A committed deck: the reshuffle is derived too (its own stream), never supplied.
+        if shuffle:
+            raise InvalidRequest("A hand with a server seed derives its reshuffle; send none.")
+        setup = hand.setup
+        shuffle = fairness.derive_reshuffle(
+            setup.game.deck,
+            setup.server_seed,
+            setup.player_seeds,
+            setup.hand_id,
+            street=hand.street,
+            seat=command.seat,
+        )
+    draw = hand_machine.Draw(command.seat, command.discard, command.now, shuffle)
     _play(recorder, command.seat, command.player_id, draw)
 
 
@@ -302,6 +371,8 @@ def _after_hand(recorder: _Recorder, now: int) -> None:
     table = recorder.table
     if table.hand_running:
         return
+    if table.hand is not None and table.hand.setup.server_seed:  # the hand's last event
+        recorder.emit(pb.DeckRevealed(server_seed=table.hand.setup.server_seed))
     for number in table.occupied():
         seat = table.seats[number - 1]
         assert seat is not None
@@ -339,4 +410,5 @@ _COMMANDS: Final[dict[type, Callable[[_Recorder, Any], None]]] = {
     TimeOut: _time_out,
     VoidHand: _void_hand,
     CloseTable: _close,
+    CommitSeed: _commit_seed,
 }

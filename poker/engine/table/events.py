@@ -25,6 +25,7 @@ TableOnlyEvent = (
     | pb.BlindsMissed
     | pb.NextHandScheduled
     | pb.TableClosed
+    | pb.PlayerSeedCommitted
 )
 TableEventBody = HandEvent | TableOnlyEvent
 

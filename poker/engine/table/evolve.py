@@ -36,7 +36,9 @@ def _update(state: TableState, number: int, **changes: Any) -> TableState:
 
 def _table_created(state: TableState | None, event: pb.TableCreated) -> TableState:
     config = config_from_wire(event.config)
-    return TableState(config=config, seats=(None,) * config.seat_count)
+    return TableState(
+        config=config, seats=(None,) * config.seat_count, next_seed=event.next_server_seed
+    )
 
 
 def _player_seated(state: TableState, event: pb.PlayerSeated) -> TableState:
@@ -95,6 +97,10 @@ def _table_closed(state: TableState, event: pb.TableClosed) -> TableState:
     return state._replace(closed=True)
 
 
+def _seed_committed(state: TableState, event: pb.PlayerSeedCommitted) -> TableState:
+    return _update(state, event.seat, seed=event.seed)
+
+
 _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
     pb.TableCreated: _table_created,
     pb.PlayerSeated: _player_seated,
@@ -106,6 +112,7 @@ _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
     pb.BlindsMissed: _blinds_missed,
     pb.NextHandScheduled: _next_hand_scheduled,
     pb.TableClosed: _table_closed,
+    pb.PlayerSeedCommitted: _seed_committed,
 }
 
 
@@ -130,6 +137,11 @@ def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
         assert seat is not None, f"seat {number} is empty"
         table[number - 1] = seat._replace(new=False, missed_small=False, missed_big=False)
     for number, seat in enumerate(table, 1):
+        # A seed serves the next hand dealt, whoever is dealt in: every seed a hand uses was
+        # given after its server seed was committed (at the hand before it).
+        if seat is not None and seat.seed:
+            table[number - 1] = seat._replace(seed=b"")
+    for number, seat in enumerate(table, 1):
         if seat is not None and seat.sitting_out and number not in seats:
             table[number - 1] = seat._replace(hands_sat_out=seat.hands_sat_out + 1)
     return state._replace(
@@ -138,6 +150,8 @@ def _hand_started(state: TableState, event: pb.HandStarted) -> TableState:
         small_blind=small_blind,
         big_blind=big_blind,
         hands_started=state.hands_started + 1,
+        # A hand dealt outside the scheme leaves the committed seed for the next one.
+        next_seed=event.next_server_seed if event.deck_commitment else state.next_seed,
     )
 
 

@@ -22,7 +22,8 @@ class Seat(NamedTuple):
     ``post_blinds``: his choice to post what he owes at once rather than wait for the big blind;
     ``leaving``: he stood up during a hand he is dealt into and is cashed out when it ends;
     ``hands_sat_out``: hands dealt at the table in a row while he sat out (reset when he sits
-    in), for ``TableConfig.sit_out_max_hands``.
+    in), for ``TableConfig.sit_out_max_hands``;
+    ``seed``: his seed for the next hand he is dealt into (provably fair decks, b"": none).
     """
 
     player_id: str
@@ -34,6 +35,7 @@ class Seat(NamedTuple):
     post_blinds: bool = False
     leaving: bool = False
     hands_sat_out: int = 0
+    seed: bytes = b""
 
     @property
     def owes(self) -> bool:
@@ -45,8 +47,10 @@ class TableState(NamedTuple):
     """One moment of a table. Compare states with ``==`` (replay equals the live path).
 
     ``button``, ``small_blind``, ``big_blind``: seats of the last hand's positions (0 = none
-    yet). ``protection_uses``: (player id, unix ms) of every artificial all-in of the last 24
-    hours. ``departures``: (player id, stack, unix ms) of recent cash-outs, for the re-join rule.
+    yet). ``next_seed``: the secret server seed committed for the next hand (provably fair
+    decks; b"": none). ``protection_uses``: (player id, unix ms) of every artificial all-in of
+    the last 24 hours. ``departures``: (player id, stack, unix ms) of recent cash-outs, for the
+    re-join rule.
     """
 
     config: TableConfig
@@ -61,6 +65,7 @@ class TableState(NamedTuple):
     departures: tuple[tuple[str, int, int], ...] = ()
     closed: bool = False
     version: int = 0
+    next_seed: bytes = b""
 
     @property
     def hand_running(self) -> bool:

@@ -1,0 +1,235 @@
+"""The operator's tools over the table log itself, no dealer needed: rebuild a table to any
+version, check it (the hash chain, every committed deck), and export its hands as PHH.
+
+Everything here works on records as they are stored, ``(position, bytes)`` in log order
+(:func:`read_records` reads them from JetStream with the operator's NATS connection); the fold
+is the engine's own (:class:`~poker.engine.table.evolve.Fold`, the handlers of the live path),
+the chain :mod:`poker.tablelog.chain`'s and the deck check
+:mod:`poker.engine.fairness_check`'s. The seals are not checked here (the operator holds NATS
+credentials, not necessarily the services' log keys): the chain is what anyone holding the log
+checks.
+
+>>> from poker.engine.betting import Stakes, Structure
+>>> from poker.engine.table import CreateTable, envelopes, execute, make_config
+>>> from poker.tablelog.chain import genesis
+>>> state, events = execute(None, CreateTable(make_config("holdem", Structure.NO_LIMIT,
+...                                                       Stakes(1, 2)), now=0))
+>>> data = pb.TableEventBatch(command_id="c1", events=envelopes(None, events, table_id="t",
+...                           now=0), previous_batch_hash=genesis("t")).SerializeToString()
+>>> rebuilt = replay_records("t", [(1, data)])
+>>> rebuilt.version, rebuilt.breaks, rebuilt.state == state
+(1, [], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from poker.engine.fairness_check import HandCheck, verify_hand
+from poker.engine.phh import export_hand
+from poker.engine.table import TableState
+from poker.engine.table.evolve import Fold
+from poker.eventstore.api import EventStore
+from poker.eventstore.snapshots import SnapshotStore
+from poker.tablelog.chain import ChainBreak, ChainState, advance, versions
+from poker.tablelog.snapshot_codec import decode_table_and_chain
+from poker.v1 import events_pb2 as pb
+
+__all__ = [
+    "HandRecord",
+    "Replayed",
+    "Start",
+    "export_phhs",
+    "latest_snapshot",
+    "read_records",
+    "replay_records",
+    "snapshot_difference",
+    "verify_replayed",
+]
+
+
+@dataclass(slots=True)
+class HandRecord:
+    """One hand of the log: its events, and who sat in each seat when it was dealt."""
+
+    hand_id: str
+    events: list[pb.TableEvent] = field(default_factory=list)
+    players: dict[int, str] = field(default_factory=dict)
+    #: The commitment announced for it before it started (b"": none, or not read).
+    announced: bytes = b""
+
+    @property
+    def started_at(self) -> int:
+        """Unix ms of its HandStarted."""
+        return self.events[0].hand_started.started_at if self.events else 0
+
+    @property
+    def finished(self) -> bool:
+        """Whether it ended with a result (voided hands have no history)."""
+        return any(event.HasField("hand_ended") for event in self.events)
+
+    def dealt_in(self, player_id: str) -> bool:
+        """Whether ``player_id`` was dealt into it."""
+        if not self.events:
+            return False
+        seats = {entry.seat for entry in self.events[0].hand_started.seats}
+        return any(self.players.get(seat) == player_id for seat in seats)
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Where a replay may start instead of the first record: a snapshot's table, the hash chain
+    there and the log position it stands for."""
+
+    state: TableState
+    chain: ChainState
+    position: int
+
+
+async def latest_snapshot(snapshots: SnapshotStore, table_id: str) -> Start | None:
+    """The table's stored snapshot as a :class:`Start` (None without one). ``snapshots`` must
+    check the seals (a :class:`~poker.eventstore.sealing.SealedSnapshotStore`): nothing is
+    unpickled that a dealer did not seal."""
+    snapshot = await snapshots.load(table_id)
+    if snapshot is None:
+        return None
+    state, _, chain = decode_table_and_chain(snapshot.data)
+    return Start(state, chain, snapshot.position)
+
+
+def snapshot_difference(
+    table_id: str, records: Sequence[tuple[int, bytes]], start: Start
+) -> str | None:
+    """Why the snapshot ``start`` is not the table the log rebuilds at its version, or None."""
+    rebuilt = replay_records(table_id, records, to_version=start.state.version)
+    if rebuilt.state != start.state:
+        return (
+            f"table {table_id}: the snapshot at version {start.state.version} is not the table"
+            " its log rebuilds there"
+        )
+    return None
+
+
+@dataclass(slots=True)
+class Replayed:
+    """A table rebuilt from its log up to a version: the state, the hands in that range, the
+    breaks of its hash chain and how many records were read."""
+
+    table_id: str
+    state: TableState | None
+    version: int
+    hands: list[HandRecord]
+    breaks: list[ChainBreak]
+    records: int
+
+
+async def read_records(store: EventStore, table_id: str) -> list[tuple[int, bytes]]:
+    """Every record of ``table_id``'s log now, ``(position, bytes)`` in order."""
+    return [(record.position, record.data) async for record in store.read(table_id)]
+
+
+def replay_records(
+    table_id: str,
+    records: Iterable[tuple[int, bytes]],
+    *,
+    to_version: int | None = None,
+    start: Start | None = None,
+) -> Replayed:
+    """Fold ``records`` from the table's first one (or from the snapshot ``start``) up to event
+    ``to_version`` (None: all), checking the hash chain of every record read. The hands are
+    those that start in the range."""
+    folding = Fold(start.state if start is not None else None)
+    chain = start.chain if start is not None else ChainState.start(table_id)
+    breaks: list[ChainBreak] = []
+    hands: dict[str, HandRecord] = {}
+    players: dict[int, str] = {}
+    if start is not None:
+        players = {n: s.player_id for n, s in enumerate(start.state.seats, 1) if s is not None}
+    announced = [b""]  # the next hand's commitment as announced so far (unknown after a start)
+    read = 0
+    for position, data in records:
+        if start is not None and position <= start.position:
+            continue
+        batch = pb.TableEventBatch.FromString(data)
+        span = versions(batch)
+        if to_version is not None and span[0] > to_version:
+            break
+        read += 1
+        link = batch.previous_batch_hash
+        chain, broken = advance(chain, table_id, position, data, link=link, span=span)
+        if broken is not None:
+            breaks.append(broken)
+        events = [e for e in batch.events if to_version is None or e.version <= to_version]
+        folding.add(events)
+        for event in events:
+            _follow(event, players, hands, announced)
+    return Replayed(table_id, folding.state, folding.version, list(hands.values()), breaks, read)
+
+
+def _follow(
+    event: pb.TableEvent,
+    players: dict[int, str],
+    hands: dict[str, HandRecord],
+    announced: list[bytes],
+) -> None:
+    """Who sits where, each hand's events, and the commitments announced ahead."""
+    body = event.WhichOneof("body")
+    if body == "table_created":
+        announced[0] = event.table_created.next_deck_commitment
+    elif body == "player_seated":
+        players[event.player_seated.seat] = event.player_seated.player_id
+    elif body == "player_cashed_out":
+        players.pop(event.player_cashed_out.seat, None)
+    if not event.hand_id:
+        return
+    hand = hands.get(event.hand_id)
+    if hand is None:
+        if body != "hand_started":
+            return  # a hand that started before the replay's start: not in the range
+        hand = hands[event.hand_id] = HandRecord(
+            event.hand_id, players=dict(players), announced=announced[0]
+        )
+        announced[0] = event.hand_started.next_deck_commitment
+    hand.events.append(event)
+
+
+def verify_replayed(replayed: Replayed) -> list[str]:
+    """What is wrong with a table rebuilt from scratch: its chain's breaks and every problem of
+    a hand dealt from a committed deck (one sentence each; none: the log checks out)."""
+    problems = [broken.message for broken in replayed.breaks]
+    for hand in replayed.hands:
+        if not hand.events or not hand.events[0].hand_started.deck_commitment:
+            continue
+        if hand.announced and hand.announced != hand.events[0].hand_started.deck_commitment:
+            problems.append(
+                f"Hand {hand.hand_id} was not dealt from the seed committed before it: its"
+                " commitment is not the one announced at the table's creation or the hand"
+                " before it."
+            )
+        if not any(event.HasField("deck_revealed") for event in hand.events):
+            continue  # the running hand: nothing is revealed yet
+        check: HandCheck = verify_hand(hand.events)
+        problems += check.problems
+    return problems
+
+
+def export_phhs(
+    hands: Sequence[HandRecord],
+    *,
+    player: str | None = None,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+) -> tuple[str, int]:
+    """The finished hands (of ``player``'s, started in ``[since_ms, until_ms)``) as one
+    ``.phhs`` text (``[1]``, ``[2]``, ... tables, the form PokerKit writes) and how many."""
+    parts: list[str] = []
+    for hand in hands:
+        if not hand.finished or (player is not None and not hand.dealt_in(player)):
+            continue
+        if since_ms is not None and hand.started_at < since_ms:
+            continue
+        if until_ms is not None and hand.started_at >= until_ms:
+            continue
+        parts.append(f"[{len(parts) + 1}]\n{export_hand(hand.events).strip()}\n")
+    return "\n".join(parts), len(parts)

@@ -1,0 +1,70 @@
+"""``pokerctl replay``, ``verify`` and ``export`` as an operator runs them (real child
+processes) against a real nats-server, dealer and wallet: they read the table log from NATS
+with the operator's credentials; bots play two hands first. A batch appended past the dealer
+then makes ``verify`` name the table's broken chain and exit non-zero."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nats
+
+from poker.engine.phh import parse_phh_all, replay_phh
+from poker.eventstore.jetstream import JetStreamEventStore
+from poker.testing.nats_server import NatsServer
+from poker.v1 import events_pb2 as pb
+from tests.integration.test_pokerctl import Room, new_table, pokerctl, pokerctl_result, room
+
+__all__ = ["room"]  # the fixture, shared
+
+
+async def test_replay_verify_and_export_read_the_log_from_nats(
+    room: Room, nats_server: NatsServer, tmp_path: Path
+) -> None:
+    settings = room.dealer.settings
+    log = ["--nats", nats_server.url, "--stream", settings.stream]
+    log += ["--subject-prefix", settings.subject_prefix]
+    table_id = await new_table(room)
+    await pokerctl(room, "bots", table_id, "--count", "2", "--hands", "2", "--think-ms", "0")
+
+    replayed = json.loads(await pokerctl(room, "replay", table_id, *log, "--json"))
+    assert replayed["chain_breaks"] == [] and replayed["hands_started"] >= 2
+    assert replayed["seats"] == []  # the bots left
+    first = parse_phh_all(replayed["phhs"])
+    assert len(first) == replayed["hands"] >= 2
+    early = json.loads(
+        await pokerctl(room, "replay", table_id, *log, "--to-version", "3", "--json")
+    )
+    assert early["version"] == 3 and early["hands_started"] == 0
+    bot = early["seats"][0]["player_id"]  # seated by then
+
+    verified = json.loads(await pokerctl(room, "verify", table_id, *log, "--json"))
+    assert verified["ok"], verified
+
+    target = tmp_path / "bot.phhs"
+    exported = json.loads(
+        await pokerctl(room, "export", "--player", bot, *log, "-o", str(target), "--json")
+    )
+    histories = parse_phh_all(target.read_text())
+    assert len(histories) == exported["hands"] >= 2
+    assert all(replay_phh(h).finishing_stacks == h.finishing_stacks for h in histories)
+
+    # Someone with NATS access appends a batch past the dealer: verify names it.
+    client = await nats.connect(nats_server.url)
+    try:
+        store = JetStreamEventStore(client.jetstream(), settings.table_log.stream_settings)
+        position = await store.last_position(table_id)
+        batch = pb.TableEventBatch(
+            command_id="past-the-dealer",
+            events=[pb.TableEvent(version=replayed["version"] + 1, table_closed=pb.TableClosed())],
+        )
+        await store.append(
+            table_id, batch.SerializeToString(), expected_position=position, msg_id="past"
+        )
+    finally:
+        await client.close()
+    code, out, _ = await pokerctl_result(*room.flags(), "verify", table_id, *log, "--no-live")
+    assert code == 1
+    assert f"table {table_id}: the batch of version {replayed['version'] + 1}" in out
+    assert "has no link to the batch before it" in out
