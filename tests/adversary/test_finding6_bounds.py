@@ -103,7 +103,12 @@ async def test_a_pause_of_int64_max_is_invalid_argument_and_the_longest_pause_ne
     # The longest pause allowed: hand 1 ends, the next hand is scheduled, the table closes.
     await operator.call(
         "CreateTable",
-        create(table_id=TABLE, pause_between_hands_ms=HOUR_MS, action_timer_ms=HOUR_MS),
+        create(
+            table_id=TABLE,
+            pause_between_hands_ms=HOUR_MS,
+            action_timer_ms=HOUR_MS,
+            settings=pb.TableConfig(gathering_ms=0),  # hand 1 at once, not an hour later
+        ),
     )
     for seat, player in ((1, "ann"), (2, "bob")):
         await room.dealer_client(player).call(

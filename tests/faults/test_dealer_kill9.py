@@ -127,6 +127,7 @@ async def test_kill_9_mid_hand_then_restart(
                 stakes=pb.Stakes(small_blind=1, big_blind=2),
                 play_money=True,
                 pause_between_hands_ms=60_000,
+                settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
             ),
         )
         table_id = created.table_id
