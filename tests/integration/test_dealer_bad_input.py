@@ -236,6 +236,13 @@ CASES: list[tuple[str, str, Any, Role, Any]] = [
     (
         "op",
         "GetHandHistory",
+        dpb.GetHandHistoryRequest(hand_id="no-table-in-it"),
+        Role.OPERATOR,
+        Code.INVALID_ARGUMENT,
+    ),
+    (
+        "op",
+        "GetHandHistory",
         dpb.GetHandHistoryRequest(hand_id="nope.3"),
         Role.OPERATOR,
         Code.NOT_FOUND,

@@ -226,6 +226,9 @@ async def test_errors_are_one_line_without_traceback(room: Room) -> None:
     code, _, err = await pokerctl_result(*room.flags(), "show", "no-such-table")
     assert code == 1 and err.startswith("pokerctl: NOT_FOUND"), err
     assert len(err.strip().splitlines()) == 1
+    code, _, err = await pokerctl_result(*room.flags(), "history", "no-such-table")
+    assert code == 1 and "<table id>.<hand number>" in err, err
+    assert len(err.strip().splitlines()) == 1
 
 
 async def test_the_secret_is_found_from_any_folder(room: Room, tmp_path: Path) -> None:
