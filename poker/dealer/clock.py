@@ -3,8 +3,8 @@
 Both instants are recorded in the log (ActionRequested carries the deadline, NextHandScheduled
 the end of the pause, or of the gathering delay before a new game's first hand), so
 :func:`next_wake` derives the table's next timed step from its state alone, the same after a
-restart as before it. :class:`TableTimers` keeps one timer per table
-and re-arms it after every change.
+restart as before it. :class:`TableTimers` keeps one timer per table and re-arms it after every
+change.
 
 >>> from poker.engine.betting import Stakes, Structure
 >>> from poker.engine.table import CreateTable, SitDown, execute, make_config
