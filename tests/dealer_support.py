@@ -17,9 +17,15 @@ from poker.v1 import events_pb2 as pb
 
 
 async def open_holdem(
-    operator: Client, *, pause_ms: int = 300, timer_ms: int = 30_000, command_id: str = ""
+    operator: Client,
+    *,
+    pause_ms: int = 300,
+    timer_ms: int = 30_000,
+    command_id: str = "",
+    gathering_ms: int = 0,
 ) -> str:
-    """A play-money Hold'em 1/2 no-limit table; its id."""
+    """A play-money Hold'em 1/2 no-limit table; its id. The first hand is dealt as soon as two
+    can play (no gathering delay) unless ``gathering_ms`` asks for one."""
     reply = await operator.call(
         "CreateTable",
         dpb.CreateTableRequest(
@@ -30,6 +36,7 @@ async def open_holdem(
             real_money=False,
             action_timer_ms=timer_ms,
             pause_between_hands_ms=pause_ms,
+            settings=pb.TableConfig(gathering_ms=gathering_ms),
         ),
     )
     return str(reply.table_id)

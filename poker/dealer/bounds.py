@@ -82,7 +82,7 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("TableConfig", _GAME, "game"),
     **_fields("TableConfig", _SEAT_COUNT, "seat_count"),
     **_fields("TableConfig", _CHIPS, "min_buy_in", "max_buy_in"),
-    **_fields("TableConfig", _TIMER, "pause_between_hands_ms"),
+    **_fields("TableConfig", _TIMER, "pause_between_hands_ms", "gathering_ms"),
     **_fields("TableConfig", IntRange(0, DAY_MS, "ms"), "rejoin_window_ms"),
     **_fields("TableConfig", IntRange(0, 24, "per 24 hours"), "artificial_allin_per_24h"),
     **_fields("TableConfig", IntRange(0, 10_000, "hands"), "sit_out_max_hands"),

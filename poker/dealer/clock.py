@@ -1,9 +1,10 @@
 """Time at the tables: the action deadline (TimeOut) and the pause between hands (next hand).
 
 Both instants are recorded in the log (ActionRequested carries the deadline, NextHandScheduled
-the end of the pause), so :func:`next_wake` derives the table's next timed step from its state
-alone, the same after a restart as before it. :class:`TableTimers` keeps one timer per table
-and re-arms it after every change.
+the end of the pause, or of the gathering delay before a new game's first hand), so
+:func:`next_wake` derives the table's next timed step from its state alone, the same after a
+restart as before it. :class:`TableTimers` keeps one timer per table and re-arms it after every
+change.
 
 >>> from poker.engine.betting import Stakes, Structure
 >>> from poker.engine.table import CreateTable, SitDown, execute, make_config
@@ -13,8 +14,8 @@ and re-arms it after every change.
 True
 >>> table, _ = execute(table, SitDown(1, "ann", 100, "h1", now=1))
 >>> table, _ = execute(table, SitDown(2, "bob", 100, "h2", now=2))
->>> next_wake(table)
-Wake(kind='start', at=0, version=3, seat=0)
+>>> next_wake(table)  # the gathering delay (by default the pause): others may still sit down
+Wake(kind='start', at=502, version=4, seat=0)
 """
 
 from __future__ import annotations

@@ -210,7 +210,13 @@ def table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
     if request.table_id:
         return table_id_of(request.table_id)
     # The dealer names hands "<table id>.<number>".
-    return table_id_of(request.hand_id.rpartition(".")[0], field="hand_id")
+    table_id, dot, number = request.hand_id.rpartition(".")
+    if not dot or not number.isdigit():
+        raise InvalidArgument(
+            "hand_id must be <table id>.<hand number> (e.g. t-1.3), or give table_id.",
+            field="hand_id",
+        )
+    return table_id_of(table_id, field="hand_id")
 
 
 def config_of(request: dpb.CreateTableRequest) -> TableConfig:

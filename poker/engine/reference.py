@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib
 import inspect
 import re
 import typing
@@ -24,10 +25,12 @@ from poker.engine.betting import BettingRules, Stakes, Structure
 from poker.engine.evaluation import RANKING_NAMES
 from poker.engine.games import GAMES, DealerKind, ForcedBets, GameDefinition, Street
 from poker.engine.hand.rake import RakeSchedule
-from poker.engine.table import commands, decide, plan, rules, state
+from poker.engine.table import commands, plan, rules, state
 from poker.engine.table import config as table_config
 from poker.engine.table.config import TableConfig, default_buy_ins, make_config
 
+#: The module ``decide`` (the package's ``decide`` is the function of that name, which shadows it).
+decide = importlib.import_module("poker.engine.table.decide")
 #: The modules whose docstrings the decisions index reads (the table and the games: where the
 #: room's decisions are applied between hands and in the definitions).
 _DECISION_SOURCES = (games, betting, table_config, plan, rules, decide, commands, state)
@@ -226,6 +229,10 @@ def _type_name(hint: Any) -> str:
     return "`" + re.sub(r"\b[a-z_][\w]*\.", "", text or str(hint)) + "`"
 
 
+#: What a switch's default of None stands for, where it is not the game's or the stakes' own.
+_NONE_MEANS = {"gathering_ms": "the pause (`pause_between_hands_ms`)"}
+
+
 def _default(item: dataclasses.Field[Any]) -> str:
     if item.default is not dataclasses.MISSING:
         value = item.default
@@ -236,7 +243,7 @@ def _default(item: dataclasses.Field[Any]) -> str:
     if isinstance(value, enum.Enum):
         return f"`{value.name.lower()}`"
     if value is None:
-        return "none (the game's or the stakes' own)"
+        return _NONE_MEANS.get(item.name, "none (the game's or the stakes' own)")
     if dataclasses.is_dataclass(value):
         return "see its section"
     return f"`{value!r}`"

@@ -4,14 +4,14 @@ The session follows the table by one WatchTable stream (no GetTable polling): a 
 an ``ActionRequested`` names its seat (reading its own view then, for its legal actions and its
 cards), and the session counts the hands the bots are dealt into.
 
-Getting every bot dealt into the first hand: the table deals in whoever can play the moment a
-second player can (a new game deals in everyone eligible, RULES.md §6.2), and a player who sits
-down once the game runs waits for the big blind (decision A41) - two hands later for the last
-of four bots. So on a table with nobody else playing, the bots sit down one at a time and each
-but the last sits out at once (never two who can play, so no hand starts), then they all sit in
-together; a bot that misses the first hand anyway (the dealer started it between two SitIns)
-posts to enter at once (``post_blinds``). Where others already play, each bot sits down posting a
-big blind to enter at once (``post_big_blind``).
+Getting every bot dealt into the first hand: the bots sit down all at once. At a table where
+nobody else can play, the table's gathering delay holds the first hand back (``gathering_ms``,
+by default the pause between hands: when a command gives an idle table its second player who can
+play, the next hand waits that long), and a new game deals in every eligible player (RULES.md
+§6.2), so every bot whose sit-down lands within the delay is dealt into the first hand. Each bot
+sits down posting a big blind (``post_big_blind``): where a game already runs, that is how he
+enters at once (where the rules allow it) instead of waiting for the big blind (decision A41);
+in a new game nobody posts beyond the blinds, so it costs nothing.
 
 Leaving: when the last hand the bots should play starts (or on :meth:`BotSession.leave`, i.e.
 Ctrl-C), every bot stands up: one dealt into the hand is cashed out when it ends (he plays it
@@ -37,7 +37,7 @@ from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 
 #: How long the session waits for the table's next event before it gives up on more hands
-#: (e.g. every other player left): the pause between hands plus this.
+#: (e.g. every other player left): the pause between hands (or the gathering delay) plus this.
 IDLE_GRACE_S = 20.0
 
 #: Called with every event of the table and with progress: (event, hands done, hands wanted).
@@ -117,10 +117,10 @@ class BotSession:
             metadata=self._operator.metadata,
         )
         try:
-            await self._seat_all(view, buy_in)
+            await self._seat_all(buy_in)
             if self.hands_wanted <= 0:
                 await self.leave()
-            await self._follow(stream, view.config.pause_between_hands_ms / 1000 + IDLE_GRACE_S)
+            await self._follow(stream, _longest_wait_ms(view.config) / 1000 + IDLE_GRACE_S)
         finally:
             stream.cancel()
             for task in self._turns:
@@ -141,43 +141,18 @@ class BotSession:
             )
         )
 
-    async def _seat_all(self, view: dpb.TableView, buy_in: int) -> None:
-        bots = list(self.bots.values())
-        others_playing = any(
-            seat.state
-            not in (dpb.SEAT_STATE_SITTING_OUT, dpb.SEAT_STATE_LEAVING, dpb.SEAT_STATE_BUSTED)
-            for seat in view.seats
-        )
-        if others_playing or len(bots) < 2:
-            for bot in bots:
-                await self._sit_down(bot, buy_in, post_big_blind=True)
-            return
-        for bot in bots[:-1]:  # never two who can play: no hand starts while they sit down
-            await self._sit_down(bot, buy_in, post_big_blind=True)
-            if bot.seated:
-                await self._command(bot, "SitOut", _sit_out(self.table_id, bot.seat))
-        await self._sit_down(bots[-1], buy_in, post_big_blind=True)
-        await asyncio.gather(
-            *(
-                self._command(
-                    bot,
-                    "SitIn",
-                    dpb.SitInRequest(
-                        command_id=_cid(), table_id=self.table_id, seat=bot.seat, post_blinds=True
-                    ),
-                )
-                for bot in bots[:-1]
-                if bot.seated
-            )
-        )
+    async def _seat_all(self, buy_in: int) -> None:
+        """Every bot sits down at once (see the module doc: the gathering delay deals them all
+        into a new game's first hand)."""
+        await asyncio.gather(*(self._sit_down(bot, buy_in) for bot in self.bots.values()))
 
-    async def _sit_down(self, bot: Bot, buy_in: int, *, post_big_blind: bool) -> None:
+    async def _sit_down(self, bot: Bot, buy_in: int) -> None:
         request = dpb.SitDownRequest(
             command_id=_cid(),
             table_id=self.table_id,
             seat=bot.seat,
             buy_in=buy_in,
-            post_big_blind=post_big_blind,
+            post_big_blind=True,
         )
         if await self._command(bot, "SitDown", request):
             bot.seated = True
@@ -253,12 +228,14 @@ class BotSession:
             bot.seated = bot.name in present
 
 
+def _longest_wait_ms(config: pb.TableConfig) -> int:
+    """The longest a table waits between hands on its own: the pause or the gathering delay."""
+    gathering = config.gathering_ms if config.HasField("gathering_ms") else 0
+    return max(config.pause_between_hands_ms, gathering)
+
+
 def _stand_up(table_id: str, seat: int) -> dpb.StandUpRequest:
     return dpb.StandUpRequest(command_id=_cid(), table_id=table_id, seat=seat)
-
-
-def _sit_out(table_id: str, seat: int) -> dpb.SitOutRequest:
-    return dpb.SitOutRequest(command_id=_cid(), table_id=table_id, seat=seat)
 
 
 def _cid() -> str:

@@ -171,16 +171,23 @@ def wait_until_listening(
     raise SystemExit(f"make run: {name} did not listen on {address[0]}:{address[1]} in time")
 
 
-def _seed_accounts(secret: Path) -> None:
-    """Fund the demo accounts through pokerctl (idempotent keys: once per account, ever)."""
+def _seed_accounts(secret: Path) -> list[str]:
+    """Fund the demo accounts through pokerctl (idempotent keys: once per account, ever); the
+    players whose deposit failed (pokerctl printed why). This run's wallet and secret only: the
+    user's own pokerctl settings (``POKER_*`` variables, a config file) may point elsewhere."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("POKER_")}
+    env["POKERCTL_CONFIG"] = os.devnull  # an empty config file: the flags below and defaults
+    failed = []
     for player, amount in DEMO_ACCOUNTS.items():
-        subprocess.run(
+        done = subprocess.run(
             [
                 sys.executable,
                 "-m",
                 "poker.tools.pokerctl",
                 "--secret-file",
                 str(secret),
+                "--wallet",
+                f"{WALLET_ADDRESS[0]}:{WALLET_ADDRESS[1]}",
                 "deposit",
                 player,
                 str(amount),
@@ -188,9 +195,22 @@ def _seed_accounts(secret: Path) -> None:
                 f"demo-seed-{player}",
             ],
             cwd=ROOT,
+            env=env,
             check=False,
             stdout=subprocess.DEVNULL,
         )
+        if done.returncode != 0:
+            failed.append(player)
+    return failed
+
+
+def accounts_line(failed: list[str]) -> str:
+    """What ``make run`` says of the demo accounts: funded, or which deposits failed."""
+    funded = [player for player in DEMO_ACCOUNTS if player not in failed]
+    line = f"accounts     {', '.join(funded) or 'none'} funded (pokerctl balance <player>)"
+    if failed:
+        line += f"; NOT funded: {', '.join(failed)} (the reason is printed above)"
+    return line
 
 
 def _stop(process: subprocess.Popen[bytes], name: str) -> None:
@@ -264,10 +284,10 @@ def main() -> None:
             start_new_session=True,
         )
         wait_until_listening(DEALER_ADDRESS, dealer, "the dealer")
-        _seed_accounts(secret)
+        failed = _seed_accounts(secret)
         print(
             "dealer       grpc 127.0.0.1:50051, metrics http://127.0.0.1:9464/metrics\n"
-            f"accounts     {', '.join(DEMO_ACCOUNTS)} funded (pokerctl balance <player>)\n"
+            f"{accounts_line(failed)}\n"
             "try:         .venv/bin/pokerctl create --real-money   (then: .venv/bin/pokerctl bots "
             "<table id>; pokerctl rake)\n"
             "Ctrl-C stops them all.",

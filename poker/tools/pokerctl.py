@@ -290,12 +290,23 @@ def cli(ctx: click.Context, /, **options: str) -> None:
     "--game", type=click.Choice(sorted(GAMES)), metavar="GAME", default="holdem", help=_GAME_HELP
 )
 @click.option(
-    "--structure", type=click.Choice(sorted(STRUCTURES)), default="no-limit", help="Betting."
+    "--structure",
+    type=click.Choice(sorted(STRUCTURES)),
+    default="no-limit",
+    help="The betting structure.",
 )
 @click.option("--blinds", type=_PAIR, default=None, help="Button games' blinds [default: 1/2].")
-@click.option("--ante", type=click.IntRange(0), default=None, help="[default: 1 in stud, else 0]")
+@click.option(
+    "--ante", type=click.IntRange(0), default=None, help="The ante [default: 1 in stud, else 0]."
+)
 @click.option("--bring-in", type=click.IntRange(0), default=0, help="Stud; 0: twice the ante.")
-@click.option("--bets", type=_PAIR, default=None, help="Fixed-limit small/big bets.")
+@click.option(
+    "--bets",
+    type=_PAIR,
+    default=None,
+    help="Fixed-limit small/big bets [default: the big blind (stud: twice the bring-in) and"
+    " twice that].",
+)
 @click.option(
     "--table-id",
     default="",
@@ -303,7 +314,17 @@ def cli(ctx: click.Context, /, **options: str) -> None:
     help="The table's id (default: the dealer picks one).",
 )
 @click.option("--timer-ms", type=click.IntRange(1), default=15_000, help="Time to act, in ms.")
-@click.option("--pause-ms", type=click.IntRange(1), default=2_000, help="Pause between hands.")
+@click.option(
+    "--pause-ms", type=click.IntRange(1), default=2_000, help="Pause between hands, in ms."
+)
+@click.option(
+    "--gathering-ms",
+    type=click.IntRange(0),
+    default=None,
+    show_default=False,
+    help="Once two can play at an idle table, the next hand waits this long, so that players"
+    " who sit down together are dealt in together (0: none) [default: the pause].",
+)
 @click.option("--real-money", is_flag=True, help="Real money (raked) instead of play money.")
 @_json_option
 @_run
@@ -322,6 +343,7 @@ async def create(ctl: Ctl, **args: Any) -> None:
                 real_money=args["real_money"],
                 action_timer_ms=args["timer_ms"],
                 pause_between_hands_ms=args["pause_ms"],
+                settings=_gathering(args["gathering_ms"]),
             ),
         )
         ctl.emit(
@@ -330,6 +352,11 @@ async def create(ctl: Ctl, **args: Any) -> None:
         )
 
     await _with_dealer(ctl, body)
+
+
+def _gathering(gathering_ms: int | None) -> pb.TableConfig | None:
+    """The ``settings`` that set the gathering delay (None: the table's default, the pause)."""
+    return None if gathering_ms is None else pb.TableConfig(gathering_ms=gathering_ms)
 
 
 def _stakes(args: dict[str, Any]) -> pb.Stakes:
@@ -625,7 +652,12 @@ async def close(ctl: Ctl, table: str) -> None:
 @click.option("--count", type=click.IntRange(1, 10), default=3, help="How many bots.")
 @click.option("--buy-in", type=click.IntRange(1), default=200, help="Each bot's buy-in.")
 @click.option("--hands", type=click.IntRange(0), default=5, help="Hands the bots play.")
-@click.option("--think-ms", type=click.IntRange(0), default=300, help="Thinking time a turn.")
+@click.option(
+    "--think-ms",
+    type=click.IntRange(0),
+    default=300,
+    help="Each bot's thinking time per turn, in ms.",
+)
 @click.option("--fund/--no-fund", default=True, help="Deposit each bot's buy-in first.")
 @_json_option
 @_run

@@ -202,7 +202,9 @@ class Narrator:
 
     def _board_dealt(self, event: pb.BoardDealt) -> Iterable[str]:
         self._board.extend(_spaced(event.cards).split())
-        yield f"*** {self._street(event.street)} *** board [{' '.join(self._board)}]"
+        # Draw games open their streets with no board cards: no empty "board []" then.
+        board = f" board [{' '.join(self._board)}]" if self._board else ""
+        yield f"*** {self._street(event.street)} ***{board}"
 
     def _drawn(self, event: pb.CardsDrawn) -> Iterable[str]:
         what = f"draws {event.count}" if event.count else "stands pat"

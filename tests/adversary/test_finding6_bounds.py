@@ -10,6 +10,7 @@ INTERNAL; a body that is not protobuf was UNKNOWN naming the decoder's class (on
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -103,13 +104,23 @@ async def test_a_pause_of_int64_max_is_invalid_argument_and_the_longest_pause_ne
     # The longest pause allowed: hand 1 ends, the next hand is scheduled, the table closes.
     await operator.call(
         "CreateTable",
-        create(table_id=TABLE, pause_between_hands_ms=HOUR_MS, action_timer_ms=HOUR_MS),
+        create(
+            table_id=TABLE,
+            pause_between_hands_ms=HOUR_MS,
+            action_timer_ms=HOUR_MS,
+            settings=pb.TableConfig(gathering_ms=0),  # hand 1 at once, not an hour later
+        ),
     )
     for seat, player in ((1, "ann"), (2, "bob")):
         await room.dealer_client(player).call(
             "SitDown", dpb.SitDownRequest(command_id=_id(), table_id=TABLE, seat=seat, buy_in=200)
         )
     view = await operator.table(TABLE)
+    for _ in range(100):  # the dealer's clock deals hand 1 a moment after the second sits down
+        if view.hand.seat_to_act:
+            break
+        await asyncio.sleep(0.05)
+        view = await operator.table(TABLE)
     to_act = next(s.player_id for s in view.seats if s.seat == view.hand.seat_to_act)
     folded = await room.dealer_client(to_act).act(TABLE, view.hand.hand_id, dpb.ACTION_KIND_FOLD)
     assert folded.table.hand.seat_to_act == 0  # hand 1 is over
@@ -118,6 +129,14 @@ async def test_a_pause_of_int64_max_is_invalid_argument_and_the_longest_pause_ne
         "CloseTable", dpb.CloseTableRequest(command_id=_id(), table_id=TABLE)
     )
     assert closed.table.closed
+
+
+async def test_a_gathering_delay_of_int64_max_is_invalid_argument(room: Room) -> None:
+    operator = room.dealer_client("op", Role.OPERATOR)
+    request = create(settings=pb.TableConfig(gathering_ms=INT64_MAX))
+    error = await refused(room, operator.call("CreateTable", request))
+    assert error.code() == Code.INVALID_ARGUMENT
+    assert "gathering_ms must be between 0 and 3,600,000 ms" in (error.details() or "")
 
 
 async def test_a_hold_ttl_of_int64_max_is_invalid_argument(room: Room) -> None:

@@ -307,6 +307,7 @@ class World:
                     structure=structure,
                     stakes=pb.Stakes(small_blind=1, big_blind=2),
                     pause_between_hands_ms=HOUR_MS,
+                    settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
                     action_timer_ms=HOUR_MS,
                 ),
             )

@@ -90,6 +90,7 @@ async def open_table(room: Room) -> str:
             structure=pb.BETTING_STRUCTURE_NO_LIMIT,
             stakes=pb.Stakes(small_blind=5, big_blind=10),
             pause_between_hands_ms=60_000,
+            settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
             action_timer_ms=30_000,
         ),
     )

@@ -43,6 +43,7 @@ async def dealer(nats_server: NatsServer) -> AsyncIterator[DealerHarness]:
                 stakes=pb.Stakes(small_blind=1, big_blind=2),
                 real_money=False,
                 pause_between_hands_ms=60_000,
+                settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
             ),
         )
         for number, name in ((1, "ann"), (2, "bob")):
@@ -230,6 +231,13 @@ CASES: list[tuple[str, str, Any, Role, Any]] = [
         "GetHandHistory",
         dpb.GetHandHistoryRequest(hand_id=""),
         Role.PLAYER,
+        Code.INVALID_ARGUMENT,
+    ),
+    (
+        "op",
+        "GetHandHistory",
+        dpb.GetHandHistoryRequest(hand_id="no-table-in-it"),
+        Role.OPERATOR,
         Code.INVALID_ARGUMENT,
     ),
     (

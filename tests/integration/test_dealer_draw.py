@@ -45,6 +45,7 @@ async def open_draw_table(operator: Client, game: str) -> str:
             stakes=pb.Stakes(small_blind=1, big_blind=2, small_bet=2, big_bet=4),
             real_money=False,
             pause_between_hands_ms=60_000,
+            settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
         ),
     )
     return str(reply.table_id)
@@ -234,7 +235,7 @@ async def test_a_draw_timed_out_stands_pat_and_bars_betting(dealer: DealerHarnes
             stakes=pb.Stakes(small_blind=1, big_blind=2),
             real_money=False,
             pause_between_hands_ms=60_000,
-            settings=pb.TableConfig(rules=pb.HandRules(draw_timer_ms=300)),
+            settings=pb.TableConfig(gathering_ms=0, rules=pb.HandRules(draw_timer_ms=300)),
         ),
     )
     table_id = reply.table_id

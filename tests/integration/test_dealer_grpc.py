@@ -50,6 +50,7 @@ async def open_table(
             stakes=pb.Stakes(small_blind=1, big_blind=2),
             real_money=False,
             pause_between_hands_ms=pause_ms,
+            settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
             action_timer_ms=timer_ms,
         ),
     )

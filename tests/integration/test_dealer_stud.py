@@ -48,7 +48,8 @@ async def open_stud_table(
             stakes=stakes or pb.Stakes(ante=1, small_bet=4, big_bet=8),
             real_money=False,
             pause_between_hands_ms=60_000,
-            settings=pb.TableConfig(**settings),  # type: ignore[arg-type]
+            # gathering_ms=0: the first hand at once (the long pause holds the next one back)
+            settings=pb.TableConfig(gathering_ms=0, **settings),  # type: ignore[arg-type]
         ),
     )
     return str(reply.table_id)

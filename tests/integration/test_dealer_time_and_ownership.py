@@ -30,7 +30,12 @@ from poker.v1 import events_pb2 as pb
 SECRET = new_secret()
 
 
-async def create(operator: Client, *, timer_ms: int, pause_ms: int) -> str:
+async def create(
+    operator: Client, *, timer_ms: int, pause_ms: int, gathering_ms: int | None = 0
+) -> str:
+    """A Hold'em table; ``gathering_ms`` 0 by default (the first hand at once), None: the
+    table's own default (the pause)."""
+    settings = None if gathering_ms is None else pb.TableConfig(gathering_ms=gathering_ms)
     reply = await operator.call(
         "CreateTable",
         dpb.CreateTableRequest(
@@ -41,6 +46,7 @@ async def create(operator: Client, *, timer_ms: int, pause_ms: int) -> str:
             real_money=False,
             action_timer_ms=timer_ms,
             pause_between_hands_ms=pause_ms,
+            settings=settings,
         ),
     )
     return str(reply.table_id)
@@ -115,6 +121,37 @@ async def test_the_next_hand_starts_after_the_pause(dealer: DealerHarness) -> No
     assert view.hands_started == 2
 
 
+async def test_players_who_sit_down_together_are_dealt_into_the_first_hand(
+    dealer: DealerHarness,
+) -> None:
+    """The gathering delay on the dealer's own clock: the second player's sit-down schedules the
+    first hand a pause later, so the two who sit down after him, posting nothing extra (a new
+    game), are dealt in too; the hand starts when the delay is over, not before."""
+    operator = dealer.client("op", Role.OPERATOR)
+    table_id = await create(operator, timer_ms=30_000, pause_ms=1_500, gathering_ms=None)
+    await seat_two(dealer, table_id)
+    gathered = await operator.table(table_id)
+    next_hand_at = gathered.next_hand_at.ToMilliseconds()  # a Timestamp for clients
+    assert not gathered.hand.hand_id and next_hand_at > 0
+    for number, name in ((4, "cid"), (6, "dee")):
+        await dealer.client(name).call(
+            "SitDown",
+            dpb.SitDownRequest(
+                command_id=uuid.uuid4().hex, table_id=table_id, seat=number, buy_in=100
+            ),
+        )
+    view = await view_until(operator, table_id, lambda v: v.hand.seat_to_act)
+    assert view.hand.hand_id == f"{table_id}.1"
+    assert sorted(s.seat for s in view.seats if s.state == dpb.SEAT_STATE_IN_HAND) == [1, 2, 4, 6]
+    events = await raw_events(dealer, table_id)
+    scheduled = [
+        e.next_hand_scheduled.not_before for e in events if e.HasField("next_hand_scheduled")
+    ]
+    started = next(e for e in events if e.HasField("hand_started"))
+    assert scheduled == [next_hand_at]
+    assert started.hand_started.started_at >= next_hand_at
+
+
 async def test_a_dead_owners_table_is_taken_over_once(nats_server: NatsServer) -> None:
     """The owner dies mid-hand; two dealers race for its tables after the lease expires: one
     wins, the hand is voided and refunded once, everyone is cashed out once, the table closes."""
@@ -180,6 +217,7 @@ async def test_two_writers_racing_for_one_seat(nats_server: NatsServer) -> None:
             Stakes(1, 2),
             real_money=False,
             pause_between_hands_ms=60_000,
+            gathering_ms=0,
         )
         await services[0].create_table("race", "create", config)
         assert await services[1].adopt("race")  # both hold the table at version 1

@@ -79,6 +79,7 @@ async def create_table(client: Client) -> str:
             stakes=pb.Stakes(small_blind=5, big_blind=10),
             real_money=True,
             pause_between_hands_ms=60_000,
+            settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
         ),
     )
     return str(reply.table_id)

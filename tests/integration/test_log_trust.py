@@ -85,6 +85,7 @@ class Room:
                 stakes=pb.Stakes(small_blind=5, big_blind=10),
                 real_money=True,
                 pause_between_hands_ms=60_000,
+                settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
                 action_timer_ms=30_000,
             ),
         )

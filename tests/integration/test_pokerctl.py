@@ -97,21 +97,11 @@ async def new_table(room: Room, game: str = "holdem", structure: str = "no-limit
     return out.strip()
 
 
-def dealt_in_by_the_second_hand(output: str) -> int:
-    """How many players the first two hands of a ``bots`` run dealt in, together.
-
-    Not the first hand alone: no command makes several players able to play at once, so the
-    dealer may start the first hand between two bots' sit-ins (seen in CI with 4 bots); the
-    bots who sat in posting are dealt into the next one. Issue #15 stays open for a first-hand
-    guarantee (a short gathering delay before a table's first hand)."""
-    lines = [line for line in output.splitlines() if line.startswith("button ")][:2]
-    return len(
-        {
-            name.split(" ")[0]
-            for line in lines
-            for name in line.split("dealt in: ", 1)[1].split(", ")
-        }
-    )
+def first_hand_dealt(output: str) -> int:
+    """How many players the first hand of a ``bots`` run dealt in (the bots sit down at once and
+    the table's gathering delay holds its first hand until they have: all of them)."""
+    line = next(line for line in output.splitlines() if line.startswith("button "))
+    return len(line.split("dealt in: ", 1)[1].split(", "))
 
 
 @pytest.mark.parametrize(
@@ -130,7 +120,7 @@ async def test_bots_are_dealt_in_play_and_leave(
     played = await pokerctl(
         room, "bots", table_id, "--count", str(count), "--hands", "2", "--think-ms", "0"
     )
-    assert dealt_in_by_the_second_hand(played) == count, played
+    assert first_hand_dealt(played) == count, played
     assert "hand over" in played
     assert "STILL SEATED" not in played
     view = await room.dealer.client("op", Role.OPERATOR).table(table_id)
@@ -145,9 +135,9 @@ async def test_a_second_run_on_the_same_table_works(room: Room) -> None:
     table_id = await new_table(room)
     for _ in range(2):
         played = await pokerctl(
-            room, "bots", table_id, "--count", "3", "--hands", "2", "--think-ms", "0"
+            room, "bots", table_id, "--count", "3", "--hands", "1", "--think-ms", "0"
         )
-        assert dealt_in_by_the_second_hand(played) == 3, played
+        assert first_hand_dealt(played) == 3, played
     view = await room.dealer.client("op", Role.OPERATOR).table(table_id)
     assert not view.seats
     assert view.hands_started >= 2
@@ -182,6 +172,10 @@ async def test_json_on_every_command_parses(room: Room) -> None:
     assert table_id in [row["table_id"] for row in tables["tables"]]
     view = json.loads(await pokerctl(room, "show", table_id, "--json"))
     assert view["table_id"] == table_id
+    assert "gathering_ms" not in view["config"], "unset: the pause"
+    gathered = json.loads(await pokerctl(room, "create", "--gathering-ms", "250", "--json"))
+    shown = json.loads(await pokerctl(room, "show", gathered["table_id"], "--json"))
+    assert int(shown["config"]["gathering_ms"]) == 250
     for command in (
         ["history", f"{table_id}.1"],
         ["deposit", "carol", "500"],
@@ -231,6 +225,9 @@ async def test_errors_are_one_line_without_traceback(room: Room) -> None:
     assert code == 1 and "Traceback" not in err and "at least 32 bytes" in err, err
     code, _, err = await pokerctl_result(*room.flags(), "show", "no-such-table")
     assert code == 1 and err.startswith("pokerctl: NOT_FOUND"), err
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = await pokerctl_result(*room.flags(), "history", "no-such-table")
+    assert code == 1 and "<table id>.<hand number>" in err, err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -65,6 +65,7 @@ async def table_with_a_hand(dealer: DealerHarness) -> tuple[str, dpb.TableView]:
             stakes=pb.Stakes(small_blind=1, big_blind=2),
             real_money=False,
             pause_between_hands_ms=60_000,
+            settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
             action_timer_ms=30_000,
         ),
     )

@@ -99,6 +99,7 @@ async def test_the_wallet_call_gets_the_callers_shorter_deadline(
                     stakes=pb.Stakes(small_blind=1, big_blind=2),
                     real_money=True,
                     pause_between_hands_ms=60_000,
+                    settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
                 ),
             )
             for number, (name, timeout_s) in enumerate((("ann", 1.0), ("bob", 30.0)), start=1):

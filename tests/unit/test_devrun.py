@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from poker.tools.devrun import check_ports_free, port_taken, wait_until_listening
+from poker.tools.devrun import accounts_line, check_ports_free, port_taken, wait_until_listening
 
 
 def _listener() -> socket.socket:
@@ -61,3 +61,12 @@ def test_a_child_listening_on_its_port_is_up() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_accounts_line_names_the_deposits_that_failed() -> None:
+    assert accounts_line([]) == (
+        "accounts     alice, bob, carol, dave funded (pokerctl balance <player>)"
+    )
+    line = accounts_line(["bob", "dave"])
+    assert line.startswith("accounts     alice, carol funded")
+    assert "NOT funded: bob, dave" in line

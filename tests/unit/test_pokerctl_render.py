@@ -100,3 +100,10 @@ def test_show_draws_the_seats_and_whose_turn() -> None:
     assert "ann (you)" in text and "As Kd" in text
     assert "hand t.1: preflop, pot 3" in text
     assert "to act: ann" in text and "fold, call 1, raise to 4-100" in text
+
+
+def test_a_draw_street_shows_no_empty_board() -> None:
+    narrator = Narrator({1: "ann"})
+    started = pb.HandStarted(hand_id="t.1", game="draw32", seats=[pb.SeatStack(seat=1)])
+    _told(narrator, hand_started=started)
+    assert _told(narrator, board_dealt=pb.BoardDealt(street=1)) == ["*** draw ***"]

@@ -198,7 +198,7 @@ def test_sit_out_takes_effect_from_the_next_hand_and_sit_in_returns() -> None:
 
 
 def test_pause_between_hands_is_enforced() -> None:
-    table = Driver(nl_config(pause_between_hands_ms=3_000))
+    table = Driver(nl_config(pause_between_hands_ms=3_000, gathering_ms=0))
     table.seat_all({1: 100, 2: 100})
     table.deal()
     table.fold_around()

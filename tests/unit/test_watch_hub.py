@@ -27,7 +27,12 @@ from poker.testing.dealer import harness_seals
 from poker.v1 import events_pb2 as pb
 
 CONFIG = make_config(
-    "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000
+    "holdem",
+    Structure.NO_LIMIT,
+    Stakes(1, 2),
+    real_money=False,
+    pause_between_hands_ms=60_000,
+    gathering_ms=0,
 )
 
 

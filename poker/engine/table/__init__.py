@@ -15,15 +15,17 @@ A table of two, one hand:
 >>> table, _ = execute(None, CreateTable(config, now=0))
 >>> table, _ = execute(table, SitDown(1, "ann", 100, "hold-1", now=1))
 >>> table, _ = execute(table, SitDown(2, "bob", 100, "hold-2", now=2))
->>> table, events = execute(table, StartNextHand("h1", DECK_52, now=3))
+>>> table.next_hand_at  # the gathering delay (the pause, 3 s): others may still sit down
+3002
+>>> table, events = execute(table, StartNextHand("h1", DECK_52, now=3002))
 >>> [(view.seat, view.stack, view.status.value) for view in seat_views(table)]
 [(1, 99, 'in hand'), (2, 98, 'in hand')]
 >>> [option.action.value for option in legal_actions(table, 1)]
 ['fold', 'call', 'raise']
->>> table, more = execute(table, Act(1, "ann", Action.FOLD, now=4))
+>>> table, more = execute(table, Act(1, "ann", Action.FOLD, now=3003))
 >>> [(seat.player_id, seat.stack) for seat in table.seats if seat]
 [('ann', 99), ('bob', 101)]
->>> table, closing = execute(table, CloseTable(now=5))
+>>> table, closing = execute(table, CloseTable(now=3004))
 >>> [(event.player_id, event.amount) for event in closing[:-1]]
 [('ann', 99), ('bob', 101)]
 """

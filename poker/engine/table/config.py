@@ -115,7 +115,11 @@ def default_buy_ins(structure: Structure, stakes: Stakes) -> tuple[int, int | No
 @dataclass(frozen=True, slots=True)
 class TableConfig:
     """A table's settings (RULES.md §11), resolved. ``max_buy_in`` None = no maximum; ``rake``
-    None = no rake (always so for play money). Build with :func:`make_config`."""
+    None = no rake (always so for play money). Build with :func:`make_config`.
+
+    ``gathering_ms``: the gathering delay. When a command gives a table with no hand running its
+    second player who can play, the next hand waits this long (None: the pause between hands;
+    0: none), so that players who sit down together are dealt in together (RULES.md §6.2)."""
 
     game: str
     structure: Structure
@@ -127,6 +131,10 @@ class TableConfig:
     rules: BettingRules = field(default_factory=BettingRules)  # chip unit, caps, action timer
     rake: RakeSchedule | None = None
     pause_between_hands_ms: int = 3_000
+    # The gathering delay (RULES.md §6.2, decision A41): when the table comes to have two players
+    # who can play and no hand runs, the next hand waits this long, so that players who sit
+    # down together are dealt in together. None: the pause between hands; 0: no delay.
+    gathering_ms: int | None = None
     button_rule: ButtonRule = ButtonRule.MOVING
     dealer_mode: DealerMode = DealerMode.ROTATING_BUTTON
     missed_blinds_policy: MissedBlindsPolicy = MissedBlindsPolicy.ROBERTS
@@ -152,6 +160,12 @@ class TableConfig:
         # One HandConfig object per table: the hand machine memoises per config identity.
         hand = HandConfig(self.game, self.structure, self.stakes, self.rules, self.rake)
         object.__setattr__(self, "hand", hand)
+
+    @property
+    def gathering_delay_ms(self) -> int:
+        """How long a gathering game waits before its next hand (``gathering_ms``, by default
+        the pause between hands)."""
+        return self.pause_between_hands_ms if self.gathering_ms is None else self.gathering_ms
 
 
 def make_config(
@@ -200,6 +214,7 @@ def config_to_wire(config: TableConfig) -> pb.TableConfig:
         min_buy_in=config.min_buy_in,
         max_buy_in=config.max_buy_in or 0,
         pause_between_hands_ms=config.pause_between_hands_ms,
+        gathering_ms=config.gathering_ms,
         button_rule=config.button_rule.value,  # type: ignore[arg-type]
         dealer_mode=config.dealer_mode.value,  # type: ignore[arg-type]
         missed_blinds_policy=config.missed_blinds_policy.value,  # type: ignore[arg-type]
@@ -228,6 +243,8 @@ def config_from_wire(wire: pb.TableConfig) -> TableConfig:
         rules=hand.rules,
         rake=hand.rake,
         pause_between_hands_ms=wire.pause_between_hands_ms,
+        # Unset (the default, and every log from before the setting): the pause between hands.
+        gathering_ms=wire.gathering_ms if wire.HasField("gathering_ms") else None,
         button_rule=ButtonRule(wire.button_rule or ButtonRule.MOVING.value),
         dealer_mode=DealerMode(wire.dealer_mode) if wire.dealer_mode else default_mode,
         missed_blinds_policy=MissedBlindsPolicy(

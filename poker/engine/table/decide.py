@@ -6,6 +6,11 @@ and each is applied with the same :func:`~poker.engine.table.evolve.evolve` a re
 that play the hand delegate to the hand machine and add what the table does around it: sitting
 out a player who timed out, cashing out those who stood up once the hand is over, scheduling
 the next hand.
+
+After every command, the gathering delay (:func:`~poker.engine.table.rules.gathering_ends`,
+RULES.md §6.2, decision A41): a command that gives an idle table its second player who can play
+schedules the next hand ``gathering_ms`` later (``NextHandScheduled``), so that players who sit
+down together are all dealt into the game's first hand.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from poker.engine.table.events import TableEventBody
 from poker.engine.table.evolve import evolve
 from poker.engine.table.rules import (
     busted_seats,
+    gathering_ends,
     protection_open,
     sat_out_too_long,
     verify_buy_in,
@@ -96,6 +102,7 @@ def execute(state: TableState | None, command: Command) -> tuple[TableState, lis
         raise TypeError(f"{type(command).__name__} is not a table command.")
     recorder = _Recorder(state)
     handler(recorder, command)
+    _gather(recorder, state, command.now)
     return recorder.table, recorder.events
 
 
@@ -364,6 +371,13 @@ def _close(recorder: _Recorder, command: CloseTable) -> None:
             )
         )
     recorder.emit(pb.TableClosed(reason=command.reason, at=command.now))
+
+
+def _gather(recorder: _Recorder, before: TableState | None, now: int) -> None:
+    """The game gathers: the next hand waits the gathering delay (see ``gathering_ends``)."""
+    not_before = gathering_ends(before, recorder.table, now)
+    if not_before is not None:
+        recorder.emit(pb.NextHandScheduled(not_before=not_before))
 
 
 def _after_hand(recorder: _Recorder, now: int) -> None:

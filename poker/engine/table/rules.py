@@ -28,7 +28,7 @@ from poker.engine.table.errors import (
     TableNotOpen,
     TooEarly,
 )
-from poker.engine.table.plan import Plan, plan_hand
+from poker.engine.table.plan import Plan, eligible_seats, plan_hand
 from poker.engine.table.state import Seat, TableState
 
 _WITH_MAXIMUM = (Structure.POT_LIMIT, Structure.HALF_POT_LIMIT, Structure.NO_LIMIT)
@@ -101,6 +101,9 @@ def _verify_switches(config: TableConfig, game: GameDefinition) -> None:
         )
     if min(config.artificial_allin_per_24h, config.pause_between_hands_ms) < 0:
         raise InvalidTableConfig("Allowances and pauses cannot be negative.")
+    gathering = config.gathering_ms
+    if gathering is not None and (type(gathering) is not int or gathering < 0):
+        raise InvalidTableConfig("The gathering delay (gathering_ms) cannot be negative.")
     if config.rejoin_window_ms < 0:
         raise InvalidTableConfig("The re-join window cannot be negative.")
     # RULES.md §11: a whole number of hands, at least 1 (decision A41). None is only what a log
@@ -259,6 +262,25 @@ def verify_can_start(state: TableState, now: int) -> Plan:
     if plan is None:
         raise NotEnoughPlayers("A hand needs at least two players with chips who are sitting in.")
     return plan
+
+
+def gathering_ends(before: TableState | None, after: TableState, now: int) -> int | None:
+    """The gathering delay (RULES.md §6.2, decision A41): a command that takes the table from
+    fewer than two players who can play to two or more while no hand runs makes the next hand
+    wait ``gathering_ms`` (by default the pause), so that players who sit down together are
+    dealt in together. A new game deals in every eligible player, where one who sat down a
+    moment after it started would wait for the big blind. Returns the instant the next hand may
+    start, or None when nothing changes: no game gathers, the delay is 0, or a start at least
+    as late is already scheduled (a schedule never moves earlier). Who can play is counted as
+    ``plan.eligible_seats`` (two or more exactly when ``queries.who_can_play``, which the
+    dealer's clock reads, names two or more)."""
+    if before is None or after.closed or before.hand_running or after.hand_running:
+        return None
+    delay = after.config.gathering_delay_ms
+    if delay <= 0 or len(eligible_seats(before)) >= 2 or len(eligible_seats(after)) < 2:
+        return None
+    not_before = now + delay
+    return not_before if not_before > after.next_hand_at else None
 
 
 def _without_leavers(state: TableState) -> TableState:
