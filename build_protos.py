@@ -104,13 +104,15 @@ def _stub_options(out: Path) -> list[str]:
         if found is None:
             raise SystemExit(f"generating the protos needs mypy-protobuf ({plugin} not found)")
         language = plugin.removeprefix("protoc-gen-")
-        options += [f"--plugin={plugin}={found}", f"--{language}_out={out}"]
+        # quiet: no "Writing mypy to ..." line per file.
+        options += [f"--plugin={plugin}={found}", f"--{language}_opt=quiet"]
+        options.append(f"--{language}_out={out}")
     return options
 
 
 def main(argv: list[str] | None = None) -> None:
     """``python build_protos.py [--out DIR]``: generate into the checkout (or DIR)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Generates the protos' Python code.")
     parser.add_argument("--out", type=Path, default=ROOT, help="where the packages go (checkout)")
     arguments = parser.parse_args(argv)
     written = generate(arguments.out.resolve())

@@ -16,7 +16,7 @@ from setuptools.command.build_py import build_py
 # A PEP 517 build does not put the project on sys.path; build_protos.py sits beside this file.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import build_protos  # noqa: E402
+import build_protos
 
 
 class BuildPyWithProtos(build_py):
@@ -38,7 +38,7 @@ class BuildPyWithProtos(build_py):
 
     _generated: list[Path] = []  # noqa: RUF012 (a default read before run(), never mutated)
 
-    def get_outputs(self, include_bytecode: bool = True) -> list[str]:  # type: ignore[override]
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
         """The copied sources and the generated files (an install's record lists both); in editable
         mode the generated files are in the checkout, not outputs of the build."""
         return [*super().get_outputs(include_bytecode), *map(str, self._generated)]
