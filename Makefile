@@ -30,7 +30,7 @@ ifneq ($(VENV_PYTHON_OK),True)
 $(shell rm -f $(STAMP))
 endif
 
-$(STAMP): pyproject.toml $(LOCK) setup.py build_protos.py
+$(STAMP): pyproject.toml $(LOCK) setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
 		echo "make: this project needs Python 3.11 or newer; '$(PYTHON)' is" \
 			"$$($(PYTHON) -c 'import platform; print(platform.python_version())' 2>/dev/null || echo 'not a working Python')." \

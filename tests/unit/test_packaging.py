@@ -61,10 +61,15 @@ def locked(path: Path) -> dict[str, Locked]:
             assert block.startswith("#"), f"{path.name}: not a pinned requirement: {block[:60]}"
             continue
         hashes = tuple(re.findall(r"--hash=(sha256:[0-9a-f]{64})", block))
-        via = tuple(re.findall(r"^\s+#\s+(?:via\s+)?(\S.*?)\s*$", block, re.M))
+        # "# via NAME" or "# via" and one "#   NAME" line each.
+        lines = (line.strip() for line in block.splitlines()[1:])
+        comments = (line.removeprefix("#").strip() for line in lines if line.startswith("#"))
+        via = tuple(
+            each.removeprefix("via").strip() for each in comments if each not in ("", "via")
+        )
         name = canonicalize_name(head.group(1))
         assert name not in entries, f"{path.name}: {name} twice"
-        entries[name] = Locked(head.group(2), hashes, tuple(v for v in via if v != "via"))
+        entries[name] = Locked(head.group(2), hashes, via)
     return entries
 
 
