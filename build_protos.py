@@ -96,11 +96,11 @@ def _googleapis_protos() -> Path:
 
 
 def _stub_options(out: Path) -> list[str]:
-    """The mypy-protobuf plugins, named by path: a build environment's scripts need not be on
-    PATH."""
+    """The mypy-protobuf plugins, named by path: those beside this Python first (``make proto``
+    need not have the venv on PATH), else PATH's (a build environment's scripts)."""
     options = []
     for plugin in STUB_PLUGINS:
-        found = shutil.which(plugin) or shutil.which(plugin, path=str(Path(sys.executable).parent))
+        found = shutil.which(plugin, path=str(Path(sys.executable).parent)) or shutil.which(plugin)
         if found is None:
             raise SystemExit(f"generating the protos needs mypy-protobuf ({plugin} not found)")
         language = plugin.removeprefix("protoc-gen-")
