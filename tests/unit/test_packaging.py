@@ -151,6 +151,74 @@ def _generated_names() -> set[str]:
     return names
 
 
+#: pip without an index: the build requirements are this venv's (the lock's), as in make's set-up.
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
+#: A Python warning in what a build prints (pip shows a backend's as "BuildBackendWarning: TITLE",
+#: as for the compat editable mode's "Compat editable installs"), or any text about a deprecation.
+WARNING = re.compile(r"\b([A-Z][A-Za-z]*Warning): (.*)")
+#: The one a lenient editable install always emits: information (which finder it uses), not a
+#: deprecation; pip shows it with -v only.
+INFORMATION_ONLY = {"Editable installation."}
+NEEDS_GIT = pytest.mark.skipif(shutil.which("git") is None, reason="lists the checkout with git")
+
+
+@pytest.mark.slow
+@NEEDS_GIT
+def test_a_wheel_from_a_clean_checkout_carries_the_generated_code_and_runs(
+    tmp_path: Path,
+) -> None:
+    source = _clean_checkout(tmp_path / "checkout")
+    built = _run([*PIP, "wheel", "-v", "--no-index", "--no-deps", "--no-build-isolation", "-w",
+                  "dist", "."], cwd=source)  # fmt: skip
+    _assert_no_banner(built)
+    (wheel,) = (source / "dist").glob("poker_backend-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        scripts = archive.read(entry_points).decode()
+    assert _generated_names() <= names, sorted(_generated_names() - names)
+    assert {"poker/dealer/__main__.py", "poker/wallet/__main__.py"} <= names
+    assert "pokerctl = poker.tools.pokerctl:main" in scripts
+    assert not {n.split("/")[0] for n in names} & {"tests", "bench", "protos", "build_protos.py"}
+
+    venv = _fresh_venv(tmp_path / "venv")
+    python = str(venv / "bin" / "python")
+    _run([*PIP, "--python", python, "install", "--no-index", "--no-deps", str(wheel)],
+         cwd=tmp_path)  # fmt: skip
+    for package in ["poker", *build_protos.generated_packages()]:
+        assert _imported_from(venv, package).is_relative_to(venv), package
+    assert "Usage: pokerctl" in _run([str(venv / "bin" / "pokerctl"), "--help"], cwd=tmp_path)
+    for service in ("poker.dealer", "poker.wallet"):
+        assert f"python -m {service}" in _run([python, "-m", service, "--help"], cwd=tmp_path)
+
+
+@pytest.mark.slow
+@NEEDS_GIT
+def test_an_editable_install_of_a_clean_checkout_generates_the_code_there_quietly(
+    tmp_path: Path,
+) -> None:
+    """make's set-up: the editable build (no isolation, no dependencies) writes the generated
+    packages into the checkout, maps them for imports from anywhere, and prints no banner."""
+    source = _clean_checkout(tmp_path / "checkout")
+    venv = _fresh_venv(tmp_path / "venv")
+    python = str(venv / "bin" / "python")
+    installed = _run([*PIP, "--python", python, "install", "-v", "--no-index", "--no-deps",
+                      "--no-build-isolation", "-e", str(source)], cwd=tmp_path)  # fmt: skip
+    _assert_no_banner(installed)
+    assert _generated_names() <= {
+        path.relative_to(source).as_posix() for path in source.rglob("*") if path.is_file()
+    }
+    for package in ["poker", *build_protos.generated_packages()]:
+        assert _imported_from(venv, package).is_relative_to(source), package
+    assert "Usage: pokerctl" in _run([str(venv / "bin" / "pokerctl"), "--help"], cwd=tmp_path)
+
+
+def _assert_no_banner(printed: str) -> None:
+    warnings = {title.strip() for _, title in WARNING.findall(printed)} - INFORMATION_ONLY
+    assert not warnings, printed
+    assert "deprecat" not in printed.lower(), printed
+
+
 def _clean_checkout(target: Path) -> Path:
     """The checkout's files that git would clone or commit (tracked or not ignored): no .venv,
     no generated code."""
@@ -165,52 +233,34 @@ def _clean_checkout(target: Path) -> Path:
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
+    assert not any(target.rglob("*_pb2.py")), "the clean checkout has generated code"
     return target
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to list the checkout's files")
-def test_a_wheel_from_a_clean_checkout_carries_the_generated_code_and_runs(
-    tmp_path: Path,
-) -> None:
-    source = _clean_checkout(tmp_path / "checkout")
-    assert not any(source.rglob("*_pb2.py")), "the clean checkout has generated code"
-    # No index: the build requirements are this venv's (the lock's), as in make's set-up.
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
-    _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", "dist", "."],
-         cwd=source)  # fmt: skip
-    (wheel,) = (source / "dist").glob("poker_backend-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        names = set(archive.namelist())
-        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-        scripts = archive.read(entry_points).decode()
-    assert _generated_names() <= names, sorted(_generated_names() - names)
-    assert {"poker/dealer/__main__.py", "poker/wallet/__main__.py"} <= names
-    assert "pokerctl = poker.tools.pokerctl:main" in scripts
-    assert not {n.split("/")[0] for n in names} & {"tests", "bench", "protos", "build_protos.py"}
-
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
-    python = venv / "bin" / "python"
-    _run([*pip, "--python", str(python), "install", "--no-index", "--no-deps", str(wheel)],
-         cwd=tmp_path)  # fmt: skip
-    # The dependencies: this venv's, after the wheel's own site-packages (a .pth line appends).
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                     cwd=tmp_path).strip())  # fmt: skip
+def _fresh_venv(venv: Path) -> Path:
+    """A new venv whose dependencies are this venv's: its site-packages first, then this one's
+    (a .pth line appends to sys.path), so what is installed into it wins."""
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=venv.parent)
+    where = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    site = Path(_run([str(venv / "bin" / "python"), "-c", where], cwd=venv.parent).strip())
     (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
-    for package in ["poker", *build_protos.generated_packages()]:
-        found = f"import importlib; print(importlib.import_module({package!r}).__file__)"
-        where = _run([str(python), "-c", found], cwd=tmp_path).strip()
-        assert Path(where).is_relative_to(venv), (package, where)
-    assert "Usage: pokerctl" in _run([str(venv / "bin" / "pokerctl"), "--help"], cwd=tmp_path)
-    for service in ("poker.dealer", "poker.wallet"):
-        assert f"python -m {service}" in _run([str(python), "-m", service, "--help"], cwd=tmp_path)
+    return venv
+
+
+def _imported_from(venv: Path, package: str) -> Path:
+    """Where the venv's Python imports a package from, outside any checkout."""
+    found = f"import importlib; print(importlib.import_module({package!r}).__file__)"
+    return Path(_run([str(venv / "bin" / "python"), "-c", found], cwd=venv.parent).strip())
 
 
 def _run(command: list[str], cwd: Path) -> str:
+    """Runs a command (without this run's PYTHONPATH, which names the checkout; with this venv's
+    scripts on PATH, the build's protoc plugins among them) and returns its output, stderr after
+    stdout."""
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     done = subprocess.run(
         command, cwd=cwd, capture_output=True, text=True, timeout=300, env=environment, check=False
     )
     assert done.returncode == 0, f"{command}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    return done.stdout + done.stderr
