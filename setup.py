@@ -27,12 +27,8 @@ class BuildPyWithProtos(build_py):
         """Copies the sources (not in editable mode), then generates the protos' packages."""
         super().run()
         if self.editable_mode:
+            # Imported from the checkout (pyproject.toml's package-dir: the checkout on sys.path).
             build_protos.generate(build_protos.ROOT)
-            # A clean checkout has no generated folders, so packages.find did not list them; an
-            # editable install maps only the listed top-level packages onto the checkout.
-            packages = self.distribution.packages
-            assert packages is not None, "pyproject.toml finds the packages"
-            packages += [name for name in build_protos.generated_packages() if name not in packages]
         else:
             self._generated = build_protos.generate(Path(self.build_lib))
 
