@@ -25,8 +25,14 @@ from poker.servicekit.errors import NotFound
 from poker.tablelog.repository import TableRepository
 from poker.testing.dealer import harness_seals
 
+# The first hand deals as soon as two can play (no gathering delay); then the table holds still.
 CONFIG = make_config(
-    "holdem", Structure.NO_LIMIT, Stakes(1, 2), real_money=False, pause_between_hands_ms=60_000
+    "holdem",
+    Structure.NO_LIMIT,
+    Stakes(1, 2),
+    real_money=False,
+    pause_between_hands_ms=60_000,
+    gathering_ms=0,
 )
 
 
