@@ -237,9 +237,27 @@ async def _log_closed() -> None:
     _log.info("nats_closed")
 
 
+def redact_url(url: str) -> str:
+    """``url`` without a password embedded in it, for messages and logs.
+
+    >>> redact_url("nats://admin:s3cret@127.0.0.1:4222,nats://127.0.0.1:4223")
+    'nats://admin:***@127.0.0.1:4222,nats://127.0.0.1:4223'
+    """
+    return re.sub(r"//([^:/@,]+):[^@/,]*@", r"//\1:***@", url)
+
+
+def url_has_user(url: str) -> bool:
+    """Whether a (comma-separated) NATS URL names a user itself (``nats://user:pw@host``).
+
+    >>> url_has_user("nats://admin:pw@127.0.0.1:4222"), url_has_user("nats://127.0.0.1:4222")
+    (True, False)
+    """
+    return re.search(r"//[^/@,]+@", url) is not None
+
+
 def _redacted(servers: tuple[str, ...]) -> list[str]:
     """The server URLs without any password embedded in them (``nats://user:pw@host``)."""
-    return [re.sub(r"//([^:/@]+):[^@/]*@", r"//\1:***@", server) for server in servers]
+    return [redact_url(server) for server in servers]
 
 
 def _server_of(client: Client) -> str:

@@ -67,7 +67,13 @@ from poker.eventstore.sealing import (
 from poker.eventstore.snapshots import CorruptSnapshot, JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.auth import bearer_metadata
 from poker.servicekit.channels import health_checked_options
-from poker.servicekit.nats_connect import NatsConfigError, NatsSettings, server_urls
+from poker.servicekit.nats_connect import (
+    NatsConfigError,
+    NatsSettings,
+    redact_url,
+    server_urls,
+    url_has_user,
+)
 from poker.servicekit.tls import aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
 from poker.tablelog.feed import JetStreamFeed
@@ -1048,6 +1054,10 @@ async def _start_of(
     return start
 
 
+async def _ignore_nats_error(error: Exception) -> None:
+    """nats-py's error callback: its default prints a traceback on stderr."""
+
+
 async def _with_log(
     ctl: Ctl,
     log: dict[str, str],
@@ -1056,7 +1066,7 @@ async def _with_log(
     """Run ``body(store, feed, js)`` with the table log's store and feed, connected with the
     operator's credentials (``log``: the options of :func:`_nats_options`)."""
     credentials = log["nats_credentials"]
-    if not credentials:
+    if not credentials and not url_has_user(log["nats_url"]):  # a user in the URL is explicit
         default = ctl.settings.secret_path().parent / "nats-credentials" / "admin.json"
         credentials = str(default) if default.exists() else ""
     settings = NatsSettings(
@@ -1070,12 +1080,14 @@ async def _with_log(
             connect_timeout=ctlconfig.CONNECT_TIMEOUT_S,
             allow_reconnect=False,
             max_reconnect_attempts=0,
+            error_cb=_ignore_nats_error,  # the failure is raised below, as one line
             **settings.connect_options(),
         )
     except NatsConfigError as error:
         raise CtlError(f"--nats-credentials: {error}") from None
     except (OSError, TimeoutError, nats.errors.Error) as error:
-        raise CtlError(f"NATS at {log['nats_url']} (--nats) cannot be reached: {error}") from None
+        where = redact_url(log["nats_url"])
+        raise CtlError(f"NATS at {where} (--nats) cannot be reached: {error}") from None
     names = TableLogSettings(stream=log["stream"], subject_prefix=log["subject_prefix"])
     try:
         js = client.jetstream()

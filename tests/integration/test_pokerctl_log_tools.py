@@ -68,3 +68,18 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
     assert code == 1
     assert f"table {table_id}: the batch of version {replayed['version'] + 1}" in out
     assert "has no link to the batch before it" in out
+
+
+async def test_a_refused_nats_login_is_one_line_without_the_password(
+    room: Room, nats_server: NatsServer
+) -> None:
+    """A wrong password in --nats: one line naming the server, the password masked, no
+    traceback (nats-py's own error printer is off)."""
+    wrong = nats_server.url.replace("//admin:", "//admin:x", 1)
+    assert wrong != nats_server.url  # the fixture's URL carries the admin's password
+    password = wrong.split("//admin:", 1)[1].split("@", 1)[0]
+    code, out, err = await pokerctl_result(*room.flags(), "replay", "t-any", "--nats", wrong)
+    assert code != 0 and not out
+    assert err.strip().count("\n") == 0, err
+    assert "Authorization Violation" in err and "admin:***@" in err
+    assert password not in err and "Traceback" not in err
