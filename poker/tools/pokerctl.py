@@ -1054,6 +1054,19 @@ async def _start_of(
     return start
 
 
+def _tables_progress(ctl: Ctl, verb: str) -> Progress:
+    """A progress bar of tables done (``verifying 3/40 tables``) on stderr, for people only: off
+    with --json or when stderr is not a terminal."""
+    return Progress(
+        TextColumn(verb),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("tables"),
+        console=ctl.err,
+        disable=ctl.json or not ctl.err.is_terminal,
+    )
+
+
 async def _ignore_nats_error(error: Exception) -> None:
     """nats-py's error callback: its default prints a traceback on stderr."""
 
@@ -1239,14 +1252,7 @@ async def verify(
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
         snapshots = await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
-        with Progress(
-            TextColumn("verifying"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("tables"),
-            console=ctl.err,
-            disable=ctl.json or not ctl.err.is_terminal,
-        ) as progress:
+        with _tables_progress(ctl, "verifying") as progress:
             task = progress.add_task("tables", total=len(names))
             for name in names:
                 records = await logtools.read_records(store, name)
@@ -1326,14 +1332,7 @@ async def export(
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         nonlocal total
         names = [table] if table else await feed.table_ids()
-        with Progress(
-            TextColumn("exporting"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("tables"),
-            console=ctl.err,
-            disable=ctl.json or not ctl.err.is_terminal,
-        ) as progress:
+        with _tables_progress(ctl, "exporting") as progress:
             task = progress.add_task("tables", total=len(names))
             hands: list[logtools.HandRecord] = []
             for name in names:
