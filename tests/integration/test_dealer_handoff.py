@@ -242,10 +242,11 @@ async def test_drain_table_refuses_unknown_malformed_and_closed_tables(
         grpc.StatusCode.INVALID_ARGUMENT,
         "INVALID_REQUEST",
     )
-    assert await refused(drain(operator, table_id, timeout_ms=601_000)) == (
-        grpc.StatusCode.INVALID_ARGUMENT,
-        "INVALID_REQUEST",
-    )
+    for hostile_ms in (601_000, -1, -600_000):  # past the 600 s cap; a negative Duration
+        assert await refused(drain(operator, table_id, timeout_ms=hostile_ms)) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        )
     await assert_unchanged(first, table_id, view)
     closed = await open_holdem(operator)
     await operator.call(
