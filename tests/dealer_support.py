@@ -22,18 +22,21 @@ async def open_holdem(
     pause_ms: int = 300,
     timer_ms: int = 30_000,
     command_id: str = "",
-    gathering_ms: int = 0,
+    gathering_ms: int | None = 0,
+    blinds: tuple[int, int] = (1, 2),
+    real_money: bool = False,
 ) -> str:
-    """A play-money Hold'em 1/2 no-limit table; its id. The first hand is dealt as soon as two
-    can play (no gathering delay) unless ``gathering_ms`` asks for one."""
+    """A no-limit Hold'em table (play money, blinds 1/2 unless told); its id. The first hand is
+    dealt as soon as two can play (no gathering delay) unless ``gathering_ms`` asks for one
+    (None: the table's default, the pause between hands)."""
     reply = await operator.call(
         "CreateTable",
         dpb.CreateTableRequest(
             command_id=command_id or uuid.uuid4().hex,
             game="holdem",
             structure=pb.BETTING_STRUCTURE_NO_LIMIT,
-            stakes=pb.Stakes(small_blind=1, big_blind=2),
-            real_money=False,
+            stakes=pb.Stakes(small_blind=blinds[0], big_blind=blinds[1]),
+            real_money=real_money,
             action_timer_ms=timer_ms,
             pause_between_hands_ms=pause_ms,
             settings=pb.TableConfig(gathering_ms=gathering_ms),

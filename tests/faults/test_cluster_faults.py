@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import itertools
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from poker.tools.client import Client, WalletClient
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
+from tests.dealer_support import open_holdem
 from tests.faults.test_wallet_faults import Process, dealer_args, wallet_args
 
 pytestmark = pytest.mark.slow
@@ -223,19 +223,9 @@ async def test_a_real_money_table_survives_leader_dealer_and_wallet_kills(
                 timeout_s=30,
             )
         first = room.dealer(room.dealers[0], "op", Role.OPERATOR)
-        created = await first.call(
-            "CreateTable",
-            dpb.CreateTableRequest(
-                command_id=uuid.uuid4().hex,
-                game="holdem",
-                structure=pb.BETTING_STRUCTURE_NO_LIMIT,
-                stakes=pb.Stakes(small_blind=5, big_blind=10),
-                real_money=True,
-                pause_between_hands_ms=200,
-                action_timer_ms=30_000,
-            ),
+        room.table_id = table_id = await open_holdem(
+            first, pause_ms=200, blinds=(5, 10), real_money=True, gathering_ms=None
         )
-        room.table_id = table_id = created.table_id
         room.serving = room.dealers[0]
         for seat, name in enumerate(PLAYERS, start=1):
             await room.dealer(room.dealers[0], name).call(

@@ -31,6 +31,7 @@ from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
 from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV, WalletSettings
+from tests.dealer_support import open_holdem
 
 ROOT = Path(__file__).resolve().parents[2]
 _ADDRESS = re.compile(r"(?:serving|listening) grpc=(\S+)")
@@ -95,20 +96,9 @@ def cid() -> str:
 
 
 async def open_table(operator: Client) -> str:
-    reply = await operator.call(
-        "CreateTable",
-        dpb.CreateTableRequest(
-            command_id=cid(),
-            game="holdem",
-            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
-            stakes=pb.Stakes(small_blind=5, big_blind=10),
-            real_money=True,
-            pause_between_hands_ms=60_000,
-            settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
-            action_timer_ms=60_000,
-        ),
+    return await open_holdem(
+        operator, pause_ms=60_000, timer_ms=60_000, blinds=(5, 10), real_money=True
     )
-    return str(reply.table_id)
 
 
 async def seat_everyone(channel: grpc.aio.Channel, secret: bytes, table_id: str) -> None:

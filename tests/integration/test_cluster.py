@@ -24,8 +24,8 @@ from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.bot import play_turn
 from poker.tools.client import Client, WalletClient
 from poker.v1 import dealer_pb2 as dpb
-from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
+from tests.dealer_support import open_holdem
 
 PLAYERS = ("ann", "bob", "cat")
 DEPOSIT = 1_000
@@ -83,19 +83,9 @@ async def open_seated_table(room: ClusterRoom) -> str:
     """A real-money Hold'em table with the three players seated (their buy-ins held)."""
     for name in PLAYERS:
         await room.operator.deposit(name, DEPOSIT)
-    reply = await room.dealer_op.call(
-        "CreateTable",
-        dpb.CreateTableRequest(
-            command_id=uuid.uuid4().hex,
-            game="holdem",
-            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
-            stakes=pb.Stakes(small_blind=5, big_blind=10),
-            real_money=True,
-            pause_between_hands_ms=1,
-            action_timer_ms=30_000,
-        ),
+    table_id = await open_holdem(
+        room.dealer_op, pause_ms=1, blinds=(5, 10), real_money=True, gathering_ms=None
     )
-    table_id = str(reply.table_id)
     for seat, name in enumerate(PLAYERS, start=1):
         await room.dealer.client(name).call(
             "SitDown",

@@ -22,6 +22,7 @@ from poker.tools.client import Client, error_reason
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
+from tests.dealer_support import open_holdem
 
 
 @pytest.fixture
@@ -56,20 +57,7 @@ async def refusal(client: Client, method: str, request: object) -> grpc.aio.AioR
 
 async def table_with_a_hand(dealer: DealerHarness) -> tuple[str, dpb.TableView]:
     operator = dealer.client("op", Role.OPERATOR)
-    reply = await operator.call(
-        "CreateTable",
-        dpb.CreateTableRequest(
-            command_id=cid(),
-            game="holdem",
-            structure=pb.BETTING_STRUCTURE_NO_LIMIT,
-            stakes=pb.Stakes(small_blind=1, big_blind=2),
-            real_money=False,
-            pause_between_hands_ms=60_000,
-            settings=pb.TableConfig(gathering_ms=0),  # deal the first hand at once
-            action_timer_ms=30_000,
-        ),
-    )
-    table_id = str(reply.table_id)
+    table_id = await open_holdem(operator, pause_ms=60_000)
     for number, name in ((1, "ann"), (2, "bob")):
         await dealer.client(name).call(
             "SitDown",
