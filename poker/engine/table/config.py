@@ -131,9 +131,10 @@ class TableConfig:
     rules: BettingRules = field(default_factory=BettingRules)  # chip unit, caps, action timer
     rake: RakeSchedule | None = None
     pause_between_hands_ms: int = 3_000
-    # The gathering delay (RULES.md §6.2, decision A41): when the table comes to have two players
-    # who can play and no hand runs, the next hand waits this long, so that players who sit
-    # down together are dealt in together. None: the pause between hands; 0: no delay.
+    # The gathering delay (a room setting, not a rule; RULES.md §6.2 deals every player at a
+    # starting table in without extra posts): when the table comes to have two players who can
+    # play and no hand runs, the next hand waits this long, so that players who sit down
+    # together are dealt in together. None: the pause between hands; 0: no delay.
     gathering_ms: int | None = None
     button_rule: ButtonRule = ButtonRule.MOVING
     dealer_mode: DealerMode = DealerMode.ROTATING_BUTTON

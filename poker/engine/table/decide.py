@@ -8,7 +8,8 @@ out a player who timed out, cashing out those who stood up once the hand is over
 the next hand.
 
 After every command, the gathering delay (:func:`~poker.engine.table.rules.gathering_ends`,
-RULES.md §6.2, decision A41): a command that gives an idle table its second player who can play
+a room setting, not a rule: RULES.md §6.2 deals everyone at a starting table in without extra
+posts): a command that gives an idle table its second player who can play
 schedules the next hand ``gathering_ms`` later (``NextHandScheduled``), so that players who sit
 down together are all dealt into the game's first hand.
 """

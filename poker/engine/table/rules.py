@@ -265,8 +265,9 @@ def verify_can_start(state: TableState, now: int) -> Plan:
 
 
 def gathering_ends(before: TableState | None, after: TableState, now: int) -> int | None:
-    """The gathering delay (RULES.md §6.2, decision A41): a command that takes the table from
-    fewer than two players who can play to two or more while no hand runs makes the next hand
+    """The gathering delay (a room setting, not a rule; RULES.md §6.2 deals every player at a
+    starting table in without extra posts): a command that takes the table from fewer than two
+    players who can play to two or more while no hand runs makes the next hand
     wait ``gathering_ms`` (by default the pause), so that players who sit down together are
     dealt in together. A new game deals in every eligible player, where one who sat down a
     moment after it started would wait for the big blind. Returns the instant the next hand may
