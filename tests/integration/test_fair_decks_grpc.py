@@ -85,6 +85,7 @@ async def test_a_seed_out_of_bounds_or_for_another_seat_is_refused(dealer: Deale
     ann = dealer.client("ann")
     table_id = await open_table(operator)
     await seat(ann, table_id, 1)
+    before = await operator.table(table_id)
     for seed_hex in ("", "abc", "zz", "00" * 65):
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await ann.call(
@@ -103,3 +104,5 @@ async def test_a_seed_out_of_bounds_or_for_another_seat_is_refused(dealer: Deale
         grpc.StatusCode.FAILED_PRECONDITION,
         grpc.StatusCode.PERMISSION_DENIED,
     }
+    after = await operator.table(table_id)
+    assert after.version == before.version  # nothing was logged for any of them
