@@ -73,7 +73,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
-from bench import instructions
+from bench import instructions, sampling
 from bench.harness import Result, gc_paused
 from bench.policy import choose_action
 from bench.shell import METHOD as SHELL_METHOD
@@ -122,6 +122,10 @@ class Scenario:
     transport: str = "stream"
     think_s: float = 0.0
     hands: int = 6
+    #: The timed window's cap (the human-pace scenario plays for a fixed time, not hands).
+    cap_s: float = 40.0
+    #: How many tables each player sits at, playing them all over his one Play stream.
+    tables_per_player: int = 1
 
     @property
     def name(self) -> str:
@@ -155,13 +159,39 @@ BOT_TRANSPORTS: Final = {
 #: 100 / (0.2 s + Act latency) actions/s, a fraction of what the dealer can take, yet still
 #: several times the pace of human players (who take seconds).
 PACED_THINK_S: Final = 0.2
+#: Human pace: 2,000 tables whose players act every 2 s on average (1,000 actions/s in all),
+#: played for a fixed window; the Act latency and each process's CPU at a real room's load.
+HUMAN_TABLES: Final = 2_000
+HUMAN_THINK_S: Final = 2.0
+HUMAN_WINDOW_S: Final = 30.0
+#: Players there sit at four tables each (as online players do), each over one Play stream:
+#: 1,500 players. (One process here cannot hold one stream per seat: past about 1,500 streams
+#: grpc.aio cancels some of them.)
+HUMAN_TABLES_PER_PLAYER: Final = 4
+#: The tables whose bots share one gRPC connection.
+TABLES_PER_CONNECTION: Final = 200
+#: Tables seated at once while a scenario is set up.
+SEATING_CONCURRENCY: Final = 50
 #: The scenarios, in order: saturation (bots act as soon as it is their turn) at 10 and 100
 #: tables over each transport, then 100 tables of paced bots (the Act latency below saturation).
 SCENARIOS: Final = (
     *(Scenario(10, transport, hands=40) for transport in BOT_TRANSPORTS),
     *(Scenario(100, transport, hands=6) for transport in BOT_TRANSPORTS),
     Scenario(100, "stream", think_s=PACED_THINK_S, hands=3),
+    Scenario(
+        HUMAN_TABLES,
+        "stream",
+        think_s=HUMAN_THINK_S,
+        hands=1_000,
+        cap_s=HUMAN_WINDOW_S,
+        tables_per_player=HUMAN_TABLES_PER_PLAYER,
+    ),
 )
+#: ``BENCH_SCENARIOS``: the scenarios to play, by name without the ``services.play.`` prefix
+#: (comma-separated, e.g. ``10_tables.stream,100_tables.stream``; every one by default);
+#: ``BENCH_REBUILD=0`` skips the rebuild figures.
+ONLY: Final = frozenset(filter(None, os.environ.get("BENCH_SCENARIOS", "").split(",")))
+REBUILD: Final = os.environ.get("BENCH_REBUILD", "1") != "0"
 REPEATS: Final = 5
 _SERVING: Final = re.compile(r"dealer serving grpc=(\S+)")
 _SHELL_SERVING: Final = re.compile(r"shell serving grpc=(\S+)")
@@ -215,6 +245,19 @@ def instructions_per_append(prefix: str, namespace: str, appends: int) -> list[R
     return [Result(f"{prefix}.dealer_instructions_per_append", per_append, "M instructions")]
 
 
+def stage_profile(prefix: str, cpu_ms_per_append: float) -> list[Result]:
+    """The dealer's CPU per append by stage (nothing unless it was sampled)."""
+    sampled = sampling.directory()
+    if sampled is None:
+        return []
+    with (sampled / f"{prefix}.txt").open() as samples:
+        stages = sampling.per_append(sampling.parse(samples), cpu_ms_per_append)
+    return [
+        Result(f"{prefix}.stage.{re.sub(r'[^a-z]+', '_', stage).strip('_')}", value, "µs/append")
+        for stage, value in stages.items()
+    ]
+
+
 def dealer_stream(namespace: str) -> StreamSettings:
     """Where the dealer started with ``namespace`` keeps its tables."""
     return StreamSettings(stream=f"B_{namespace}", subject_prefix=f"b{namespace}.table")
@@ -238,11 +281,13 @@ class Refused(Exception):
 
 
 class StreamBot:
-    """A bot acting over its own Play stream: one message out, its reply back."""
+    """A bot acting over its own Play stream: one message out, its reply back (one at a time:
+    the tables of a player who sits at several share his stream)."""
 
     def __init__(self, client: Client, sizes: MessageSizes) -> None:
         self.call = client.stub.Play(metadata=client.metadata)
         self.sizes = sizes
+        self.turn = asyncio.Lock()
 
     async def act(self, table_id: str, hand_id: str, action: int, amount: int) -> dpb.PlayResponse:
         """One Act with a fresh command id; :class:`Refused` if the dealer refused it."""
@@ -255,8 +300,9 @@ class StreamBot:
                 amount=amount,
             )
         )
-        await self.call.write(request)
-        reply = await self.call.read()
+        async with self.turn:
+            await self.call.write(request)
+            reply = await self.call.read()
         if not isinstance(reply, dpb.PlayResponse):
             raise Refused("the stream ended")
         self.sizes.add(request.ByteSize(), reply.ByteSize())
@@ -296,12 +342,15 @@ class PlayStats:
 
     act_latencies: list[float] = field(default_factory=list)
     refused: int = 0
+    #: GetTable calls in flight at once (thousands at once: grpc.aio cancels some).
+    reads: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(100))
 
 
 async def seat_table(
-    channel: grpc.aio.Channel, secret: bytes, table_id: str
+    channel: grpc.aio.Channel, secret: bytes, table_id: str, player: Callable[[int], str]
 ) -> tuple[Client, dict[int, Client]]:
-    """Create the table and seat the bots; returns the operator and the bots by seat."""
+    """Create the table and seat the bots (``player(seat)``: the id of seat's player); returns
+    the operator and the bots by seat."""
     operator = Client(channel, secret, "operator", Role.OPERATOR)
     await operator.call(
         "CreateTable",
@@ -317,7 +366,7 @@ async def seat_table(
     )
     bots: dict[int, Client] = {}
     for seat in range(1, PLAYERS + 1):
-        bot = bots[seat] = Client(channel, secret, f"{table_id}-p{seat}", Role.PLAYER)
+        bot = bots[seat] = Client(channel, secret, player(seat), Role.PLAYER)
         await bot.call(
             "SitDown",
             dpb.SitDownRequest(
@@ -325,6 +374,25 @@ async def seat_table(
             ),
         )
     return operator, bots
+
+
+async def seat_tables(
+    channels: list[grpc.aio.Channel], secret: bytes, table_ids: list[str], tables_per_player: int
+) -> list[tuple[Client, dict[int, Client]]]:
+    """:func:`seat_table` for every table, :data:`SEATING_CONCURRENCY` at a time, in order;
+    table ``n``'s clients on ``channels[n // TABLES_PER_CONNECTION]``; a player sits at
+    ``tables_per_player`` consecutive tables, in the same seat."""
+    gate = asyncio.Semaphore(SEATING_CONCURRENCY)
+
+    async def seat(n: int, table_id: str) -> tuple[Client, dict[int, Client]]:
+        def player(seat: int) -> str:
+            return f"{table_ids[n - n % tables_per_player]}-p{seat}"
+
+        async with gate:
+            channel = channels[n // TABLES_PER_CONNECTION]
+            return await seat_table(channel, secret, table_id, player)
+
+    return list(await asyncio.gather(*(seat(n, table_id) for n, table_id in enumerate(table_ids))))
 
 
 async def play_table(
@@ -344,7 +412,8 @@ async def play_table(
     view: dpb.TableView | None = None
     while time.monotonic() < deadline:
         if view is None or GET_TABLE_EACH_TURN:
-            view = await operator.table(table_id)
+            async with stats.reads:
+                view = await operator.table(table_id)
         if target is None:
             target = view.hands_started + hands
         to_act = view.hand.seat_to_act
@@ -431,10 +500,11 @@ async def raw_chains(js: JetStreamContext, chains: int, size: int, seconds: floa
     return sum(counts) / elapsed
 
 
-async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
+async def play(nats_server: NatsServer, scenario: Scenario, work: Path) -> list[Result]:
     """One play scenario (see the module docstring), then its peers: the raw chains and, for
     the stream transport without think time, the shell floor."""
     tables, transport = scenario.tables, scenario.transport
+    nats_url = nats_server.url
     secret = new_secret()
     namespace = uuid.uuid4().hex[:8]
     dealer = dealer_process(nats_url, namespace, secret, work / f"dealer-{namespace}.log")
@@ -443,12 +513,24 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
     rng = random.Random(SEED + tables)
     table_ids = [f"bench{n:03d}" for n in range(tables)]
     with running(dealer):
-        async with grpc.aio.insecure_channel(dealer.address) as channel:
-            seated = [await seat_table(channel, secret, table_id) for table_id in table_ids]
+        async with contextlib.AsyncExitStack() as connections:
+            # One HTTP/2 connection holds the streams of TABLES_PER_CONNECTION tables (one
+            # connection for thousands of streams ends some of them: gRPC's own limits).
+            channels = [
+                await connections.enter_async_context(grpc.aio.insecure_channel(dealer.address))
+                for _ in range(0, tables, TABLES_PER_CONNECTION)
+            ]
+            seated = await seat_tables(channels, secret, table_ids, scenario.tables_per_player)
             streams: list[dict[int, StreamBot]] = []
             if transport == "stream":
+                shared: dict[str, StreamBot] = {}  # a player's one stream, for all his tables
                 streams = [
-                    {n: StreamBot(bot, sizes) for n, bot in bots.items()} for _, bots in seated
+                    {
+                        n: shared.get(bot.subject)
+                        or shared.setdefault(bot.subject, StreamBot(bot, sizes))
+                        for n, bot in bots.items()
+                    }
+                    for _, bots in seated
                 ]
             players: list[dict[int, Client] | dict[int, StreamBot]] = (
                 list(streams) if streams else [bots for _, bots in seated]
@@ -461,7 +543,14 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
             counted = instructions.directory()
             if counted is not None:
                 instructions.count(dealer_pid(dealer), on=True)
-            deadline = time.monotonic() + PLAY_CAP_S
+            sampled = sampling.directory()
+            sampler = None
+            if sampled is not None:
+                sampled.mkdir(parents=True, exist_ok=True)
+                sampler = sampling.Sampler(dealer_pid(dealer), sampled / f"{scenario.name}.txt")
+                sampler.start()
+            nats_cpu = nats_server.cpu_seconds()
+            deadline = time.monotonic() + min(PLAY_CAP_S, scenario.cap_s)
             with gc_paused():
                 await asyncio.gather(
                     *(
@@ -484,11 +573,13 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
             window_end = time.time_ns() // 1_000_000
             dealer_cpu = dealer.cpu_seconds() - dealer_cpu
             bench_cpu = time.process_time() - bench_cpu
+            nats_cpu = nats_server.cpu_seconds() - nats_cpu
             if counted is not None:
                 instructions.count(dealer_pid(dealer), on=False)
-            for table_streams in streams:
-                for bot in table_streams.values():
-                    await bot.close()
+            if sampler is not None:
+                sampler.stop()
+            for bot in {id(bot): bot for table in streams for bot in table.values()}.values():
+                await bot.close()
     client = await nats.connect(nats_url)
     try:
         js = client.jetstream()
@@ -517,7 +608,9 @@ async def play(nats_url: str, scenario: Scenario, work: Path) -> list[Result]:
             "ms",
         ),
         *instructions_per_append(prefix, namespace, counts.records),
+        *stage_profile(prefix, 1000 * dealer_cpu / max(1, counts.records)),
         Result(f"{prefix}.bots_cpu", 100 * bench_cpu / elapsed, "% of a core"),
+        Result(f"{prefix}.nats_server_cpu", 100 * nats_cpu / elapsed, "% of a core"),
         Result(f"{prefix}.mean_batch", counts.events / max(1, counts.records), "events/append"),
         Result(f"{prefix}.mean_record", mean_size, "bytes"),
         Result(
@@ -924,8 +1017,10 @@ async def _run_all() -> list[Result]:
         try:
             results: list[Result] = []
             for scenario in SCENARIOS:
-                results += await play(server.url, scenario, Path(work))
-            results += await rebuild(server.url)
+                if not ONLY or scenario.name.removeprefix("services.play.") in ONLY:
+                    results += await play(server, scenario, Path(work))
+            if REBUILD:
+                results += await rebuild(server.url)
             return results
         finally:
             server.stop()

@@ -38,6 +38,7 @@ from poker.servicekit.nats_permissions import (
 )
 from poker.testing.dealer import register_nats_authority, unregister_nats_authority
 from poker.testing.nats_certs import CertificateFiles, make_certificates
+from poker.testing.service_process import cpu_seconds
 
 
 def nats_server_binary() -> str:
@@ -241,6 +242,11 @@ class NatsServer:
         if self.process is not None and self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+    def cpu_seconds(self) -> float:
+        """The server's user + system CPU time so far (Linux /proc; benchmarks)."""
+        assert self.process is not None, "the server is not running"
+        return cpu_seconds(self.process.pid)
 
     def stop(self) -> None:
         """A graceful stop (SIGTERM), then SIGKILL if it lingers."""

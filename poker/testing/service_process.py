@@ -35,6 +35,12 @@ def harness_log_keys_file(directory: Path | None = None) -> Path:
     return write_keyring(TEST_LOG_KEYS, folder / f"log-keys-{uuid.uuid4().hex[:12]}.json")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class ServiceProcess:
     """``args`` as a child process of ``cwd`` (the repository), stderr appended to ``log``.
 
@@ -104,8 +110,7 @@ class ServiceProcess:
     def cpu_seconds(self) -> float:
         """User + system CPU time of the process so far (Linux /proc)."""
         assert self.process is not None
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.process.pid)
 
     def stop(self) -> None:
         """SIGTERM (a graceful stop, which also writes a profile), then SIGKILL."""
