@@ -164,10 +164,10 @@ PACED_THINK_S: Final = 0.2
 HUMAN_TABLES: Final = 2_000
 HUMAN_THINK_S: Final = 2.0
 HUMAN_WINDOW_S: Final = 30.0
-#: Players there sit at four tables each (as online players do), each over one Play stream:
-#: 1,500 players. (One process here cannot hold one stream per seat: past about 1,500 streams
-#: grpc.aio cancels some of them.)
-HUMAN_TABLES_PER_PLAYER: Final = 4
+#: Players there sit at eight tables each (multi-tabling, as online players do), each playing
+#: them over his one Play stream: 750 streams. (One bench process here cannot hold one stream
+#: per seat: with 1,500 streams and more open, grpc.aio cancels some of them.)
+HUMAN_TABLES_PER_PLAYER: Final = 8
 #: The tables whose bots share one gRPC connection.
 TABLES_PER_CONNECTION: Final = 200
 #: Tables seated at once while a scenario is set up.
