@@ -26,6 +26,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,8 @@ from typing import Final
 
 ENV: Final = "BENCH_DEALER_STAGES"
 RATE: Final = 500
-PY_SPY: Final = os.environ.get("BENCH_PY_SPY", "py-spy")
+#: py-spy (a development dependency): the one beside this interpreter unless said otherwise.
+PY_SPY: Final = os.environ.get("BENCH_PY_SPY", str(Path(sys.executable).with_name("py-spy")))
 
 #: (stage, pattern): a sample belongs to the stage of the first frame, from the leaf up, that a
 #: pattern matches (``function (file:line)`` as py-spy writes frames). Order matters only

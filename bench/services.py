@@ -16,7 +16,10 @@ a temporary store directory) started here and stopped at the end.
   turn (the most the dealer can take: the Act latency there is mostly queueing, p50 ~ tables /
   throughput); the paced scenario has the bots think :data:`PACED_THINK_S` on average
   (exponentially distributed, so actions arrive at random as from independent players) at 100
-  tables: the Act latency below saturation. Hands/s and events/s are counted from the log itself
+  tables: the Act latency below saturation. The human-pace scenario plays 2,000 tables for a fixed
+  window with the bots thinking 2 s on average, each player at eight tables over his one Play
+  stream (multi-tabling; a table's commands wait for the player's other tables' on that stream):
+  the latency and each process's CPU (dealer, bots, nats-server) at a real room's load. Hands/s and events/s are counted from the log itself
   (events whose ``occurred_at`` falls in the timed window), the Act latency is the client's, call
   to reply.
 * **Raw JetStream.** As many concurrent append chains as tables, each appending with the dealer's
@@ -41,9 +44,12 @@ a temporary store directory) started here and stopped at the end.
   writes its snapshot every 100 events as the dealer does, until the tail after the snapshot is
   :data:`RECOVERY_TAIL` events. Reported: the median of :data:`REPEATS` full ``load()`` calls.
 
-Set ``BENCH_DEALER_PROFILE=<file>`` to run the dealer under cProfile (written when it stops), or
+Set ``BENCH_DEALER_PROFILE=<file>`` to run the dealer under cProfile (written when it stops),
 ``BENCH_DEALER_INSTRUCTIONS=<directory>`` to count its instructions per append under callgrind
-(:mod:`bench.instructions`: the one dealer figure the machine's load does not move).
+(:mod:`bench.instructions`: the one dealer figure the machine's load does not move), or
+``BENCH_DEALER_STAGES=<directory>`` for its CPU per append by stage (:mod:`bench.sampling`,
+py-spy samples). ``BENCH_SCENARIOS`` plays only the
+scenarios named, ``BENCH_REBUILD=0`` skips the rebuild figures.
 """
 
 from __future__ import annotations
