@@ -19,9 +19,9 @@ a temporary store directory) started here and stopped at the end.
   tables: the Act latency below saturation. The human-pace scenario plays 2,000 tables for a fixed
   window with the bots thinking 2 s on average, each player at eight tables over his one Play
   stream (multi-tabling; a table's commands wait for the player's other tables' on that stream):
-  the latency and each process's CPU (dealer, bots, nats-server) at a real room's load. Hands/s and events/s are counted from the log itself
-  (events whose ``occurred_at`` falls in the timed window), the Act latency is the client's, call
-  to reply.
+  the latency and each process's CPU (dealer, bots, nats-server) at a real room's load.
+  Hands/s and events/s are counted from the log itself (events whose ``occurred_at`` falls in
+  the timed window), the Act latency is the client's, call to reply.
 * **Raw JetStream.** As many concurrent append chains as tables, each appending with the dealer's
   headers (``Nats-Msg-Id`` and ``Nats-Expected-Last-Subject-Sequence``, request/reply publish, one
   in flight per chain) records of the dealer's mean record size, for :data:`RAW_SECONDS`; the
