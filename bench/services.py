@@ -629,7 +629,9 @@ async def play(nats_server: NatsServer, scenario: Scenario, work: Path) -> list[
     ]
     if transport == "stream" and not scenario.think_s:
         request_size, reply_size = sizes.means()
-        floor = await shell_floor(nats_url, tables, (request_size, mean_size, reply_size), work)
+        floor = await shell_floor(
+            nats_url, tables, (request_size, mean_size, reply_size), work, paced_to=appends
+        )
         results += [
             Result(
                 f"{prefix}.appends_vs_shell",
@@ -651,6 +653,13 @@ async def play(nats_server: NatsServer, scenario: Scenario, work: Path) -> list[
                 "ms",
             ),
             Result(
+                f"{prefix}.dealer_cpu_vs_shell_at_same_rate",
+                1000 * dealer_cpu / max(1, counts.records),
+                "ms/append",
+                peer="the shell paced to the dealer's appends/s",
+                peer_value=floor["paced_cpu_ms"],
+            ),
+            Result(
                 f"services.floor.{tables}_chains.shell_echo",
                 floor["echo"],
                 "replies/s",
@@ -662,12 +671,14 @@ async def play(nats_server: NatsServer, scenario: Scenario, work: Path) -> list[
 
 
 async def shell_floor(
-    nats_url: str, chains: int, sizes: tuple[int, int, int], work: Path
+    nats_url: str, chains: int, sizes: tuple[int, int, int], work: Path, *, paced_to: float
 ) -> dict[str, float]:
     """Commands/s of :mod:`bench.shell` in ``echo`` and ``append`` mode (and the shell's CPU
     milliseconds per command, ``<mode>_cpu_ms``), driven like the dealer's stream bots:
     ``chains`` streams, one message in flight on each, with the dealer's request, record and
-    reply sizes (``sizes``)."""
+    reply sizes (``sizes``); then the appending shell's CPU per command when its chains are
+    paced to ``paced_to`` commands/s in all (``paced_cpu_ms``): the floor at the dealer's own
+    rate, where a wake-up of the event loop carries as few messages as the dealer's do."""
     request_size, record_size, reply_size = sizes
     head = f"{record_size}:{reply_size}:".encode()
     request = head + bytes(max(0, request_size - len(head)))
@@ -683,13 +694,23 @@ async def shell_floor(
                 rate, elapsed = await _drive_shell(channel, chains, request)
                 rates[mode] = rate
                 rates[f"{mode}_cpu_ms"] = 1000 * (shell.cpu_seconds() - cpu) / (rate * elapsed)
+                if mode == "append":
+                    cpu = shell.cpu_seconds()
+                    rate, elapsed = await _drive_shell(channel, chains, request, paced_to)
+                    rates["paced"] = rate
+                    rates["paced_cpu_ms"] = (
+                        1000 * (shell.cpu_seconds() - cpu) / max(1.0, rate * elapsed)
+                    )
     return rates
 
 
 async def _drive_shell(
-    channel: grpc.aio.Channel, chains: int, request: bytes
+    channel: grpc.aio.Channel, chains: int, request: bytes, paced_to: float | None = None
 ) -> tuple[float, float]:
-    """Messages/s over ``chains`` streams (after a warm-up) and the timed seconds."""
+    """Messages/s over ``chains`` streams (after a warm-up) and the timed seconds; with
+    ``paced_to``, each chain sends at most its share of that rate (as a schedule: a late
+    message is sent at once, the next one keeps the schedule)."""
+    interval = chains / paced_to if paced_to else 0.0
     method = channel.stream_stream(
         SHELL_METHOD, request_serializer=_identity, response_deserializer=_identity
     )
@@ -698,7 +719,11 @@ async def _drive_shell(
 
     async def chain(index: int, deadline: float) -> None:
         call = calls[index]
+        due = time.monotonic() + interval * index / chains  # spread the chains' schedules
         while time.monotonic() < deadline:
+            if interval:
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                due += interval
             await call.write(request)
             await call.read()
             counts[index] += 1

@@ -133,6 +133,9 @@ class DealerMetrics:
             registry=registry,
         )
         self._command_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        #: Label children by their labels, resolved once: ``labels()`` validates and locks on
+        #: every call, and every command counts something.
+        self._children: dict[tuple[object, ...], Any] = {}
 
     def observe_command(self, command: str, code: str, duration_s: float) -> None:
         """Count one served command (label children resolved once per kind and code)."""
@@ -150,17 +153,31 @@ class DealerMetrics:
     ) -> None:
         """Count what one applied command did (``state``: the table after it): hands started
         and finished, the players' actions, time-outs."""
-        game, structure = state.config.game, state.config.structure.name.lower()
+        config = state.config
         if isinstance(command, TimeOut):
-            self.actions.labels(action="timeout").inc()
+            self._child(self.actions, "timeout").inc()
+        acted = isinstance(command, (Act, Draw, AgreeSplit))
         for event in events:
             kind = type(event).__name__
             if kind == "HandStarted":
-                self.hands_started.labels(game=game, structure=structure).inc()
+                self._child(self.hands_started, config.game, _structure(config)).inc()
             elif kind in ("HandEnded", "HandVoided"):
                 outcome = "ended" if kind == "HandEnded" else "voided"
-                self.hands_completed.labels(game=game, structure=structure, outcome=outcome).inc()
-            elif isinstance(command, (Act, Draw, AgreeSplit)):
+                self._child(self.hands_completed, config.game, _structure(config), outcome).inc()
+            elif acted:
                 action = _action_of(kind)
                 if action is not None:
-                    self.actions.labels(action=action).inc()
+                    self._child(self.actions, action).inc()
+
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, resolved once per metric and labels."""
+        key = (id(metric), *labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
+
+def _structure(config: Any) -> str:
+    """A table's betting structure as a label value."""
+    return str(config.structure.name.lower())

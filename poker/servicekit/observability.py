@@ -21,8 +21,8 @@ import re
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -170,12 +170,21 @@ def bind_context(**fields: object) -> None:
     )
 
 
-@contextmanager
-def bound_context(**fields: object) -> Iterator[None]:
-    """Like :func:`bind_context`, for the ``with`` block only."""
-    present = {key: value for key, value in fields.items() if value is not None}
-    with structlog.contextvars.bound_contextvars(**present):
-        yield
+class bound_context:  # noqa: N801 - used as a function: ``with bound_context(...)``
+    """Like :func:`bind_context`, for the ``with`` block only (a class, not a generator: the
+    dealer enters one per command)."""
+
+    __slots__ = ("_fields", "_tokens")
+
+    def __init__(self, **fields: object) -> None:
+        self._fields = {key: value for key, value in fields.items() if value is not None}
+        self._tokens: Mapping[str, Token[Any]] = {}
+
+    def __enter__(self) -> None:
+        self._tokens = structlog.contextvars.bind_contextvars(**self._fields)
+
+    def __exit__(self, *_: object) -> None:
+        structlog.contextvars.reset_contextvars(**self._tokens)
 
 
 # --- the fields of the request line -----------------------------------------------------------
