@@ -223,6 +223,12 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--log-keys", str(harness_log_keys_file(log.parent))),
         # The bots leave their last hands unfinished: a stop need not wait for them to end.
         *("--drain-timeout", "0"),
+        # BENCH_LEASE_TTL_S: the tables' lease TTL (each lease is renewed every third of it).
+        *(
+            ("--lease-ttl", os.environ["BENCH_LEASE_TTL_S"])
+            if "BENCH_LEASE_TTL_S" in os.environ
+            else ()
+        ),
     ]
     counted = instructions.directory()
     if counted is None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -433,8 +434,12 @@ class LeaseKeeper:
         await self.stop()
 
     async def _renew_until_lost(self) -> None:
+        # Each wait is drawn from 0.8-1.2 intervals: leases taken in one burst (a dealer that
+        # starts or takes over hundreds of tables at once) would otherwise all be renewed in
+        # the same few milliseconds, every interval, and hold up the commands queued behind
+        # them. The longest wait, 1.2 x TTL/3 by default, still leaves 60 % of the TTL.
         while not self.lost.is_set():
-            await asyncio.sleep(self._interval_s)
+            await asyncio.sleep(self._interval_s * random.uniform(0.8, 1.2))
             try:
                 self._lease = await self._store.renew(self._lease)
             except LeaseLost as error:
