@@ -442,7 +442,10 @@ async def play_table(
         if think_s:
             # Exponential think times: independent players' actions arrive at random
             # (a Poisson stream), not in lock-step bursts of one action per table.
-            await asyncio.sleep(rng.expovariate(1 / think_s))
+            think = rng.expovariate(1 / think_s)
+            if time.monotonic() + think >= deadline:
+                return  # acting after the window would stretch it with a tail of few actions
+            await asyncio.sleep(think)
         started = time.perf_counter()
         try:
             reply = await bots[to_act].act(table_id, view.hand.hand_id, action, amount)
