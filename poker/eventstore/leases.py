@@ -393,11 +393,13 @@ class LeaseKeeper:
         *,
         interval_s: float | None = None,
         clock: Clock = time.monotonic,
+        rng: random.Random | None = None,
     ) -> None:
         self._store = store
         self._lease = lease
         self._interval_s = interval_s if interval_s is not None else store.ttl_s / 3
         self._clock = clock
+        self._rng = rng or random.Random()
         self._task: asyncio.Task[None] | None = None
         #: Set once the lease is lost; never cleared.
         self.lost = asyncio.Event()
@@ -433,13 +435,19 @@ class LeaseKeeper:
     async def __aexit__(self, *_: object) -> None:
         await self.stop()
 
+    def next_wait(self) -> float:
+        """Seconds until the next renewal: 0.8-1.2 intervals, drawn afresh each time.
+
+        Leases taken in one burst (a dealer that starts, or takes over hundreds of tables at
+        once) would otherwise be renewed in one burst every interval, for as long as they are
+        held, and hold up the commands queued behind them. The longest wait, 1.2 x TTL/3 by
+        default, still leaves 60 % of the TTL.
+        """
+        return self._interval_s * self._rng.uniform(0.8, 1.2)
+
     async def _renew_until_lost(self) -> None:
-        # Each wait is drawn from 0.8-1.2 intervals: leases taken in one burst (a dealer that
-        # starts or takes over hundreds of tables at once) would otherwise all be renewed in
-        # the same few milliseconds, every interval, and hold up the commands queued behind
-        # them. The longest wait, 1.2 x TTL/3 by default, still leaves 60 % of the TTL.
         while not self.lost.is_set():
-            await asyncio.sleep(self._interval_s * random.uniform(0.8, 1.2))
+            await asyncio.sleep(self.next_wait())
             try:
                 self._lease = await self._store.renew(self._lease)
             except LeaseLost as error:
