@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 import structlog
 from prometheus_client import CollectorRegistry
 
+from poker.servicekit import observability
 from poker.servicekit.observability import (
     GrpcMetrics,
     bind_context,
@@ -148,3 +151,16 @@ def test_metric_names_follow_the_convention() -> None:
 def test_a_service_name_unfit_for_metric_names_is_refused(service: str) -> None:
     with pytest.raises(ValueError, match="metric-safe"):
         GrpcMetrics(service, CollectorRegistry())
+
+
+def test_the_timestamp_is_structlogs_iso_utc_text() -> None:
+    stamp = observability._UtcTimestamper()
+    theirs = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    for _ in range(3):  # the same second's formatted prefix, reused
+        ours = stamp(None, "info", {})["timestamp"]
+        reference = theirs(None, "info", {})["timestamp"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", ours)
+        gap = datetime.datetime.fromisoformat(reference.removesuffix("Z")) - (
+            datetime.datetime.fromisoformat(ours.removesuffix("Z"))
+        )
+        assert datetime.timedelta(0) <= gap < datetime.timedelta(seconds=1)
