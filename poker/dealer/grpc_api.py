@@ -377,7 +377,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         """See dealer.proto. The stack authenticated the stream once, at its start; every
         command is still checked and authorised for the caller's own seat, and a command that
         fails is answered with its status in the reply (``code``, ``message``) instead of
-        ending the stream. Commands are served one at a time, in order. The stream ends
+        ending the stream; a request ``without_table`` gets no view in its reply (none is
+        built). Commands are served one at a time, in order. The stream ends
         UNAUTHENTICATED once the token expires (the client reconnects with a fresh one)."""
         principal = current_principal()
         player = _player(principal)
@@ -404,7 +405,10 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
                     )
                 yield reply
                 continue
-            reply = wire.command_reply(result, views, player, dpb.PlayResponse)
+            if request.without_table:
+                reply = wire.command_reply_without_table(result, dpb.PlayResponse)
+            else:
+                reply = wire.command_reply(result, views, player, dpb.PlayResponse)
             if metrics is not None:
                 metrics.observe_command(kind, "OK", perf_counter() - started)
             yield reply

@@ -323,15 +323,22 @@ def command_reply(
     response: type[CommandResponse],
 ) -> CommandResponse:
     """The ``response`` to a command: what it did, and the table as ``viewer`` now sees it."""
-    reply = response(
+    reply = command_reply_without_table(result, response)
+    if result.state is not None:
+        reply.table.CopyFrom(views.view(result.table_id, result.state, viewer))
+    return reply
+
+
+def command_reply_without_table(
+    result: CommandResult, response: type[CommandResponse]
+) -> CommandResponse:
+    """The ``response`` to a command whose caller asked for no view: what it did only."""
+    return response(
         table_id=result.table_id,
         command_id=result.command_id,
         version=result.version,
         events=result.events,
     )
-    if result.state is not None:
-        reply.table.CopyFrom(views.view(result.table_id, result.state, viewer))
-    return reply
 
 
 def refused_reply(command: Any, status: status_pb2.Status) -> dpb.PlayResponse:

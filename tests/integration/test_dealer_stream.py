@@ -214,3 +214,33 @@ async def test_stream_replies_are_redacted(dealer: DealerHarness) -> None:
     assert reply.table.your_seat == mine
     assert all(not s.cards for s in reply.table.seats if s.seat != mine)
     await stream.close()
+
+
+async def test_a_command_sent_without_table_is_answered_with_its_outcome_only(
+    dealer: DealerHarness,
+) -> None:
+    operator = dealer.client("op", Role.OPERATOR)
+    ann, bob = dealer.client("ann"), dealer.client("bob")
+    table_id = await open_table(operator)
+    await seat(ann, table_id, 1)
+    await seat(bob, table_id, 2)
+    view = await until_hand(operator, table_id)
+    stream = PlayStream(ann if view.hand.seat_to_act == 1 else bob)
+    action, amount = passive(view)
+    act = dpb.ActRequest(
+        command_id="bare",
+        table_id=table_id,
+        hand_id=view.hand.hand_id,
+        action=action,  # type: ignore[arg-type]
+        amount=amount,
+    )
+    bare = await stream.send(dpb.PlayRequest(act=act, without_table=True))
+    assert bare.code == OK, bare.message
+    assert not bare.HasField("table")
+    assert (bare.table_id, bare.command_id) == (table_id, "bare")
+    assert bare.version == (await operator.table(table_id)).version and bare.events >= 1
+    # The same command again, with the table this time: the first outcome and the view.
+    again = await stream.send(dpb.PlayRequest(act=act))
+    assert (again.version, again.events) == (bare.version, bare.events)
+    assert again.table.version == bare.version
+    await stream.close()
