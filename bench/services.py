@@ -31,7 +31,10 @@ a temporary store directory) started here and stopped at the end.
   the same shell answering at once without appending, driven like the bots (as many streams as
   tables, one message in flight each, the dealer's mean request, record and reply sizes): what
   grpc.aio and nats-py alone allow in one Python process on this machine, next to raw JetStream,
-  and the dealer next to the shell.
+  and the dealer next to the shell. The appending shell is also driven paced to the dealer's own
+  appends/s: its CPU per append there is the floor at the dealer's rate, where each wake-up of
+  the event loop carries as few messages as the dealer's do (at saturation the shell batches
+  several per wake-up, which the slower dealer cannot).
 * **Rebuild.** A table log of :data:`REPLAY_HANDS` hands played by the pure engine in this process
   (one record per command, as the dealer writes them) is folded by the dealer's
   :class:`~poker.tablelog.repository.TableRepository` with no snapshot, against the raw read of
