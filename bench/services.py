@@ -540,16 +540,15 @@ async def play(nats_server: NatsServer, scenario: Scenario, work: Path) -> list[
             ]
             seated = await seat_tables(channels, secret, table_ids, scenario.tables_per_player)
             streams: list[dict[int, StreamBot]] = []
+            by_player: dict[str, StreamBot] = {}  # a player's one stream, for all his tables
             if transport == "stream":
-                shared: dict[str, StreamBot] = {}  # a player's one stream, for all his tables
-                streams = [
-                    {
-                        n: shared.get(bot.subject)
-                        or shared.setdefault(bot.subject, StreamBot(bot, sizes))
-                        for n, bot in bots.items()
-                    }
-                    for _, bots in seated
-                ]
+
+                def stream_of(bot: Client) -> StreamBot:
+                    if bot.subject not in by_player:
+                        by_player[bot.subject] = StreamBot(bot, sizes)
+                    return by_player[bot.subject]
+
+                streams = [{n: stream_of(bot) for n, bot in bots.items()} for _, bots in seated]
             players: list[dict[int, Client] | dict[int, StreamBot]] = (
                 list(streams) if streams else [bots for _, bots in seated]
             )
@@ -596,7 +595,7 @@ async def play(nats_server: NatsServer, scenario: Scenario, work: Path) -> list[
                 instructions.count(dealer_pid(dealer), on=False)
             if sampler is not None:
                 sampler.stop()
-            for bot in {id(bot): bot for table in streams for bot in table.values()}.values():
+            for bot in by_player.values():
                 await bot.close()
     client = await nats.connect(nats_url)
     try:

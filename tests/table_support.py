@@ -53,6 +53,11 @@ def fl_config(**settings: Any) -> TableConfig:
     return make_config("holdem", FL, fixed_limit_stakes(2, 4), **settings)
 
 
+#: Play-money no-limit Hold'em 1/2 that deals its first hand as soon as two can play, then
+#: waits a minute between hands: a dealer test's table, which moves only when told to.
+STILL_NL = nl_config(real_money=False, pause_between_hands_ms=60_000, gathering_ms=0)
+
+
 class Driver:
     """One table, every event kept, commands named by seat."""
 

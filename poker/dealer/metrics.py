@@ -132,38 +132,31 @@ class DealerMetrics:
             "WatchTable streams refused because the caller already had the most open.",
             registry=registry,
         )
-        self._command_children: dict[tuple[str, str], tuple[Any, Any]] = {}
-        #: Label children by their labels, resolved once: ``labels()`` validates and locks on
-        #: every call, and every command counts something.
+        #: Label children by metric and labels, resolved once: ``labels()`` validates and
+        #: locks on every call, and every command counts something.
         self._children: dict[tuple[object, ...], Any] = {}
 
     def observe_command(self, command: str, code: str, duration_s: float) -> None:
-        """Count one served command (label children resolved once per kind and code)."""
-        children = self._command_children.get((command, code))
-        if children is None:
-            children = self._command_children[command, code] = (
-                self.commands.labels(command=command, code=code),
-                self.command_duration.labels(command=command, code=code),
-            )
-        children[0].inc()
-        children[1].observe(duration_s)
+        """Count one served command, by kind and status code."""
+        self._child(self.commands, command, code).inc()
+        self._child(self.command_duration, command, code).observe(duration_s)
 
     def count_command(
         self, state: TableState, command: Command, events: Sequence[TableEventBody]
     ) -> None:
         """Count what one applied command did (``state``: the table after it): hands started
         and finished, the players' actions, time-outs."""
-        config = state.config
+        game, structure = state.config.game, state.config.structure.name.lower()
         if isinstance(command, TimeOut):
             self._child(self.actions, "timeout").inc()
         acted = isinstance(command, (Act, Draw, AgreeSplit))
         for event in events:
             kind = type(event).__name__
             if kind == "HandStarted":
-                self._child(self.hands_started, config.game, _structure(config)).inc()
+                self._child(self.hands_started, game, structure).inc()
             elif kind in ("HandEnded", "HandVoided"):
                 outcome = "ended" if kind == "HandEnded" else "voided"
-                self._child(self.hands_completed, config.game, _structure(config), outcome).inc()
+                self._child(self.hands_completed, game, structure, outcome).inc()
             elif acted:
                 action = _action_of(kind)
                 if action is not None:
@@ -176,8 +169,3 @@ class DealerMetrics:
         if child is None:
             child = self._children[key] = metric.labels(*labels)
         return child
-
-
-def _structure(config: Any) -> str:
-    """A table's betting structure as a label value."""
-    return str(config.structure.name.lower())

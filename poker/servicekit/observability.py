@@ -70,10 +70,11 @@ def _add_static_fields(fields: dict[str, str]) -> Processor:
 
 
 class _UtcTimestamper:
-    """``timestamp``: the time in UTC as ISO 8601 with microseconds and a ``Z``, the text of
-    ``structlog.processors.TimeStamper(fmt="iso", utc=True)``, made from ``time.time()`` with
-    the date and time of the current second formatted once per second (a third of the cost:
-    every log line carries one)."""
+    """``timestamp``: the time in UTC as ISO 8601 with microseconds and a ``Z``, as
+    ``structlog.processors.TimeStamper(fmt="iso", utc=True)`` writes it (but always with the
+    six digits, where that one drops them in a whole second), made from ``time.time()`` with
+    the current second's date and time formatted once per second: 0.67 instead of 1.52 µs,
+    and every log line carries one."""
 
     __slots__ = ("_prefix", "_second")
 

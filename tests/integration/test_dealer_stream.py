@@ -59,6 +59,18 @@ class PlayStream:
         assert await self.call.code() == grpc.StatusCode.OK
 
 
+async def heads_up(dealer: DealerHarness) -> tuple[Client, str, dpb.TableView, Client]:
+    """A table of ann (seat 1) and bob (seat 2) with its first hand dealt: the operator, the
+    table's id, its view, and the player to act."""
+    operator = dealer.client("op", Role.OPERATOR)
+    ann, bob = dealer.client("ann"), dealer.client("bob")
+    table_id = await open_table(operator)
+    await seat(ann, table_id, 1)
+    await seat(bob, table_id, 2)
+    view = await until_hand(operator, table_id)
+    return operator, table_id, view, ann if view.hand.seat_to_act == 1 else bob
+
+
 def passive(view: dpb.TableView) -> tuple[int, int]:
     options = {option.action: option for option in view.hand.legal_actions}
     for action in (dpb.ACTION_KIND_CHECK, dpb.ACTION_KIND_CALL):
@@ -113,13 +125,7 @@ async def test_a_hand_played_over_streams(dealer: DealerHarness) -> None:
 async def test_a_retried_command_id_over_the_stream_has_one_effect(
     dealer: DealerHarness,
 ) -> None:
-    operator = dealer.client("op", Role.OPERATOR)
-    ann, bob = dealer.client("ann"), dealer.client("bob")
-    table_id = await open_table(operator)
-    await seat(ann, table_id, 1)
-    await seat(bob, table_id, 2)
-    view = await until_hand(operator, table_id)
-    to_act = ann if view.hand.seat_to_act == 1 else bob
+    operator, table_id, view, to_act = await heads_up(dealer)
     stream = PlayStream(to_act)
     first = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL, command_id="once")
     again = await stream.act(table_id, view.hand.hand_id, dpb.ACTION_KIND_CALL, command_id="once")
@@ -219,13 +225,8 @@ async def test_stream_replies_are_redacted(dealer: DealerHarness) -> None:
 async def test_a_command_sent_without_table_is_answered_with_its_outcome_only(
     dealer: DealerHarness,
 ) -> None:
-    operator = dealer.client("op", Role.OPERATOR)
-    ann, bob = dealer.client("ann"), dealer.client("bob")
-    table_id = await open_table(operator)
-    await seat(ann, table_id, 1)
-    await seat(bob, table_id, 2)
-    view = await until_hand(operator, table_id)
-    stream = PlayStream(ann if view.hand.seat_to_act == 1 else bob)
+    operator, table_id, view, to_act = await heads_up(dealer)
+    stream = PlayStream(to_act)
     action, amount = passive(view)
     act = dpb.ActRequest(
         command_id="bare",
@@ -243,4 +244,15 @@ async def test_a_command_sent_without_table_is_answered_with_its_outcome_only(
     again = await stream.send(dpb.PlayRequest(act=act))
     assert (again.version, again.events) == (bare.version, bare.events)
     assert again.table.version == bare.version
+    # A refused command with the flag: the refusal, no table, nothing applied.
+    wrong = dpb.ActRequest(
+        command_id="out-of-turn",
+        table_id=table_id,
+        hand_id=view.hand.hand_id,
+        action=dpb.ACTION_KIND_CHECK,  # the player just acted: it is not his turn
+    )
+    refused = await stream.send(dpb.PlayRequest(act=wrong, without_table=True))
+    assert refused.code == grpc.StatusCode.FAILED_PRECONDITION.value[0] and refused.message
+    assert not refused.HasField("table")
+    assert (await operator.table(table_id)).version == bare.version
     await stream.close()

@@ -15,8 +15,7 @@ from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import SoleOwner
 from poker.dealer.tables import TableService
 from poker.dealer.wallet_port import DevWallet
-from poker.engine.betting import Stakes, Structure
-from poker.engine.table import TableRuleError, make_config
+from poker.engine.table import TableRuleError
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.tokens import Role
@@ -26,6 +25,7 @@ from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
+from tests.table_support import STILL_NL
 
 SECRET = new_secret()
 
@@ -211,15 +211,7 @@ async def test_two_writers_racing_for_one_seat(nats_server: NatsServer) -> None:
                 store, InMemorySnapshotStore(), metrics.table_log, seals=harness_seals()
             )
             services.append(TableService(repository, DevWallet(), metrics, gate=SoleOwner()))
-        config = make_config(
-            "holdem",
-            Structure.NO_LIMIT,
-            Stakes(1, 2),
-            real_money=False,
-            pause_between_hands_ms=60_000,
-            gathering_ms=0,
-        )
-        await services[0].create_table("race", "create", config)
+        await services[0].create_table("race", "create", STILL_NL)
         assert await services[1].adopt("race")  # both hold the table at version 1
         outcomes = await asyncio.gather(
             services[0].sit_down("race", "sit-ann", "ann", 1, 100),

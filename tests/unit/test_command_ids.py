@@ -20,7 +20,8 @@ from poker.tablelog.repository import TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table
 from poker.testing.dealer import harness_seals
 from poker.v1 import events_pb2 as pb
-from tests.unit.test_dealer_service import CONFIG, Parts, seated
+from tests.table_support import STILL_NL as CONFIG
+from tests.unit.test_dealer_service import Parts, seated
 
 
 async def sit_out_and_in(service: TableService, player: str, seat: int, count: int) -> None:

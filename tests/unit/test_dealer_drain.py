@@ -15,25 +15,15 @@ from poker.dealer.errors import TableNotServedHere
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.tables import TableService
 from poker.dealer.wallet_port import InMemoryWallet
-from poker.engine.betting import Stakes, Structure
 from poker.engine.cards import DECK_52
-from poker.engine.table import Action, StartNextHand, TableState, make_config
+from poker.engine.table import Action, StartNextHand, TableState
 from poker.engine.table.errors import TableNotOpen
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import NotFound
 from poker.tablelog.repository import TableRepository
 from poker.testing.dealer import harness_seals
-
-# The first hand deals as soon as two can play (no gathering delay); then the table holds still.
-CONFIG = make_config(
-    "holdem",
-    Structure.NO_LIMIT,
-    Stakes(1, 2),
-    real_money=False,
-    pause_between_hands_ms=60_000,
-    gathering_ms=0,
-)
+from tests.table_support import STILL_NL as CONFIG
 
 
 class HeldStore(InMemoryEventStore):

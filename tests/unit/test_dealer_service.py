@@ -16,7 +16,6 @@ from poker.dealer.redaction import redact_event
 from poker.dealer.tables import TableService
 from poker.dealer.wallet_port import InMemoryWallet, InsufficientFunds
 from poker.dealer.wire import table_view
-from poker.engine.betting import Stakes, Structure
 from poker.engine.cards import DECK_52
 from poker.engine.table import (
     Action,
@@ -27,7 +26,6 @@ from poker.engine.table import (
     TableRuleError,
     envelopes,
     execute,
-    make_config,
 )
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
@@ -38,15 +36,7 @@ from poker.tablelog.repository import TableAppend, TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table, encode_table
 from poker.testing.dealer import harness_seals
 from poker.v1 import events_pb2 as pb
-
-CONFIG = make_config(
-    "holdem",
-    Structure.NO_LIMIT,
-    Stakes(1, 2),
-    real_money=False,
-    pause_between_hands_ms=60_000,
-    gathering_ms=0,
-)
+from tests.table_support import STILL_NL as CONFIG
 
 
 class Parts:

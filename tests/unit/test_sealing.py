@@ -124,6 +124,30 @@ def test_a_batch_seal_verifies_only_where_it_was_made() -> None:
         assert refused.value.reason is Refusal.BAD_MAC
 
 
+def test_only_the_writers_exact_mac_text_passes() -> None:
+    """The same MAC in another text (the last character's spare bits set, base64 padding, the
+    standard alphabet) is refused: a seal is compared as the text the writer makes."""
+    ring = new_keyring()
+    seal = seal_batch(ring.signer(Writer.DEALER), "t1", 4, "cmd", b"batch")
+    head, mac_text = seal.rsplit(":", 1)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    # 32 bytes in 43 characters: the last one carries 4 bits, its 2 lowest are spare.
+    last = alphabet.index(mac_text[-1])
+    spare = alphabet[last ^ 1]
+    assert base64.urlsafe_b64decode(mac_text[:-1] + spare + "=") == base64.urlsafe_b64decode(
+        mac_text + "="
+    )
+    for text, reason in (
+        (mac_text[:-1] + spare, Refusal.BAD_MAC),
+        (mac_text + "=", Refusal.MALFORMED),
+        (mac_text[:-1] + "+", Refusal.MALFORMED),  # the standard alphabet's character
+    ):
+        with pytest.raises(SealRefused) as refused:
+            opened(ring, f"{head}:{text}")
+        assert refused.value.reason is reason
+    assert opened(ring, seal) is Writer.DEALER
+
+
 @pytest.mark.parametrize(
     ("seal", "reason"),
     [

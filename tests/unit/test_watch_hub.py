@@ -15,8 +15,6 @@ from poker.dealer.ownership import SoleOwner
 from poker.dealer.tables import TableService
 from poker.dealer.wallet_port import InMemoryWallet
 from poker.dealer.watchers import WatchHub
-from poker.engine.betting import Stakes, Structure
-from poker.engine.table import make_config
 from poker.eventstore.api import Record
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
@@ -25,15 +23,7 @@ from poker.tablelog.feed import InMemoryFeed
 from poker.tablelog.repository import TableRepository
 from poker.testing.dealer import harness_seals
 from poker.v1 import events_pb2 as pb
-
-CONFIG = make_config(
-    "holdem",
-    Structure.NO_LIMIT,
-    Stakes(1, 2),
-    real_money=False,
-    pause_between_hands_ms=60_000,
-    gathering_ms=0,
-)
+from tests.table_support import STILL_NL as CONFIG
 
 
 class BreakableFeed(InMemoryFeed):
