@@ -50,6 +50,8 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import functools
+import hashlib
 import hmac
 import json
 import os
@@ -108,6 +110,41 @@ class SealRefused(Exception):
         self.message = message
 
 
+class HmacSha256:
+    """HMAC-SHA256 (RFC 2104) under one key, its padded key states hashed once.
+
+    :func:`hmac.digest` sets OpenSSL's HMAC up afresh on every call: 1.37 µs for a 330-byte
+    record on the development machine, against 0.60 µs here (two copies of the states hashed
+    once, two updates), and a replay checks one MAC per record. Equal to :func:`hmac.digest`
+    for every key and message (a property test checks it).
+
+    >>> HmacSha256(b"key").digest(b"message") == hmac.digest(b"key", b"message", "sha256")
+    True
+    """
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, secret: bytes) -> None:
+        if len(secret) > _SHA256_BLOCK:  # RFC 2104: a key longer than a block is hashed first
+            secret = hashlib.sha256(secret).digest()
+        padded = secret.ljust(_SHA256_BLOCK, b"\0")
+        self._inner = hashlib.sha256(padded.translate(_INNER_PAD))
+        self._outer = hashlib.sha256(padded.translate(_OUTER_PAD))
+
+    def digest(self, message: bytes) -> bytes:
+        """The MAC of ``message``."""
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+_SHA256_BLOCK: Final = 64
+_INNER_PAD: Final = bytes(byte ^ 0x36 for byte in range(256))
+_OUTER_PAD: Final = bytes(byte ^ 0x5C for byte in range(256))
+
+
 @dataclass(frozen=True, slots=True)
 class WriterKey:
     """One HMAC key: its id (named in every seal it makes), its writer and its secret."""
@@ -115,6 +152,11 @@ class WriterKey:
     id: str
     writer: Writer
     secret: bytes = field(repr=False)
+    #: The secret's HMAC states, hashed once (derived: not compared, never shown).
+    mac: HmacSha256 = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mac", HmacSha256(self.secret))
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,30 +184,50 @@ class Keyring:
         return self.keys.get(key_id)
 
 
-def _framed_mac(secret: bytes, *parts: bytes) -> bytes:
+def _framed_mac(key: WriterKey, *parts: bytes) -> bytes:
     """HMAC-SHA256 of ``parts``, each prefixed with its length (an unambiguous framing).
 
-    One message and :func:`hmac.digest`'s one-shot C path: a replay checks a seal per record,
-    and a dozen ``update`` calls on an HMAC object cost more than the hashing itself."""
+    One message, one MAC (a dozen ``update`` calls would cost more than the hashing itself);
+    a batch's seal frames its shared start once (:func:`_batch_mac`)."""
     pieces: list[bytes] = []
     for part in parts:  # a plain loop: a generator of pairs costs twice as much here
         pieces.append(_U64.pack(len(part)))
         pieces.append(part)
-    return hmac.digest(secret, b"".join(pieces), "sha256")
+    return key.mac.digest(b"".join(pieces))
+
+
+#: The framing of the previous position's 8 bytes, and the position with the msg id's length.
+_POSITION_FRAME: Final = _U64.pack(8)
+_U64_PAIR: Final = struct.Struct(">QQ")
+
+
+@functools.lru_cache(maxsize=4096)
+def _batch_prefix(key_id: str, log_key: str) -> bytes:
+    """The framed start of a batch MAC's message, which every record one key seals in one log
+    shares (domain, key id, log key, the position's length): framed once per key and log, not
+    per record (a replay checks a seal per record). Public values only."""
+    parts = (_DOMAIN_BATCH, key_id.encode(), log_key.encode())
+    return b"".join([piece for part in parts for piece in (_U64.pack(len(part)), part)]) + (
+        _POSITION_FRAME
+    )
 
 
 def _batch_mac(
     key: WriterKey, log_key: str, previous_position: int, msg_id: str, data: bytes
 ) -> bytes:
-    return _framed_mac(
-        key.secret,
-        _DOMAIN_BATCH,
-        key.id.encode(),
-        log_key.encode(),
-        _U64.pack(previous_position),
-        msg_id.encode(),
-        data,
+    """:func:`_framed_mac` of the domain, the key id, the log key, the previous position, the
+    msg id and the data, with the parts one key and one log share framed once."""
+    raw_id = msg_id.encode()
+    message = b"".join(
+        (
+            _batch_prefix(key.id, log_key),
+            _U64_PAIR.pack(previous_position, len(raw_id)),
+            raw_id,
+            _U64.pack(len(data)),
+            data,
+        )
     )
+    return key.mac.digest(message)
 
 
 def _b64(raw: bytes) -> str:
@@ -255,7 +317,7 @@ def open_batch(
 
 def _snapshot_mac(key: WriterKey, bucket: str, log_key: str, position: int, data: bytes) -> bytes:
     return _framed_mac(
-        key.secret,
+        key,
         _DOMAIN_SNAPSHOT,
         key.id.encode(),
         bucket.encode(),

@@ -1,12 +1,16 @@
 """Any single flipped bit of what a batch seal binds - the table id, the previous position, the
-msg id, the bytes, or the seal itself - fails verification."""
+msg id, the bytes, or the seal itself - fails verification; the seals' HMAC, its key states
+hashed once, is the standard library's HMAC-SHA256 for any key and message."""
 
 from __future__ import annotations
+
+import hmac
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from poker.eventstore.sealing import (
+    HmacSha256,
     Keyring,
     SealRefused,
     Writer,
@@ -84,3 +88,12 @@ def test_any_single_flipped_bit_fails_verification(
         flipped_mac[position] = ord("B" if flipped_mac[position] != ord("B") else "C")
         seal = f"{key_id}:{claimed}:{flipped_mac.decode()}"
     assert _refused(table, previous, msg_id, data, seal)
+
+
+@given(secret=st.binary(max_size=200), message=st.binary(max_size=2_000))
+@example(secret=b"k" * 64, message=b"")  # a key of exactly one block: padded, not hashed
+@example(secret=b"k" * 65, message=b"m")  # one byte longer: hashed first (RFC 2104)
+def test_precomputed_hmac_is_hmac_sha256(*, secret: bytes, message: bytes) -> None:
+    mac = HmacSha256(secret)
+    assert mac.digest(message) == hmac.digest(secret, message, "sha256")
+    assert mac.digest(message) == mac.digest(message)  # the hashed key states are not consumed
