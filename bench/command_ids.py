@@ -49,7 +49,7 @@ def _filled(count: int) -> tuple[CommandIndex, float, float]:
     started = time.perf_counter()
     for n in range(1, count + 1):
         before = time.perf_counter()
-        index.add(f"cmd-{n:012d}", Outcome(n, n, n, b"0123456789abcdef"), known_new=True)
+        index.add(f"cmd-{n:012d}", Outcome(n, n, n, b"0123456789abcdef"))
         longest = max(longest, time.perf_counter() - before)
     return index, 1e6 * (time.perf_counter() - started) / count, 1e6 * longest
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from hashlib import sha256
 from typing import Final, NamedTuple
 
 from poker.v1 import events_pb2 as pb
@@ -72,6 +73,8 @@ class ChainState(NamedTuple):
 
 
 UNKNOWN: Final = ChainState(None)
+
+_new_chain = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +121,17 @@ def advance(
             f"table {table_id}: the batch of version {first} (position {position}) has no link to"
             " the batch before it, after the chain began: it was injected, or its link stripped",
         )
-    after = ChainState(
-        record_hash(data),
-        chain.last_hash,
-        last or chain.last_version,
-        chain.started or bool(link),
-        position,
+    # tuple.__new__, not ChainState(...): NamedTuple's generated __new__ is a Python call,
+    # and a rebuild advances the chain once per record.
+    after = _new_chain(
+        ChainState,
+        (
+            sha256(data).digest(),
+            chain.last_hash,
+            last or chain.last_version,
+            chain.started or bool(link),
+            position,
+        ),
     )
     return after, broken
 

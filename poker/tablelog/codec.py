@@ -27,8 +27,8 @@ from poker.eventstore.aggregate import Loaded
 from poker.eventstore.api import Record
 from poker.eventstore.sealing import Refusal, SealRefused
 from poker.servicekit.errors import RuleViolation
-from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance, versions
-from poker.tablelog.command_ids import CommandIndex, Outcome, outcome_of
+from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance
+from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import TableSeals
 from poker.tablelog.snapshot_codec import decode_table_and_chain, encode_table
@@ -145,23 +145,25 @@ class TableCodec:
         folding = Fold(state.table)
         commands = state.commands if private else state.commands.copy()
         chain = state.chain
+        decode = pb.TableEventBatch.FromString
         for record in records:
-            batch = decode_batch(record)
+            batch = decode(record.data)
+            events = batch.events
+            # The versions the batch spans (0, 0: none), read once for the chain and the index.
+            span = (events[0].version, events[-1].version) if events else (0, 0)
+            position = record.position
             chain, broken = advance(
-                chain,
-                record.key,
-                record.position,
-                record.data,
-                link=batch.previous_batch_hash,
-                span=versions(batch),
+                chain, record.key, position, record.data, link=batch.previous_batch_hash, span=span
             )
             if broken is not None:
                 self._metrics.records_refused.labels(reason="broken_chain").inc()
                 _log.warning("table_chain_broken", table_id=record.key, error=broken.message)
                 raise BrokenChain(broken)
-            folding.add(batch.events)
-            if batch.command_id and batch.events:
-                commands.add(batch.command_id, outcome_of(batch, record.position))
+            folding.add(events)
+            if events and batch.command_id:
+                # outcome_of(batch, position), from the span already read
+                outcome = Outcome(span[0], span[1], position, batch.command_digest)
+                commands.add(batch.command_id, outcome)
         after = TableLog(folding.state, commands, chain)
         self._metrics.events_replayed.inc(after.version - state.version)
         return after
@@ -188,11 +190,10 @@ class TableCodec:
         """``after`` with the command indexed at ``position``. In place, not a copy per append:
         ``before`` is superseded by the state returned, and the index only gains commands that
         are in the log (a snapshot of an older state that encodes it holds a few ids of commands
-        after it: the catch-up folds them again). ``known_new``: every writer looks the id up
-        first (:meth:`poker.tablelog.repository.TableRepository.find_command`)."""
+        after it: the catch-up folds them again)."""
         assert after.table is not None
         outcome = Outcome(before.version + 1, after.table.version, position, events.digest)
-        after.commands.add(events.command_id, outcome, known_new=True)
+        after.commands.add(events.command_id, outcome)
         link = before.chain.last_hash or b""
         span = (before.version + 1, after.table.version) if events.events else (0, 0)
         chain, _ = advance(before.chain, events.table_id, position, data, link=link, span=span)

@@ -40,7 +40,6 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from poker.servicekit.errors import RuleViolation
@@ -90,13 +89,15 @@ def id_hash(command_id: str) -> int:
     return int.from_bytes(digest, "little")
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What a command did, as its batch records it: the versions of its first and last events,
     the batch's log position and the digest of its payload (empty: not known).
 
-    ``shadowed``: the id also has a candidate in the archive (a log written before ids were
-    kept forever may hold an id twice); the archive's earliest exact match is its first outcome.
+    ``shadowed``: the id was seen to have a candidate in the archive when it was added (a log
+    written before ids were kept forever may hold an id twice). Indexes no longer set it
+    (:meth:`~poker.tablelog.repository.TableRepository.find_command` asks the archive at
+    lookup); it stays in the snapshot format, and an index read from an older snapshot keeps
+    it. A named tuple: a rebuild makes one per batch.
     """
 
     first: int
@@ -190,23 +191,21 @@ class CommandIndex:
 
     # --- updates --------------------------------------------------------------------------------
 
-    def add(self, command_id: str, outcome: Outcome, *, known_new: bool = False) -> None:
-        """Record the batch of ``command_id`` (in log order).
-
-        ``known_new``: the caller looked the id up and found nothing (the live path), so the
-        archive need not be asked whether an earlier batch carried it. A repeated id keeps its
-        first outcome.
+    def add(self, command_id: str, outcome: Outcome) -> None:
+        """Record the batch of ``command_id`` (in log order). A repeated id keeps its first
+        outcome. The archive is not asked whether an earlier batch carried the id (a log
+        written before ids were kept forever): the lookup asks it (a hash per add would be
+        a third of a rebuild's index work, for what only a repeated command needs).
         """
         if outcome.position <= self.last_position:
             return
         self.last_position = outcome.position
-        if command_id in self._recent:
+        recent = self._recent
+        if command_id in recent:
             return  # a log written before ids were kept forever: the first batch answers
-        if not known_new and self.candidates(command_id):
-            outcome = Outcome(outcome.first, outcome.last, outcome.position, outcome.digest, True)
-        self._recent[command_id] = outcome
-        if len(self._recent) > self.recent_bound + self.slack:
-            self._archive_oldest(len(self._recent) - self.recent_bound)
+        recent[command_id] = outcome
+        if len(recent) > self.recent_bound + self.slack:
+            self._archive_oldest(len(recent) - self.recent_bound)
 
     def _archive_oldest(self, count: int) -> None:
         """Move the ``count`` oldest recent ids into a new run, then merge runs as needed."""

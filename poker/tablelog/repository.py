@@ -149,9 +149,12 @@ class TableRepository:
         """
         commands = loaded.state.commands
         seen = commands.recent_outcome(command_id)
-        if seen is not None and not seen.shadowed:
+        # An archived batch with this id (a log written before ids were kept forever may hold
+        # an id twice) is the first one: it answers, not the recent one.
+        candidates = commands.candidates(command_id)
+        if seen is not None and not candidates:
             return seen
-        for position in commands.candidates(command_id):
+        for position in candidates:
             first = await self.outcome_at(loaded.key, position, command_id)
             if first is not None:
                 return first

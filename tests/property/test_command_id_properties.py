@@ -89,7 +89,7 @@ class Table:
             TABLE, batch.SerializeToString(), expected_position=self.position, msg_id=command_id
         )
         outcome = Outcome(self.version - events + 1, self.version, self.position, digest)
-        self.index.add(command_id, outcome, known_new=True)
+        self.index.add(command_id, outcome)
         return outcome
 
     async def restart(self, replay_from: int) -> None:
