@@ -61,7 +61,7 @@ _TOKEN_REFRESH_S = 300
 
 def _host_port(address: str) -> tuple[str, str]:
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not (port.isascii() and port.isdigit()):
         raise ValueError(f"a wallet address is host:port, not {address!r}")
     return host.strip("[]"), port
 

@@ -211,7 +211,7 @@ def table_of_hand(request: dpb.GetHandHistoryRequest) -> str:
         return table_id_of(request.table_id)
     # The dealer names hands "<table id>.<number>".
     table_id, dot, number = request.hand_id.rpartition(".")
-    if not dot or not number.isdigit():
+    if not dot or not (number.isascii() and number.isdigit()):
         raise InvalidArgument(
             "hand_id must be <table id>.<hand number> (e.g. t-1.3), or give table_id.",
             field="hand_id",

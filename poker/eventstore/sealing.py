@@ -259,7 +259,11 @@ def _parse_seal(seal: str) -> tuple[str, int, str] | None:
     if len(parts) != 3:
         return None
     key_id, claimed, mac_text = parts
-    if not _KEY_ID.fullmatch(key_id) or not claimed.isdigit() or len(claimed) > 20:
+    if (
+        not _KEY_ID.fullmatch(key_id)
+        or not (claimed.isascii() and claimed.isdigit())
+        or len(claimed) > 20
+    ):
         return None
     if not _MAC_TEXT.fullmatch(mac_text):
         return None

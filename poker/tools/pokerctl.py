@@ -212,7 +212,8 @@ class _Pair(click.ParamType):  # type: ignore[type-arg]
         if isinstance(value, tuple):
             return value
         small, slash, big = str(value).partition("/")
-        if not slash or not small.strip().isdigit() or not big.strip().isdigit():
+        small, big = small.strip(), big.strip()
+        if not slash or not all(part.isascii() and part.isdigit() for part in (small, big)):
             self.fail(f"{value!r} is not two whole amounts like 1/2", param, ctx)
         return int(small), int(big)
 

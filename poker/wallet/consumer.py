@@ -313,7 +313,7 @@ async def dealer_stacks(
 
 def _fault_exit_after() -> int | None:
     value = os.environ.get(FAULT_EXIT_AFTER_APPEND_ENV, "")
-    return int(value) if value.isdigit() and int(value) > 0 else None
+    return int(value) if value.isascii() and value.isdigit() and int(value) > 0 else None
 
 
 class TableConsumer:

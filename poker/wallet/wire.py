@@ -75,7 +75,7 @@ def page_of(request: wpb.ListTransactionsRequest) -> Page:
     if not 0 < limit <= MAX_PAGE:
         raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}", field="page_size")
     token = request.page_token
-    if token and not token.isdigit():
+    if token and not (token.isascii() and token.isdigit()):  # "²" is a digit to isdigit
         raise InvalidArgument("page_token is not one this service issued", field="page_token")
     return Page(int(token) if token else None, limit)
 

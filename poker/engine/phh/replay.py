@@ -565,7 +565,7 @@ def _dealer_action(number: int, text: str, words: list[str], players: int, where
 
 
 def _player(word: str, players: int, where: str) -> int:
-    if len(word) < 2 or word[0] != "p" or not word[1:].isdigit():
+    if len(word) < 2 or word[0] != "p" or not (word[1:].isascii() and word[1:].isdigit()):
         raise PHHError(f"{where} does not name a player like p1.")
     index = int(word[1:]) - 1
     if not 0 <= index < players:
