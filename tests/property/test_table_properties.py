@@ -5,7 +5,8 @@ time-outs (some disconnected), voids and refused commands, checking after every 
 chips on the table change only by buy-ins, top-ups, cash-outs and rake; at every deal that
 nobody who owes blinds is dealt in without posting them (or being the big blind) and that, while
 the players stay the same, each posts one big blind per orbit; at the end that the replay of the
-log (bare, through serialized envelopes, and folded batch after batch) equals the live table.
+log (bare, through serialized envelopes, and folded batch after batch, read between batches
+here and there) equals the live table.
 
 Every decision is its own Hypothesis draw (:class:`tests.drawn.Choices`): how many hands the
 life lasts, how many seat changes come between two hands and which (a join with its seat,
@@ -75,7 +76,7 @@ from poker.engine.table import (
     replay,
     split_offer,
 )
-from poker.engine.table.evolve import fold
+from poker.engine.table.evolve import Fold, fold
 from poker.engine.table.plan import eligible_seats, next_after
 from poker.v1 import events_pb2 as pb
 from tests.drawn import Choices
@@ -195,6 +196,8 @@ class Run:
         self.state: TableState | None = None
         self.events: list[TableEventBody] = []
         self.wire: list[pb.TableEvent] = []
+        # Each accepted command's batch: where it ends in the log, the live table after it.
+        self.batches: list[tuple[int, TableState]] = []
         self.money_in = 0
         self.money_out = 0
         self.players = 0
@@ -230,6 +233,7 @@ class Run:
             assert smalls == ([started[0].small_blind] if started[0].small_blind in dealt else [])
         self.events += events
         self.wire += envelopes(before, events, table_id="t-1", now=self.now)
+        self.batches.append((len(self.wire), self.state))
         assert chips_on_table(self.state) == self.money_in - self.money_out
         assert all(seat is None or seat.stack >= 0 for seat in self.state.seats)
 
@@ -497,6 +501,26 @@ def live_table(choices: Choices, config_name: str, life: TableLife, execute: Exe
     # The rebuild path (a fold of stored envelopes, batch after batch) lands on the same table.
     half = len(wire) // 2
     assert fold(fold(None, wire[:half]), wire[half:]) == run.table
+    check_batch_by_batch(run, wire)
+
+
+def check_batch_by_batch(run: Run, wire: list[pb.TableEvent]) -> None:
+    """Fold ``wire`` a command's batch at a time, each cut somewhere in two, reading the state
+    after one batch in four: there it is the live table after that command, and at the end the
+    live table. The reads materialize the hand mid-hand, the batches between them are folded
+    unread (the hands they finish skipped)."""
+    # Where to cut and read: seeded, not drawn (Hypothesis's budget is the life's).
+    rng = random.Random(len(wire))
+    folding = Fold(None)
+    start = 0
+    for end, live in run.batches:
+        cut = rng.randint(start, end)
+        folding.add(wire[start:cut])
+        folding.add(wire[cut:end])
+        start = end
+        if rng.random() < 0.25:
+            assert folding.state == live
+    assert folding.state == run.table
 
 
 @cache

@@ -5,7 +5,7 @@ hand machine's :func:`poker.engine.hand.evolve` and then update what the table k
 (positions, debts, stacks, the protection allowance). The live path
 (:func:`poker.engine.table.decide.execute`) and :func:`replay` fold this same function; :func:`fold`
 (the rebuild of a stored log) applies the same handlers to envelopes, dispatched on the body's
-field name, without rebuilding the table state around every hand event.
+field name, deferring the hand-level steps: those of a hand a later one supersedes never run.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from poker.engine.hand.evolve import HANDLERS as HAND_HANDLERS
 from poker.engine.hand.evolve import HANDLERS_BY_TYPE as HAND_HANDLERS_BY_TYPE
 from poker.engine.hand.evolve import HandEventHandler
 from poker.engine.hand.posts import blind_indexes
-from poker.engine.hand.state import NOBODY
+from poker.engine.hand.state import NOBODY, HandState
 from poker.engine.table.config import DAY_MS, config_from_wire
 from poker.engine.table.events import TableEventBody
 from poker.engine.table.state import Seat, TableState
@@ -214,7 +214,7 @@ def evolve(state: TableState | None, event: TableEventBody | pb.TableEvent) -> T
 
 def _hand_only_handlers() -> dict[str, HandEventHandler]:
     """Per field of the envelope's ``body``, the hand handler of the hand events that change
-    only the hand (every other event goes through :func:`_apply`, as in :func:`evolve`)."""
+    only the hand (the others have a table-level part too: :data:`_AFTER_HAND_EVENT`)."""
     empty = pb.TableEvent()
     return {
         name: handler
@@ -223,29 +223,72 @@ def _hand_only_handlers() -> dict[str, HandEventHandler]:
     }
 
 
+def _by_field(handlers: dict[type, Callable[[Any, Any], TableState]]) -> dict[str, Any]:
+    """``handlers`` (by message class) per field of the envelope's ``body``."""
+    fields = pb.TableEvent.DESCRIPTOR.oneofs_by_name["body"].fields
+    empty = pb.TableEvent()
+    return {
+        field.name: handlers[type(getattr(empty, field.name))]
+        for field in fields
+        if type(getattr(empty, field.name)) in handlers
+    }
+
+
 _HAND_ONLY_BY_FIELD: Final = _hand_only_handlers()
-
-
-def _with_hand(state: TableState, hand: Any, version: int) -> TableState:
-    """``state`` with its ``hand`` and ``version`` replaced."""
-    return state._replace(hand=hand, version=version)
+_HAND_STARTED: Final = "hand_started"
+_START_HAND: Final = HAND_HANDLERS[_HAND_STARTED]
+# The table-level part of the hand events that have one, HandStarted's aside (Fold starts the
+# new hand itself): applied at once, their hand-level part deferred.
+_AFTER_BY_FIELD: Final = {
+    name: after for name, after in _by_field(_AFTER_HAND_EVENT).items() if name != _HAND_STARTED
+}
+_TABLE_BY_FIELD: Final = _by_field(_TABLE_HANDLERS)
+#: Every hand handler by field, for the deferred steps (a plain dict: no proxy per lookup).
+_HAND_BY_FIELD: Final = dict(HAND_HANDLERS)
 
 
 class Fold:
     """:func:`evolve` folded over stored envelopes (versions checked), batch after batch: the
-    rebuild of a table's log. :attr:`state` equals what folding :func:`evolve` gives.
+    rebuild of a table's log. :attr:`state` equals what folding :func:`evolve` gives, however
+    the envelopes are split into :meth:`add` calls and whenever :attr:`state` is read.
 
-    The same handlers, dispatched on the body's field name (no type lookups, no bare-event
-    branch). A hand event that changes only the hand is applied to the hand alone, carried
-    between events; the table state is rebuilt around it only before a table-level handler and
-    when :attr:`state` is read (no handler reads ``version``, which evolve only sets).
+    The same handlers, dispatched on the body's field name. The hand-level steps (the hand
+    machine's handler of a hand event) are deferred: the envelopes of the current hand wait in
+    a list, applied to its hand only when :attr:`state` is read; a ``HandStarted`` drops them
+    with the old hand. In a long log most events are hand-only events of hands a later
+    ``HandStarted`` supersedes, and none of them is ever applied. Table-level steps (the
+    handlers of table events, and the table-level part of ``HandStarted``, ``ArtificialAllIn``,
+    ``HandEnded`` and ``HandVoided``) are applied at once, to a table whose ``hand`` (and
+    ``version``) may be stale; :attr:`state` sets both.
+
+    **Why skipping is exact** (the invariant every table-level handler keeps): a table after a
+    log keeps only its last hand's state, and no table-level handler reads ``state.hand``
+    (nor ``hand_running``, ``in_hand``, ``live_stack``, anything derived from the hand) nor
+    ``version``: ``_hand_over`` takes the stacks from the event's results, ``_artificial_all_in``
+    reads the seats and the uses, the table events' handlers the seats, departures and config.
+    The one that reads the hand, ``_hand_started``, reads the new hand, which it is given: the
+    hand machine's ``HandStarted`` handler builds it from the event alone (it is given None
+    here, not the previous hand, so a handler that read it would fail, not drift). A
+    table-level handler that needs the hand must materialize it first (:attr:`state`);
+    ``tests/unit/test_table_fold.py`` runs every table-level handler on a table whose hand
+    raises when read.
+
+    **Behaviour changes against applying every event.** A superseded hand's hand-level events
+    are not applied, so an error their handler would raise is not raised in a rebuild (the logs
+    are sealed and hash-chained by their writers; every event's version, and that it has a
+    body, is still checked at :meth:`add`). The current hand's hand-level steps run when
+    :attr:`state` is read, so their errors are raised there (every read raises again; nothing
+    is applied). The envelopes are read then: they must not be changed after :meth:`add`.
     """
 
-    __slots__ = ("_hand", "_table", "version")
+    __slots__ = ("_hand", "_pending", "_table", "version")
 
     def __init__(self, state: TableState | None = None) -> None:
         self._table = state  # up to date but for ``hand`` and ``version``
-        self._hand = None if state is None else state.hand
+        #: The hand before the pending steps: the current hand at its start, or as last read.
+        self._hand: HandState | None = None if state is None else state.hand
+        #: The envelopes of the current hand's hand-level steps not applied yet, in order.
+        self._pending: list[pb.TableEvent] = []
         #: The version of the last event folded (0: no table).
         self.version = 0 if state is None else state.version
 
@@ -255,15 +298,31 @@ class Fold:
         table = self._table
         if table is None:
             return None
+        if self._pending:
+            self._hand = self._current_hand()
+            self._pending.clear()
         if table.version != self.version or table.hand is not self._hand:
-            table = self._table = _with_hand(table, self._hand, self.version)
+            table = self._table = table._replace(hand=self._hand, version=self.version)
         return table
 
+    def _current_hand(self) -> HandState:
+        """The hand after the pending steps (they stay pending if one raises)."""
+        hand = self._hand
+        assert hand is not None  # pending steps follow a HandStarted
+        handlers = _HAND_BY_FIELD
+        for event in self._pending:
+            name = event.WhichOneof("body")
+            assert name is not None  # checked by add
+            hand = handlers[name](hand, getattr(event, name))
+        return hand
+
     def add(self, events: Iterable[pb.TableEvent]) -> None:
-        """Fold ``events``; a version that does not follow raises ValueError (the events
-        before it stay folded, like the evolve calls that succeeded before a failing one)."""
+        """Fold ``events``; a version that does not follow, or an envelope without a body,
+        raises ValueError (the events before it stay folded, like the evolve calls that
+        succeeded before a failing one)."""
         table, hand, version = self._table, self._hand, self.version
         hand_only = _HAND_ONLY_BY_FIELD
+        defer = self._pending.append
         try:
             for event in events:
                 if event.version != version + 1:
@@ -271,23 +330,46 @@ class Fold:
                         f"Event version {event.version} does not follow; {version + 1} does."
                     )
                 name = event.WhichOneof("body")
-                if name is None:
-                    raise ValueError("The table event has no body.")
-                body = getattr(event, name)
-                handler = hand_only.get(name)
-                if handler is not None:
-                    assert table is not None
+                if name in hand_only:  # most of a log: deferred (a later hand may supersede it)
                     assert hand is not None, f"{name} before the hand started"
-                    hand = handler(hand, body)
-                    version += 1
-                    continue
-                if table is not None:
-                    table = _with_hand(table, hand, version)
-                table = _apply(table, body)
-                # As evolve: one more than the version the handler returned.
-                hand, version = table.hand, table.version + 1
+                    defer(event)
+                else:
+                    table, hand = self._table_step(table, hand, event, name)
+                version += 1
         finally:
             self._table, self._hand, self.version = table, hand, version
+
+    def _table_step(
+        self,
+        table: TableState | None,
+        hand: HandState | None,
+        event: pb.TableEvent,
+        name: str | None,
+    ) -> tuple[TableState, HandState | None]:
+        """The table and the hand before the pending steps, after ``event``, which is not a
+        hand-only event: its table-level part applied, its hand-level part deferred (a new
+        hand's is applied: it starts the hand the next steps apply to)."""
+        if name == _HAND_STARTED:
+            assert table is not None
+            body = event.hand_started
+            # The hand machine's HandStarted handler does not read the previous hand.
+            new = _START_HAND(None, body)  # type: ignore[arg-type]
+            table = _hand_started(table._replace(hand=new), body)
+            self._pending.clear()  # the old hand's steps: superseded
+            return table, new
+        if name is None:
+            raise ValueError("The table event has no body.")
+        body = getattr(event, name)
+        after = _AFTER_BY_FIELD.get(name)
+        if after is not None:
+            assert table is not None and hand is not None, f"{name} before the hand started"
+            table = after(table, body)
+            self._pending.append(event)
+            return table, hand
+        handler = _TABLE_BY_FIELD.get(name)
+        if handler is None:
+            raise TypeError(f"{type(body).__name__} is not a table event.")
+        return handler(table, body), hand
 
 
 def fold(state: TableState | None, events: Iterable[pb.TableEvent]) -> TableState | None:
