@@ -21,6 +21,7 @@ import importlib.util
 import json
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,14 +133,22 @@ def write_results(results: Sequence[Result], path: Path = RESULTS_FILE) -> None:
     path.write_text(json.dumps([result.as_json() for result in results], indent=2) + "\n")
 
 
-def run_modules(names: Sequence[str]) -> list[Result]:
-    """Import ``bench.<name>`` for each name and collect what its ``run()`` returns."""
+def run_modules(names: Sequence[str]) -> tuple[list[Result], list[str]]:
+    """Import ``bench.<name>`` for each name and collect what its ``run()`` returns; the
+    results, and the names of the modules that failed (each failure printed with its
+    traceback: one broken module does not cost the others' figures)."""
     results: list[Result] = []
+    failed: list[str] = []
     for name in names:
         module: BenchModule = importlib.import_module(f"bench.{name}")
         print(f"running bench.{name} ...", flush=True)
-        results.extend(module.run())
-    return results
+        try:
+            results.extend(module.run())
+        except Exception:
+            traceback.print_exc()
+            print(f"bench.{name} failed: its figures are missing from the results", flush=True)
+            failed.append(name)
+    return results, failed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -158,12 +167,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"no benchmark module named {', '.join(unknown)}")
     started = time.perf_counter()
-    results = run_modules(names)
+    results, failed = run_modules(names)
     print()
     print(format_table(results))
     write_results(results, options.output)
     elapsed = time.perf_counter() - started
     print(f"\n{len(results)} results written to {options.output} in {elapsed:.1f} s")
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+        return 1
     return 0
 
 
