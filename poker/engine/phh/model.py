@@ -120,6 +120,8 @@ def _load_toml(text: str) -> dict[str, Any]:
         return tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as error:
         raise PHHError(f"The file is not valid TOML: {error}.") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise PHHError("The file holds a number too long to read (over 4,300 digits).") from None
 
 
 def history_from_table(table: Mapping[str, Any]) -> HandHistory:
@@ -150,16 +152,31 @@ def history_from_table(table: Mapping[str, Any]) -> HandHistory:
     )
 
 
+#: The largest amount a hand is played with, in the units it is played in (its amounts times
+#: its scale): ten seats of it still sum inside the events' int64 fields.
+MAX_PLAYED_AMOUNT: Final = 10**15
+
+
+def verify_played_amount(value: Amount, name: str) -> None:
+    """Raise PHHError for an amount no table can hold (above :data:`MAX_PLAYED_AMOUNT` either
+    way): checked before it becomes an integer (``1e999999`` would have a million digits)."""
+    if not -MAX_PLAYED_AMOUNT <= value <= MAX_PLAYED_AMOUNT:
+        raise PHHError(
+            f"The field {name} holds {value}: more chips than a table holds "
+            f"(at most {MAX_PLAYED_AMOUNT:,} in the units the hand is played in)."
+        )
+
+
 def file_amount(value: object, name: str) -> Amount:
     """``value`` as an :data:`Amount`: ``int`` when whole, else the exact ``Decimal``; PHHError
-    for unknown amounts (``inf``, ``nan``) and non-numbers."""
+    for unknown amounts (``inf``, ``nan``), amounts no table holds and non-numbers."""
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
         raise PHHError(f"The field {name} must hold numbers, not {value!r}.")
-    if isinstance(value, Decimal):
-        if not value.is_finite():
-            raise PHHError(f"The field {name} holds an unknown amount ({value}).")
-        if value == value.to_integral_value():
-            return int(value)
+    if isinstance(value, Decimal) and not value.is_finite():
+        raise PHHError(f"The field {name} holds an unknown amount ({value}).")
+    verify_played_amount(value, name)
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
     return value
 
 

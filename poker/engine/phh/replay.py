@@ -528,7 +528,8 @@ def parse_action(number: int, text: str, players: int, *, scale: int = 1) -> PHH
         if protected is None:
             return None
         player = _player(f"p{protected[1]}", players, f'Action {number} "{text}"')
-        return PHHAction(number, text, player, "aai", amount=int(protected[2]) * scale)
+        amount = _amount(protected[2], f'Action {number} "{text}"', scale)
+        return PHHAction(number, text, player, "aai", amount=amount)
     where = f'Action {number} "{text}"'
     if words[0] == "d":
         return _dealer_action(number, text, words, players, where)
@@ -565,9 +566,10 @@ def _dealer_action(number: int, text: str, words: list[str], players: int, where
 
 
 def _player(word: str, players: int, where: str) -> int:
-    if len(word) < 2 or word[0] != "p" or not (word[1:].isascii() and word[1:].isdigit()):
+    number = word[1:]
+    if word[:1] != "p" or not (number.isascii() and number.isdigit()) or len(number) > 9:
         raise PHHError(f"{where} does not name a player like p1.")
-    index = int(word[1:]) - 1
+    index = int(number) - 1
     if not 0 <= index < players:
         raise PHHError(f"{where} names {word}, but the hand has {players} players.")
     return index

@@ -31,7 +31,7 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import Final, NamedTuple
 
-from poker.engine.phh.model import Amount, HandHistory, PHHError
+from poker.engine.phh.model import Amount, HandHistory, PHHError, verify_played_amount
 
 MAX_DECIMALS: Final = 6
 """The finest unit a hand may use: a millionth of the file's unit (PHH corpora use cents)."""
@@ -112,21 +112,26 @@ def scaled_history(history: HandHistory, scale: int) -> HandHistory:
     if scale == 1:
         return history
 
-    def times(amounts: Sequence[Amount] | None) -> tuple[int, ...] | None:
-        return None if amounts is None else tuple(int(amount * scale) for amount in amounts)
+    def played(amount: Amount, name: str) -> int:
+        value = amount * scale
+        verify_played_amount(value, name)  # each field's own bound holds the unscaled value
+        return int(value)
 
-    def one(amount: Amount | None) -> int | None:
-        return None if amount is None else int(amount * scale)
+    def times(amounts: Sequence[Amount] | None, name: str) -> tuple[int, ...] | None:
+        return None if amounts is None else tuple(played(amount, name) for amount in amounts)
+
+    def one(amount: Amount | None, name: str) -> int | None:
+        return None if amount is None else played(amount, name)
 
     return replace(
         history,
-        antes=times(history.antes) or (),
-        starting_stacks=times(history.starting_stacks) or (),
-        blinds_or_straddles=times(history.blinds_or_straddles),
-        bring_in=one(history.bring_in),
-        small_bet=one(history.small_bet),
-        big_bet=one(history.big_bet),
-        min_bet=one(history.min_bet),
+        antes=times(history.antes, "antes") or (),
+        starting_stacks=times(history.starting_stacks, "starting_stacks") or (),
+        blinds_or_straddles=times(history.blinds_or_straddles, "blinds_or_straddles"),
+        bring_in=one(history.bring_in, "bring_in"),
+        small_bet=one(history.small_bet, "small_bet"),
+        big_bet=one(history.big_bet, "big_bet"),
+        min_bet=one(history.min_bet, "min_bet"),
     )
 
 
