@@ -51,6 +51,13 @@ HOSTILE_VALUES = st.one_of(
             "1979-05-27T07:32:00Z",
             '"\\u0000"',
             "[0.5, 0.25, 0.125, 0.0625]",
+            # Numbers no table holds: past int64 (a stack), past Python's 4,300-digit int
+            # conversion, a Decimal of a million digits, a player number of thousands.
+            "[99999999999999999999, 200]",
+            "9" * 5_000,
+            "1e999999",
+            f'"p{"1" * 5_000} cc"',
+            f'"# p1 artificial all-in for {"9" * 5_000}"',
         ]
     ),
     st.lists(st.integers(min_value=-(2**64), max_value=2**64), max_size=12).map(str),

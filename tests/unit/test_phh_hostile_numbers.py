@@ -34,11 +34,19 @@ def test_an_action_with_a_number_no_table_holds_is_refused(action: str) -> None:
         parse_action(1, action, players=2)
 
 
-def _replayed(tmp_path: Path, stacks: str) -> dict[str, object]:
+def _replayed(tmp_path: Path, stacks: str, **fields: str) -> dict[str, object]:
+    given = {
+        "antes": "[0, 0]",
+        "blinds_or_straddles": "[1, 2]",
+        "min_bet": "2",
+        "starting_stacks": f"[{stacks}, 200]",
+        **fields,
+    }
     path = tmp_path / "hand.phh"
     path.write_text(
-        'variant = "NT"\nantes = [0, 0]\nblinds_or_straddles = [1, 2]\nmin_bet = 2\n'
-        f'starting_stacks = [{stacks}, 200]\nactions = ["d dh p1 AsAh", "d dh p2 KsKh", "p2 f"]\n'
+        'variant = "NT"\n'
+        + "".join(f"{name} = {value}\n" for name, value in given.items())
+        + 'actions = ["d dh p1 AsAh", "d dh p2 KsKh", "p2 f"]\n'
     )
     out = io.StringIO()
     replay_files([str(path)], out)
@@ -68,3 +76,13 @@ def test_a_file_with_a_stack_no_table_holds_is_one_error_line(
 def test_the_largest_stack_a_table_holds_still_plays(tmp_path: Path) -> None:
     result = _replayed(tmp_path, str(MAX_PLAYED_AMOUNT))
     assert "error" not in result, result
+
+
+@pytest.mark.parametrize("field", ["antes", "blinds_or_straddles", "min_bet"])
+@pytest.mark.parametrize("number", [str(10**20), "1e999999", HUGE])
+def test_any_amount_field_with_a_number_no_table_holds_is_one_error_line(
+    tmp_path: Path, field: str, number: str
+) -> None:
+    value = number if field == "min_bet" else f"[{number}, 2]"
+    result = _replayed(tmp_path, "200", **{field: value})
+    assert result["error"] and result["finishing_stacks"] == []
