@@ -221,15 +221,22 @@ def _unavailable_on_transient(action: str) -> Iterator[None]:
         raise StoreUnavailable(f"{action} failed: {error!r}") from error
 
 
+#: The longest lease value read: ``{"owner": ...}`` with an owner id of 256 characters, each
+#: escaped to at most 12 bytes.
+_MAX_VALUE_BYTES = 4096
+
+
 def _encode(owner: str) -> bytes:
     return json.dumps({"owner": owner}, separators=(",", ":")).encode()
 
 
 def _decode(value: bytes | None) -> str | None:
     """The owner recorded in a lease value; None for anything this module did not write."""
+    if value is not None and len(value) > _MAX_VALUE_BYTES:
+        return None  # not a value this module writes; a deep nesting would blow the stack
     try:
         owner = json.loads(value or b"null")["owner"]
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         return None
     return owner if isinstance(owner, str) else None
 
