@@ -121,8 +121,8 @@ def advance(
             f"table {table_id}: the batch of version {first} (position {position}) has no link to"
             " the batch before it, after the chain began: it was injected, or its link stripped",
         )
-    # tuple.__new__, not ChainState(...): NamedTuple's generated __new__ is a Python call,
-    # and a rebuild advances the chain once per record.
+    # tuple.__new__, not ChainState(...): NamedTuple's generated __new__ is a Python call, and
+    # a rebuild advances the chain once per record (so is record_hash: its one line inlined).
     after = _new_chain(
         ChainState,
         (
