@@ -9,6 +9,7 @@ import hmac
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from poker.eventstore import sealing
 from poker.eventstore.sealing import (
     HmacSha256,
     Keyring,
@@ -97,3 +98,27 @@ def test_precomputed_hmac_is_hmac_sha256(*, secret: bytes, message: bytes) -> No
     mac = HmacSha256(secret)
     assert mac.digest(message) == hmac.digest(secret, message, "sha256")
     assert mac.digest(message) == mac.digest(message)  # the hashed key states are not consumed
+
+
+@given(
+    log_key=_ID,
+    previous=_POSITION,
+    msg_id=st.text(max_size=80),
+    data=st.binary(max_size=600),
+)
+def test_a_batch_mac_frames_its_parts_as_every_other_mac(
+    *, log_key: str, previous: int, msg_id: str, data: bytes
+) -> None:
+    # _batch_mac frames the parts one key and one log share once; the MAC is still the one
+    # _framed_mac makes of all six parts, each length-prefixed.
+    parts = (
+        sealing._DOMAIN_BATCH,
+        KEY.id.encode(),
+        log_key.encode(),
+        sealing._U64.pack(previous),
+        msg_id.encode(),
+        data,
+    )
+    assert sealing._batch_mac(KEY, log_key, previous, msg_id, data) == sealing._framed_mac(
+        KEY, *parts
+    )

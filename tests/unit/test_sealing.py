@@ -279,3 +279,22 @@ def test_a_wallet_key_may_seal_its_close_and_nothing_else() -> None:
     with pytest.raises(SealRefused) as refused:
         check(wallet, HAND)
     assert refused.value.reason is Refusal.WRONG_WRITER
+
+
+# Known answers, computed by the sealing code before HmacSha256 and the shared framing
+# (c762255): every stored log and snapshot was sealed this way, so a change of the framing or
+# of the MAC that seals and checks alike would pass every other test and refuse them all.
+_VECTOR_KEY = WriterKey("dealer-2026-12", Writer.DEALER, bytes(range(32)))
+
+
+def test_a_batch_seal_is_the_one_every_stored_log_was_sealed_with() -> None:
+    seal = seal_batch(_VECTOR_KEY, "t-1", 41, "cmd-7", b"\x0a\x05cmd-7batch")
+    assert seal == "dealer-2026-12:41:pbgObAZrFY7w_SLcT-df7j_LDthByIlsZGLv0ITPREY"
+
+
+def test_a_snapshot_seal_is_the_one_every_stored_snapshot_was_sealed_with() -> None:
+    sealed = seal_snapshot(_VECTOR_KEY, "POKER_SNAPSHOTS", "t-1", 42, b"snapshot bytes")
+    assert sealed == (
+        b'\x01\x0edealer-2026-12\x14\xf4\xa2\xb4\\w3\x97\x0e\xe4\xc4@\xd3\x9b(\xa2=\xffP\xef"'
+        b"\x12\xb6\xfc\x8b\x106Fb>\xbdMsnapshot bytes"
+    )
