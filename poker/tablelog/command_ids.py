@@ -93,18 +93,13 @@ class Outcome(NamedTuple):
     """What a command did, as its batch records it: the versions of its first and last events,
     the batch's log position and the digest of its payload (empty: not known).
 
-    ``shadowed``: the id was seen to have a candidate in the archive when it was added (a log
-    written before ids were kept forever may hold an id twice). Indexes no longer set it
-    (:meth:`~poker.tablelog.repository.TableRepository.find_command` asks the archive at
-    lookup); it stays in the snapshot format, and an index read from an older snapshot keeps
-    it. A named tuple: a rebuild makes one per batch.
+    A named tuple: a rebuild makes one per batch.
     """
 
     first: int
     last: int
     position: int
     digest: bytes
-    shadowed: bool = False
 
 
 class _Run(NamedTuple):
@@ -234,7 +229,9 @@ class CommandIndex:
             raw = command_id.encode()
             digest = seen.digest
             parts.append(_ENTRY.pack(len(raw), seen.first, seen.last, seen.position, len(digest)))
-            parts += (raw, digest, b"\x01" if seen.shadowed else b"\x00")
+            # The last byte is a flag older indexes set for an id also archived; the lookup
+            # asks the archive now (find_command), so it is written 0 and read past.
+            parts += (raw, digest, b"\x00")
         for run in self._runs:
             parts.append(_RUN.pack(len(run.hashes)))
             parts += (_little(run.hashes), _little(run.positions))
@@ -255,8 +252,8 @@ class CommandIndex:
             id_length, first, last, position, digest_length = reader.unpack(_ENTRY)
             command_id = reader.take(id_length).decode()
             digest = reader.take(digest_length)
-            shadowed = reader.take(1) == b"\x01"
-            index._recent[command_id] = Outcome(first, last, position, digest, shadowed)
+            reader.take(1)  # the flag older indexes set (see to_bytes)
+            index._recent[command_id] = Outcome(first, last, position, digest)
         for _ in range(run_count):
             (length,) = reader.unpack(_RUN)
             hashes = _from_little(reader.take(8 * length))

@@ -26,7 +26,7 @@ log is replayed once, so the rebuilt table knows every id.
 >>> index.add("c1", Outcome(first=1, last=1, position=1, digest=b""))
 >>> state, commands = decode_table(encode_table(table, index))
 >>> state == table, commands.recent_outcome("c1")
-(True, Outcome(first=1, last=1, position=1, digest=b'', shadowed=False))
+(True, Outcome(first=1, last=1, position=1, digest=b''))
 """
 
 from __future__ import annotations
