@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 import pytest
 
+from poker.dealer.wallet_client import channel_target
 from poker.dealer.wire import table_of_hand
 from poker.engine.phh import PHHError
 from poker.engine.phh.replay import parse_action
@@ -59,3 +60,9 @@ def test_a_hand_history_player_of_non_ascii_digits_is_a_phh_error(digits: str) -
 def test_blinds_of_non_ascii_digits_are_refused_on_the_command_line(digits: str) -> None:
     with pytest.raises(click.BadParameter, match="two whole amounts"):
         _PAIR.convert(f"{digits}/2", None, None)
+
+
+@pytest.mark.parametrize("digits", NOT_ASCII_DIGITS)
+def test_a_wallet_address_with_a_non_ascii_port_is_refused(digits: str) -> None:
+    with pytest.raises(ValueError, match="a wallet address is host:port"):
+        channel_target([f"127.0.0.1:{digits}", "127.0.0.1:50052"])
