@@ -34,6 +34,7 @@ poker.servicekit.errors.InvalidArgument: player_id may contain only a-z, 0-9, '-
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -73,13 +74,17 @@ class IntRange:
 @dataclass(frozen=True, slots=True)
 class Text:
     """A string of at most ``max_length`` characters; a non-empty one must match ``pattern``
-    (described to people as ``charset``), or, without a pattern, hold no control characters.
-    Whether the field may be empty is the method's own rule."""
+    (described to people as ``charset``), or, without a pattern, hold no control characters,
+    and then mean something: ``meaning(value)`` (when given) is None for a value that does, else
+    the reason it does not, completing "<field> ..." (e.g. ``"is not a day of the calendar"``:
+    a shape such as ``YYYY-MM-DD`` lets ``9999-99-99`` through). Whether the field may be empty
+    is the method's own rule."""
 
     max_length: int
     pattern: str | None = None
     charset: str = "any text without control characters"
     max_items: int | None = None
+    meaning: Callable[[str], str | None] | None = dataclasses.field(default=None, compare=False)
 
     def describe(self) -> str:
         """The limit in words, for errors and docs."""
@@ -313,6 +318,7 @@ def _text_check(
     name: str, repeated: bool, limit: Text, pattern: re.Pattern[str] | None
 ) -> _FieldCheck:
     most_chars = limit.max_length
+    meaning = limit.meaning
 
     def bad(value: str, where: str) -> str | None:
         if len(value) > most_chars:
@@ -320,11 +326,14 @@ def _text_check(
         if not value:
             return None
         if pattern is not None:
-            return (
-                None if pattern.fullmatch(value) else f"{where} may contain only {limit.charset}."
-            )
-        if not value.isprintable() and any(_is_control(char) for char in value):
+            if not pattern.fullmatch(value):
+                return f"{where} may contain only {limit.charset}."
+        elif not value.isprintable() and any(_is_control(char) for char in value):
             return f"{where} may not contain control characters."
+        if meaning is not None:
+            reason = meaning(value)
+            if reason is not None:
+                return f"{where} {reason}."
         return None
 
     return _per_value(name, repeated, limit.max_items, bad)

@@ -18,6 +18,7 @@ prints the table).
 
 from __future__ import annotations
 
+import datetime
 from typing import Final
 
 from google.protobuf.descriptor import Descriptor
@@ -40,7 +41,27 @@ _AMOUNT: Final = IntRange(0, MAX_AMOUNT, "minor units")
 _KEY: Final = Text(MAX_CLIENT_KEY)
 _REASON: Final = Text(200)
 _GAME: Final = Text(32, r"[a-z0-9-]+", "lower-case letters, digits and '-'")
-_DAY: Final = Text(10, r"[0-9]{4}-[0-9]{2}-[0-9]{2}", "a UTC day, YYYY-MM-DD")
+
+
+def calendar_day_problem(text: str) -> str | None:
+    """None for a day of the calendar written ``YYYY-MM-DD`` (the shape is the pattern's to
+    check), else why not: ``9999-99-99`` and ``2026-02-30`` have the shape, not the meaning.
+
+    >>> calendar_day_problem("2026-02-28") is None
+    True
+    >>> calendar_day_problem("2026-02-30")
+    'is not a day of the calendar (2026-02-30)'
+    """
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return f"is not a day of the calendar ({text})"
+    return None
+
+
+_DAY: Final = Text(
+    10, r"[0-9]{4}-[0-9]{2}-[0-9]{2}", "a UTC day, YYYY-MM-DD", meaning=calendar_day_problem
+)
 
 
 def _fields(message: str, limit: Limit, *names: str) -> dict[str, Limit]:

@@ -259,13 +259,14 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
     ) -> wpb.GetRakeReportResponse:
         """See the proto."""
         _check_bounds(request)
+        day_from, day_to = wire.rake_days(request)
         report = queries.rake_report(
             self._book.state,
             wire.rake_dimensions(request),
             table_id=request.table_id or None,
             game=request.game or None,
-            day_from=request.day_from or None,
-            day_to=request.day_to or None,
+            day_from=day_from,
+            day_to=day_to,
         )
         return wire.rake_report_message(report)
 

@@ -91,6 +91,18 @@ def rake_dimensions(request: wpb.GetRakeReportRequest) -> tuple[RakeDimension, .
 # --- replies out ------------------------------------------------------------------------------
 
 
+def rake_days(request: wpb.GetRakeReportRequest) -> tuple[str | None, str | None]:
+    """The report's inclusive day range (None: open); the days themselves passed the bounds
+    (days of the calendar), so only their order is checked here."""
+    day_from, day_to = request.day_from or None, request.day_to or None
+    if day_from is not None and day_to is not None and day_from > day_to:
+        raise InvalidArgument(
+            f"day_from ({day_from}) is after day_to ({day_to}): no day lies between them.",
+            field="day_from",
+        )
+    return day_from, day_to
+
+
 def _escrow_line(line: EscrowLine) -> wpb.EscrowLine:
     return wpb.EscrowLine(table_id=line.table_id, player_id=line.player_id, amount=line.amount)
 

@@ -298,6 +298,39 @@ async def test_wallet_strings_and_amounts_are_bounded(room: Room, request_: Mess
     assert error.code() == Code.INVALID_ARGUMENT, error.details()
 
 
+@pytest.mark.parametrize(
+    ("request_", "words"),
+    [
+        (
+            wpb.GetRakeReportRequest(day_from="9999-99-99"),
+            "day_from is not a day of the calendar (9999-99-99).",
+        ),
+        (
+            wpb.GetRakeReportRequest(day_to="2026-02-30"),
+            "day_to is not a day of the calendar (2026-02-30).",
+        ),
+        (
+            wpb.GetRakeReportRequest(day_from="2026-12-08", day_to="2026-12-07"),
+            "day_from (2026-12-08) is after day_to (2026-12-07)",
+        ),
+    ],
+)
+async def test_a_day_of_the_right_shape_must_also_be_a_day_that_exists_in_order(
+    room: Room, request_: Message, words: str
+) -> None:
+    error = await refused(
+        room, room.wallet_client("op", Role.OPERATOR).call("GetRakeReport", request_)
+    )
+    assert error.code() == Code.INVALID_ARGUMENT
+    assert words in (error.details() or "")
+
+
+async def test_a_real_day_range_is_a_rake_report(room: Room) -> None:
+    request_ = wpb.GetRakeReportRequest(day_from="2024-02-29", day_to="2026-12-07")
+    reply = await room.wallet_client("op", Role.OPERATOR).call("GetRakeReport", request_)
+    assert isinstance(reply, wpb.GetRakeReportResponse)
+
+
 GARBAGE = (b"\xff\xff\xff\xff", b"\x0a\x05ab", b"\x0a\x02\xc3\x28", b"\x08")
 
 
