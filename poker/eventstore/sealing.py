@@ -95,6 +95,8 @@ class Refusal(enum.StrEnum):
     BAD_MAC = "bad_mac"  # the MAC does not match the bytes, the log or the msg id
     MISPLACED = "misplaced"  # a valid seal for another place: a copied or replayed record
     WRONG_WRITER = "wrong_writer"  # a key of a writer not allowed to write this
+    # The wallet's close of a table the log shows was not abandoned (poker.tablelog.seals).
+    PREMATURE_CLOSE = "premature_close"
 
 
 class KeyringError(ValueError):

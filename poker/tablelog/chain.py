@@ -54,22 +54,32 @@ def record_hash(data: bytes) -> bytes:
 class ChainState(NamedTuple):
     """The chain after some records of one table: the last record's hash (None: unknown), the
     one before (for naming an injected batch), the last event version, whether the chain began,
-    and the last record's position."""
+    the last record's position, and when the last event happened (unix ms; None: no event yet,
+    or a snapshot written before it was kept), which the wallet-close rule reads
+    (:func:`poker.tablelog.seals.premature_close`)."""
 
     last_hash: bytes | None
     previous_hash: bytes | None = None
     last_version: int = 0
     started: bool = False
     position: int = 0
+    last_at: int | None = None
 
     @classmethod
     def start(cls, table_id: str) -> ChainState:
         """A table before its first record."""
         return cls(genesis(table_id))
 
-    def to_tuple(self) -> tuple[bytes | None, bytes | None, int, bool, int]:
+    def to_tuple(self) -> tuple[bytes | None, bytes | None, int, bool, int, int | None]:
         """Plain values, for a snapshot."""
-        return (self.last_hash, self.previous_hash, self.last_version, self.started, self.position)
+        return (
+            self.last_hash,
+            self.previous_hash,
+            self.last_version,
+            self.started,
+            self.position,
+            self.last_at,
+        )
 
 
 UNKNOWN: Final = ChainState(None)
@@ -104,9 +114,11 @@ def advance(
     *,
     link: bytes,
     span: tuple[int, int],
+    at: int | None = None,
 ) -> tuple[ChainState, ChainBreak | None]:
     """The chain after the record at ``position`` (``data``: its link, the hash it carries,
-    and the ``span`` of event versions it holds) and the break it shows, if any."""
+    the ``span`` of event versions it holds, and ``at``, when its last event happened: None for
+    a record without events) and the break it shows, if any."""
     first, last = span
     broken: ChainBreak | None = None
     if link:
@@ -131,6 +143,7 @@ def advance(
             last or chain.last_version,
             chain.started or bool(link),
             position,
+            chain.last_at if at is None else at,
         ),
     )
     return after, broken
@@ -178,8 +191,15 @@ def check_records(
     breaks = []
     for position, data in records:
         batch = pb.TableEventBatch.FromString(data)
+        at = batch.events[-1].occurred_at if batch.events else None
         state, broken = advance(
-            state, table_id, position, data, link=batch.previous_batch_hash, span=versions(batch)
+            state,
+            table_id,
+            position,
+            data,
+            link=batch.previous_batch_hash,
+            span=versions(batch),
+            at=at,
         )
         if broken is not None:
             breaks.append(broken)

@@ -30,7 +30,7 @@ from poker.servicekit.errors import RuleViolation
 from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.metrics import TableLogMetrics
-from poker.tablelog.seals import TableSeals
+from poker.tablelog.seals import WALLET_CLOSE_PREFIX, TableSeals
 from poker.tablelog.snapshot_codec import decode_table_and_chain, encode_table
 from poker.v1 import events_pb2 as pb
 
@@ -136,12 +136,38 @@ class TableCodec:
             )
             raise UntrustedRecord(record.key, record.position, refused.reason) from refused
 
+    def _check_close(self, record: Record, batch: pb.TableEventBatch, chain: ChainState) -> None:
+        """Raise :class:`UntrustedRecord` (``premature_close``) if ``batch`` is the wallet's close
+        of a table the log before it (``chain``) does not show abandoned."""
+        try:
+            self._seals.check_close(
+                record.key,
+                record.position,
+                writer=self._seals.writer_of(record.headers),
+                batch=batch,
+                previous_at=chain.last_at,
+            )
+        except SealRefused as refused:
+            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
+            _log.warning(
+                "table_record_refused",
+                table_id=record.key,
+                position=record.position,
+                reason=refused.reason.value,
+                error=refused.message,
+            )
+            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
+
     def fold(self, state: TableLog, records: Sequence[Record], *, private: bool) -> TableLog:
         """``state`` after the events of ``records``: into one folding table (rebuilt around
         the hand only at the end) and one command index: ``state``'s own when it is
         ``private`` (a catch-up's second batch on: the index is the copy the first one made),
         else a copy (``state`` may still be read elsewhere: a view, a retry's start). One copy
-        per catch-up, not one per record or per batch."""
+        per catch-up, not one per record or per batch.
+
+        A wallet close is held to the abandoned-table rule here, where the time of the record
+        before it is known (:meth:`~poker.tablelog.seals.TableSeals.check_close`): refused, it
+        raises :class:`UntrustedRecord` and nothing of ``records`` is folded."""
         folding = Fold(state.table)
         commands = state.commands if private else state.commands.copy()
         chain = state.chain
@@ -152,8 +178,16 @@ class TableCodec:
             # The versions the batch spans (0, 0: none), read once for the chain and the index.
             span = (events[0].version, events[-1].version) if events else (0, 0)
             position = record.position
+            if batch.command_id.startswith(WALLET_CLOSE_PREFIX):
+                self._check_close(record, batch, chain)
             chain, broken = advance(
-                chain, record.key, position, record.data, link=batch.previous_batch_hash, span=span
+                chain,
+                record.key,
+                position,
+                record.data,
+                link=batch.previous_batch_hash,
+                span=span,
+                at=events[-1].occurred_at if events else None,
             )
             if broken is not None:
                 self._metrics.records_refused.labels(reason="broken_chain").inc()
@@ -196,7 +230,10 @@ class TableCodec:
         after.commands.add(events.command_id, outcome)
         link = before.chain.last_hash or b""
         span = (before.version + 1, after.table.version) if events.events else (0, 0)
-        chain, _ = advance(before.chain, events.table_id, position, data, link=link, span=span)
+        at = events.now if events.events else None
+        chain, _ = advance(
+            before.chain, events.table_id, position, data, link=link, span=span, at=at
+        )
         return replace(after, chain=chain)
 
     def mark(self, state: TableLog, position: int) -> int:

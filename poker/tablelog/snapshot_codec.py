@@ -149,15 +149,18 @@ def decode_table_and_chain(
 
 
 def _chain(links: object) -> ChainState:
-    if not isinstance(links, tuple) or len(links) != len(ChainState._fields):
+    # Five values in a snapshot written before the chain kept its last event's time (unknown).
+    if not isinstance(links, tuple) or len(links) not in (5, len(ChainState._fields)):
         raise pickle.UnpicklingError("the snapshot's hash chain is malformed")
-    last, previous, version, started, position = links
+    last, previous, version, started, position, *rest = links
+    last_at = rest[0] if rest else None
     if not (
         isinstance(last, bytes | None)
         and isinstance(previous, bytes | None)
         and type(version) is int
         and type(started) is bool
         and type(position) is int
+        and (last_at is None or type(last_at) is int)
     ):
         raise pickle.UnpicklingError("the snapshot's hash chain is malformed")
-    return ChainState(last, previous, version, started, position)
+    return ChainState(last, previous, version, started, position, last_at)

@@ -33,6 +33,7 @@ from poker.engine.table.evolve import Fold
 from poker.eventstore.api import EventStore
 from poker.eventstore.snapshots import SnapshotStore
 from poker.tablelog.chain import ChainBreak, ChainState, advance, versions
+from poker.tablelog.seals import is_wallet_close, premature_close
 from poker.tablelog.snapshot_codec import decode_table_and_chain
 from poker.v1 import events_pb2 as pb
 
@@ -122,6 +123,8 @@ class Replayed:
     hands: list[HandRecord]
     breaks: list[ChainBreak]
     records: int
+    #: Every wallet close the log does not show was of an abandoned table (a sentence each).
+    premature: list[str] = field(default_factory=list)
 
 
 async def read_records(store: EventStore, table_id: str) -> list[tuple[int, bytes]]:
@@ -142,6 +145,7 @@ def replay_records(
     folding = Fold(start.state if start is not None else None)
     chain = start.chain if start is not None else ChainState.start(table_id)
     breaks: list[ChainBreak] = []
+    premature: list[str] = []
     hands: dict[str, HandRecord] = {}
     players: dict[int, str] = {}
     if start is not None:
@@ -157,14 +161,24 @@ def replay_records(
             break
         read += 1
         link = batch.previous_batch_hash
-        chain, broken = advance(chain, table_id, position, data, link=link, span=span)
+        if is_wallet_close(data):  # no keys here: judged by its shape (see premature_close)
+            why = premature_close(batch, chain.last_at)
+            if why is not None:
+                premature.append(
+                    f"table {table_id}: the wallet's close at position {position} "
+                    f"is premature: {why}"
+                )
+        at = batch.events[-1].occurred_at if batch.events else None
+        chain, broken = advance(chain, table_id, position, data, link=link, span=span, at=at)
         if broken is not None:
             breaks.append(broken)
         events = [e for e in batch.events if to_version is None or e.version <= to_version]
         folding.add(events)
         for event in events:
             _follow(event, players, hands, announced)
-    return Replayed(table_id, folding.state, folding.version, list(hands.values()), breaks, read)
+    return Replayed(
+        table_id, folding.state, folding.version, list(hands.values()), breaks, read, premature
+    )
 
 
 def _follow(
@@ -197,7 +211,7 @@ def _follow(
 def verify_replayed(replayed: Replayed) -> list[str]:
     """What is wrong with a table rebuilt from scratch: its chain's breaks and every problem of
     a hand dealt from a committed deck (one sentence each; none: the log checks out)."""
-    problems = [broken.message for broken in replayed.breaks]
+    problems = [broken.message for broken in replayed.breaks] + replayed.premature
     for hand in replayed.hands:
         if not hand.events or not hand.events[0].hand_started.deck_commitment:
             continue

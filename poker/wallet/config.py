@@ -26,6 +26,7 @@ from poker.servicekit.settings import (
     token_keys,
     token_secret,
 )
+from poker.tablelog.seals import MIN_CLOSE_IDLE_MS
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from poker.wallet.ledger.limits import (
     DEFAULT_MAX_ACCOUNT_BALANCE,
@@ -161,6 +162,9 @@ def load_settings(
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
+    if settings.abandon_after_s * 1000 < MIN_CLOSE_IDLE_MS:
+        # Readers hold a wallet close to at least this idle time (poker.tablelog.seals).
+        raise SystemExit(f"--abandon-after must be at least {MIN_CLOSE_IDLE_MS / 1000:g} s")
     try:
         _ = settings.limits  # validated at start-up: no sum of balances may pass int64
     except ValueError as error:

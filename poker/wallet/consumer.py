@@ -21,7 +21,10 @@ later messages of that table wait (alert: ``poker_wallet_tables_stalled``). Othe
 wallet's own close, over the table id, the position of the table's previous record, the command
 id and the exact bytes). A message that fails - forged, copied from elsewhere, replayed later -
 stalls its table like a refused one, is counted in ``poker_wallet_batches_refused`` by reason
-and is an Audit finding (:meth:`BatchApplier.findings`), as is every stalled table.
+and is an Audit finding. A wallet close is also held to the abandoned-table rule against the
+time of the table's previous record (``premature_close``:
+:meth:`~poker.tablelog.seals.TableSeals.check_close`), so a close of a live table voids no
+hand and refunds nothing (:meth:`BatchApplier.findings`), as is every stalled table.
 """
 
 from __future__ import annotations
@@ -174,7 +177,7 @@ class BatchApplier:
         try:
             # The seal binds the table's previous record: the view before this message has it.
             view = await self._view_before(table_id, position, first)
-            self._seals.check(
+            writer = self._seals.check(
                 table_id,
                 position,
                 previous_position=view.position,
@@ -182,6 +185,10 @@ class BatchApplier:
                 data=data,
                 headers=headers,
             )
+            if batch is not None:  # a wallet close is one (is_wallet_close parsed it)
+                self._seals.check_close(
+                    table_id, position, writer=writer, batch=batch, previous_at=_at(view)
+                )
         except _Untrusted as untrusted:
             return self._refuse(table_id, untrusted.position, untrusted.refused)
         except SealRefused as refused:
@@ -272,14 +279,25 @@ class BatchApplier:
             async for record in records:
                 if record.position >= position:
                     break
+                batch = pb.TableEventBatch.FromString(record.data)
                 try:
-                    self._seals.check_record(record, start.position)
+                    writer = self._seals.check_record(record, start.position)
+                    self._seals.check_close(
+                        table_id,
+                        record.position,
+                        writer=writer,
+                        batch=batch,
+                        previous_at=_at(start),
+                    )
                 except SealRefused as refused:
                     raise _Untrusted(record.position, refused) from refused
-                start = fold_batch(
-                    start, pb.TableEventBatch.FromString(record.data), record.position
-                )
+                start = fold_batch(start, batch, record.position)
         return start
+
+
+def _at(view: TableView) -> int | None:
+    """When the last event of ``view`` happened; None before its first."""
+    return view.last_at if view.version else None
 
 
 async def chain_breaks(table_log: EventStore, table_id: str) -> list[ChainBreak]:
@@ -299,12 +317,19 @@ async def dealer_stacks(
     view = TableView(table_id)
     async with aclosing(_records(table_log, table_id, 0)) as records:
         async for record in records:
+            batch = pb.TableEventBatch.FromString(record.data)
             if seals is not None:
                 try:
-                    seals.check_record(record, view.position)
+                    writer = seals.check_record(record, view.position)
+                    seals.check_close(
+                        table_id,
+                        record.position,
+                        writer=writer,
+                        batch=batch,
+                        previous_at=_at(view),
+                    )
                 except SealRefused:
                     break
-            batch = pb.TableEventBatch.FromString(record.data)
             if any(version > cursor for version in money_versions(batch)):
                 break
             view = fold_batch(view, batch, record.position)

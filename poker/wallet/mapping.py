@@ -91,6 +91,8 @@ class TableView:
     stacks: Mapping[str, int] = field(default_factory=dict)  # player -> stack at the boundary
     last_money_version: int = 0
     closed: bool = False
+    #: When the last event folded happened (unix ms; 0: none): the wallet-close rule's input.
+    last_at: int = 0
 
 
 def money_versions(batch: pb.TableEventBatch) -> list[int]:
@@ -143,8 +145,17 @@ def map_batch(
             handler(fold, event, getattr(event, body or ""))
         if body in MONEY_BODIES:
             last_money = version
+    last_at = batch.events[-1].occurred_at if batch.events else view.last_at
     after = TableView(
-        view.table_id, position, version, fold.game, fold.seats, fold.stacks, last_money, closed
+        view.table_id,
+        position,
+        version,
+        fold.game,
+        fold.seats,
+        fold.stacks,
+        last_money,
+        closed,
+        last_at,
     )
     return after, fold.commands
 

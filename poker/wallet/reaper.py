@@ -9,6 +9,14 @@ events (void the hand, cash everyone out, close), and they are appended as one
 appended first, this append fails and nothing happens; if this one lands first, the dealer that
 comes back rebuilds a closed table. The refunds themselves are the ordinary path: the consumer
 applies the cash-outs and the close exactly once like any other dealer events.
+
+**The log's own rule.** The lease is the reaper's evidence, but no other reader can see it: the
+close is accepted by every reader (the dealer's rebuild, the wallet's consumer, the Audit,
+``pokerctl verify``) only if the log shows the table abandoned
+(:func:`poker.tablelog.seals.premature_close`): decided no earlier than the table's last record
+and at least the close's stated idle limit (``--abandon-after``, in its command id) after it.
+The reaper checks the same rule on the table it rebuilt before writing, and waits while it does
+not hold yet: a close that readers would refuse would stop the table instead of refunding it.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
 from poker.eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
 from poker.tablelog.repository import TableRepository, UntrustedRecord
-from poker.tablelog.seals import WALLET_CLOSE_PREFIX
+from poker.tablelog.seals import close_command_id, close_idle_limit_ms, idle_rule
 from poker.wallet.book import LedgerBook
 from poker.wallet.metrics import WalletMetrics
 
@@ -149,15 +157,25 @@ class Reaper:
         except UntrustedRecord as error:  # the consumer stalls it too; never close on forgeries
             _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
             return False
+        if loaded.state.chain.last_at is None and loaded.state.version:
+            # Rebuilt on a snapshot that predates the rule's input: the whole log tells it.
+            try:
+                loaded = await self._repository.catch_up(self._repository.empty(table_id))
+            except UntrustedRecord as error:
+                _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
+                return False
         table = loaded.state.table
         if table is None or table.closed:
             return False
         now = self._book.clock()
+        command_id = close_command_id(table.version, round(self._abandon_after_s * 1000))
+        why = idle_rule(now, loaded.state.chain.last_at, close_idle_limit_ms(command_id))
+        if why is not None:  # the log does not show it abandoned yet: readers would refuse it
+            _log.info("reaper_close_deferred", table_id=table_id, why=why)
+            return False
         try:
             after, events = execute(table, CloseTable(now, REASON))
-            await self._repository.append(
-                loaded, f"{WALLET_CLOSE_PREFIX}v{table.version}", events, after, now
-            )
+            await self._repository.append(loaded, command_id, events, after, now)
         except ConcurrencyConflict:
             _log.info("reaper_fenced", table_id=table_id, note="a dealer wrote first")
             self._unowned_since.pop(table_id, None)

@@ -1,0 +1,146 @@
+"""Adversary tests of the wallet's close of an abandoned table (issue #24, point 6), on a real
+nats-server with the dealer and the wallet over real gRPC.
+
+The wallet's log key may seal one kind of batch, the close of an abandoned table; before the
+rule, nothing but the wallet's own lease check kept that close off a live table, so the key
+(or a wallet whose lease view was wrong) could void a running hand. Here the close is built
+exactly as the reaper builds it (the engine's ``CloseTable`` on the table rebuilt from its log,
+sealed with the wallet's key, appended at the right position) against a table a dealer holds
+mid-hand: every reader refuses it (``premature_close``), no money moves, and the table is
+stopped like any table with a refused record at its head (the dealer cannot append after a
+record it refuses, and the wallet cannot skip it). A close the log shows abandoned is still
+applied.
+"""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from prometheus_client import CollectorRegistry
+
+from poker.engine.table import CloseTable, execute
+from poker.eventstore.sealing import Writer
+from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.tablelog.metrics import TableLogMetrics
+from poker.tablelog.repository import TableRepository
+from poker.tablelog.seals import (
+    MIN_CLOSE_IDLE_MS,
+    WALLET_CLOSE_PREFIX,
+    TableSeals,
+    close_command_id,
+)
+from poker.testing.dealer import harness_seals
+from poker.testing.wallet import eventually
+from poker.v1 import dealer_pb2 as dpb
+from poker.v1 import events_pb2 as pb
+from poker.v1 import wallet_pb2 as wpb
+from tests.integration.test_log_trust import BUY_IN, Room, cid, room
+
+__all__ = ["room"]  # the fixture, shared with the other log-trust tests
+
+REASON = "abandoned (the attack)"
+
+
+def wallet_repository(room: Room, seals: TableSeals) -> TableRepository:
+    """The reaper's repository, on the attacker's NATS connection, sealing with ``seals``."""
+    metrics = TableLogMetrics(CollectorRegistry(), prefix="attacker")
+    return TableRepository(
+        room.table_log, InMemorySnapshotStore(), metrics, seals=seals, save_snapshots=False
+    )
+
+
+async def append_close(room: Room, table_id: str, *, idle_ms: int, after_ms: int) -> int:
+    """The reaper's close of ``table_id``, sealed with the wallet's key, decided ``after_ms``
+    after the table's last event and stating ``idle_ms``; appended at the right position (no
+    lease looked at). Its position."""
+    repository = wallet_repository(room, harness_seals(Writer.WALLET))
+    loaded = await repository.load(table_id)
+    table = loaded.state.table
+    assert table is not None and loaded.state.chain.last_at is not None
+    now = loaded.state.chain.last_at + after_ms
+    after, events = execute(table, CloseTable(now, REASON))
+    command_id = close_command_id(table.version, idle_ms)
+    appended = await repository.append(loaded, command_id, events, after, now)
+    return appended.position
+
+
+async def test_a_wallet_close_of_a_live_table_mid_hand_is_refused_and_moves_no_money(
+    room: Room,
+) -> None:
+    table_id = await room.seated_table(("ann", "bob"))  # a hand runs: 30 s action timer
+    view = await room.dealer_op.table(table_id)
+    assert view.HasField("hand")  # mid-hand, held by the live dealer
+    balances = {name: await room.operator.balance(name) for name in ("ann", "bob")}
+
+    # The attack: the wallet's key, the right position, the close stamped with the true time
+    # (a moment after the dealer's last record) and the wallet's own --abandon-after.
+    forged_at = await append_close(room, table_id, idle_ms=60_000, after_ms=5)
+
+    report = await eventually(
+        room.operator.audit, lambda r: any(b.kind == "refused_batch" for b in r.breaches)
+    )
+    refused = [b for b in report.breaches if b.kind == "refused_batch"]
+    assert [b.subject for b in refused] == [table_id]
+    assert f"position {forged_at}" in refused[0].message and "premature" in refused[0].message
+    assert room.wallet_metric("poker_wallet_batches_refused_total", reason="premature_close") == 1
+
+    # No money moved: no refund, no cash-out, the escrow and the balances as they were.
+    assert await room.escrow(table_id) == {"ann": BUY_IN, "bob": BUY_IN}
+    for name, before in balances.items():
+        now = await room.operator.balance(name)
+        assert (now.cash, now.held, now.total) == (before.cash, before.held, before.total)
+
+    # The dealer does not fold it: its next append conflicts and the catch-up refuses the
+    # record. The hand is not voided, and the table stops (a refused record at its head, like
+    # any forgery): nobody can append after a record every reader refuses.
+    with pytest.raises(grpc.aio.AioRpcError) as stopped:
+        await room.player("ann").call(
+            "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
+        )
+    assert stopped.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    details = stopped.value.details() or ""
+    assert f"position {forged_at}" in details and "premature_close" in details
+    assert (
+        room.dealer_metric("poker_dealer_log_records_refused_total", reason="premature_close") >= 1
+    )
+    assert await room.escrow(table_id) == {"ann": BUY_IN, "bob": BUY_IN}
+
+
+async def test_a_close_stating_less_than_the_floor_is_held_to_the_floor(room: Room) -> None:
+    table_id = await room.seated_table(("ann", "bob"))
+    await append_close(room, table_id, idle_ms=0, after_ms=MIN_CLOSE_IDLE_MS - 1)
+    await eventually(lambda: _refused(room), lambda count: count == 1, timeout_s=15)
+    assert await room.escrow(table_id) == {"ann": BUY_IN, "bob": BUY_IN}
+
+
+async def _refused(room: Room) -> float:
+    return room.wallet_metric("poker_wallet_batches_refused_total", reason="premature_close")
+
+
+async def test_a_close_the_log_shows_abandoned_is_applied_by_every_reader(room: Room) -> None:
+    table_id = await room.seated_table(("cat",))  # one player: no hand
+    # Decided past its stated idle limit after the table's last record (the time is the
+    # close's own claim: a reaper that waited that long stamps exactly this).
+    await append_close(room, table_id, idle_ms=2_000, after_ms=2_000)
+    await eventually(lambda: room.escrow(table_id), lambda e: e == {})
+    assert (await room.operator.balance("cat")).cash == 1_000
+    report = await room.operator.audit()
+    assert report.clean, report.breaches
+    # The dealer that holds it meets the close at its next append (a conflict, a catch-up)
+    # and folds it: the table is closed, not stopped.
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await room.player("cat").call(
+            "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
+        )
+    assert "cannot be served" not in (refused.value.details() or "")
+    view = await room.dealer_op.table(table_id)
+    assert view.closed and not view.seats
+    assert (
+        room.dealer_metric("poker_dealer_log_records_refused_total", reason="premature_close") == 0
+    )
+    closes = [
+        pb.TableEventBatch.FromString(record.data) async for record in room.table_log.read(table_id)
+    ]
+    assert closes[-1].command_id.startswith(WALLET_CLOSE_PREFIX)
+    reply = await room.operator.call("GetTableEscrow", wpb.GetTableEscrowRequest(table_id=table_id))
+    assert not reply.escrow
