@@ -84,6 +84,14 @@ class Writer(enum.StrEnum):
 
     DEALER = "dealer"
     WALLET = "wallet"
+    #: The wallet's journal (:mod:`poker.wallet.journal`): held by the wallet alone, never by a
+    #: dealer; seals journal records only (never a table-log batch or a snapshot).
+    LEDGER = "ledger"
+
+
+#: The writers whose keys may seal a table-log batch (the table log's own rule on top:
+#: :mod:`poker.tablelog.seals`); a ledger key is refused there.
+TABLE_LOG_WRITERS: Final = frozenset({Writer.DEALER, Writer.WALLET})
 
 
 class Refusal(enum.StrEnum):
@@ -182,6 +190,16 @@ class Keyring:
     def key(self, key_id: str) -> WriterKey | None:
         """The key with id ``key_id``, or None."""
         return self.keys.get(key_id)
+
+    def has_signer(self, writer: Writer) -> bool:
+        """Whether the keyring names a key ``writer`` signs with."""
+        return writer in self.sign_with
+
+    def without(self, writer: Writer) -> Keyring:
+        """This keyring without any key of ``writer`` (say, the dealer's copy: no ledger key)."""
+        keys = {key_id: key for key_id, key in self.keys.items() if key.writer is not writer}
+        sign_with = {w: key_id for w, key_id in self.sign_with.items() if w is not writer}
+        return Keyring(keys, sign_with, self.unsealed_before)
 
 
 def _framed_mac(key: WriterKey, *parts: bytes) -> bytes:
@@ -286,11 +304,15 @@ def open_batch(
     previous_position: int,
     msg_id: str,
     data: bytes,
+    writers: frozenset[Writer] = TABLE_LOG_WRITERS,
 ) -> Writer:
     """The writer whose key sealed the record at ``position`` of ``log_key`` (whose previous
-    record is at ``previous_position``, 0 for none); raises :class:`SealRefused` otherwise.
+    record is at ``previous_position``, 0 for none); raises :class:`SealRefused` otherwise,
+    :attr:`Refusal.WRONG_WRITER` for a key of a writer not in ``writers`` (default: the table
+    log's, so a ledger key never seals a table batch; the journal passes ``{Writer.LEDGER}``).
 
-    A record without a seal below ``keyring.unsealed_before`` is a migrated dealer record.
+    A record without a seal below ``keyring.unsealed_before`` is a migrated dealer record (the
+    journal checks its own migration bound before calling this: see poker.wallet.journal).
     """
     if seal is None or seal == "":
         if position < keyring.unsealed_before:
@@ -305,6 +327,9 @@ def open_batch(
     if key is None:
         where = _where(log_key, position)
         raise SealRefused(Refusal.UNKNOWN_KEY, f"{where} is sealed with unknown key {key_id!r}")
+    if key.writer not in writers:
+        where = _where(log_key, position)
+        raise SealRefused(Refusal.WRONG_WRITER, f"{where} is sealed by a {key.writer.value} key")
     expected = _b64(_batch_mac(key, log_key, claimed_previous, msg_id, data))
     if not hmac.compare_digest(expected, mac_text):
         where = _where(log_key, position)
@@ -439,7 +464,7 @@ def _parse_key(entry: Any, source: str, index: int) -> WriterKey:
     if not isinstance(key_id, str) or not _KEY_ID.fullmatch(key_id):
         raise _fail(source, f"keys[{index}].id must be 1-64 letters, digits, '-' or '_'")
     if writer not in {w.value for w in Writer}:
-        raise _fail(source, f"key {key_id!r}: writer must be 'dealer' or 'wallet'")
+        raise _fail(source, f"key {key_id!r}: writer must be 'dealer', 'wallet' or 'ledger'")
     try:
         secret = base64.b64decode(str(secret_text), validate=True)
     except (binascii.Error, ValueError) as error:
@@ -519,7 +544,8 @@ def keyring_document(keyring: Keyring) -> dict[str, Any]:
 
 
 def new_keyring(suffix: str | None = None) -> Keyring:
-    """A fresh keyring with one dealer and one wallet key, each signing for its writer."""
+    """A fresh keyring with one key per writer (dealer, wallet, ledger), each signing for its
+    writer: the wallet's. The dealer's is ``new_keyring().without(Writer.LEDGER)``."""
     tag = suffix or secrets.token_hex(3)
     keys = {
         f"{writer.value}-{tag}": WriterKey(
