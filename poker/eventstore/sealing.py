@@ -28,6 +28,12 @@ fails. :class:`SealedSnapshotStore` seals on save and checks on load, *before* t
 handed to any decoder (the unpicklers): a snapshot that fails is reported as
 :class:`~poker.eventstore.snapshots.CorruptSnapshot` and the caller replays the log instead.
 
+**The wallet's journal** is sealed with the same batch seal under a key of a third writer,
+:attr:`Writer.LEDGER`, which only the wallet's keyring holds (the dealer's is the same without
+it: :meth:`Keyring.without`); the log key is the journal's. :func:`open_batch` takes the writers
+a log accepts: the table log's (:data:`TABLE_LOG_WRITERS`) never include the ledger, the
+journal's are the ledger alone (see poker/wallet/journal.py, docs/security/journal.md).
+
 **Rotation.** A keyring holds any number of keys, each with an id and a writer; verification
 looks a record's key up by the id in its seal, so records sealed with an old key still verify
 while ``sign_with`` names the new one. Retire a key only once nothing sealed with it is read any
@@ -556,6 +562,17 @@ def new_keyring(suffix: str | None = None) -> Keyring:
     return Keyring(keys, {key.writer: key.id for key in keys.values()})
 
 
+def with_new_key(keyring: Keyring, writer: Writer, suffix: str | None = None) -> Keyring:
+    """``keyring`` plus a fresh key of ``writer`` that it signs with (say, the ledger key added
+    to a keyring written before the journal was sealed)."""
+    key_id = f"{writer.value}-{suffix or secrets.token_hex(3)}"
+    if key_id in keyring.keys:
+        raise KeyringError(f"the log keyring already has a key {key_id!r}")
+    key = WriterKey(key_id, writer, secrets.token_bytes(MIN_SECRET_BYTES))
+    keys = {**keyring.keys, key_id: key}
+    return Keyring(keys, {**keyring.sign_with, writer: key_id}, keyring.unsealed_before)
+
+
 def write_keyring(keyring: Keyring, path: str | os.PathLike[str]) -> Path:
     """Write ``keyring`` to ``path`` readable by its owner only (mode 0600); returns the path."""
     target = Path(path)
@@ -566,3 +583,24 @@ def write_keyring(keyring: Keyring, path: str | os.PathLike[str]) -> Path:
         handle.write("\n")
     target.chmod(0o600)
     return target
+
+
+def split_keyring_files(dealer_path: Path, wallet_path: Path, tag: str) -> tuple[Path, Path]:
+    """``(dealer_path, wallet_path)``, made if missing: the wallet's keyring and the dealer's,
+    the same without the ledger key. A dealer keyring of an older start (no wallet file yet)
+    is kept and gets a new ledger key in the wallet's; a ledger key found in the dealer's file
+    is moved out of it."""
+    if wallet_path.exists():
+        wallet = load_keyring(wallet_path)
+    elif dealer_path.exists():
+        wallet = load_keyring(dealer_path)
+        if not wallet.has_signer(Writer.LEDGER):
+            wallet = with_new_key(wallet, Writer.LEDGER, f"{tag}-1")
+        write_keyring(wallet, wallet_path)
+    else:
+        wallet = new_keyring(f"{tag}-1")
+        write_keyring(wallet, wallet_path)
+    dealer = wallet.without(Writer.LEDGER)
+    if not dealer_path.exists() or load_keyring(dealer_path) != dealer:
+        write_keyring(dealer, dealer_path)
+    return dealer_path, wallet_path

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -28,10 +29,13 @@ from poker.eventstore.sealing import (
     Writer,
     WriterKey,
     keyring_document,
+    load_keyring,
     new_keyring,
     open_batch,
     parse_keyring,
     seal_batch,
+    split_keyring_files,
+    write_keyring,
 )
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.settings import require_log_keys
@@ -291,3 +295,21 @@ def test_a_ledger_key_never_seals_a_table_batch() -> None:
             msg_id="cmd",
             data=b"batch",
         )
+
+
+def test_the_split_key_files_keep_the_ledger_key_out_of_the_dealers(tmp_path: Path) -> None:
+    dealer, wallet = split_keyring_files(tmp_path / "log.json", tmp_path / "wallet.json", "t")
+    wallet_keys, dealer_keys = load_keyring(wallet), load_keyring(dealer)
+    assert wallet_keys.has_signer(Writer.LEDGER) and not dealer_keys.has_signer(Writer.LEDGER)
+    assert dealer_keys == wallet_keys.without(Writer.LEDGER)
+    assert split_keyring_files(dealer, wallet, "t") == (dealer, wallet)  # kept as they are
+    assert load_keyring(wallet) == wallet_keys and load_keyring(dealer) == dealer_keys
+    # An older start's single keyring: kept for the dealer, plus a ledger key for the wallet.
+    old = tmp_path / "old"
+    old.mkdir()
+    write_keyring(TEST_DEALER_LOG_KEYS, old / "log.json")
+    split_keyring_files(old / "log.json", old / "wallet.json", "t")
+    assert load_keyring(old / "log.json") == TEST_DEALER_LOG_KEYS
+    upgraded = load_keyring(old / "wallet.json")
+    assert upgraded.without(Writer.LEDGER) == TEST_DEALER_LOG_KEYS
+    assert upgraded.signer(Writer.LEDGER).id == "ledger-t-1"
