@@ -223,7 +223,7 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
         *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
         *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
-        *("--log-keys", str(harness_log_keys_file(log.parent))),
+        *("--log-keys", str(harness_log_keys_file(log.parent, dealer=True))),
         # The bots leave their last hands unfinished: a stop need not wait for them to end.
         *("--drain-timeout", "0"),
         # BENCH_LEASE_TTL_S: the tables' lease TTL (each lease is renewed every third of it).

@@ -28,6 +28,12 @@ fails. :class:`SealedSnapshotStore` seals on save and checks on load, *before* t
 handed to any decoder (the unpicklers): a snapshot that fails is reported as
 :class:`~poker.eventstore.snapshots.CorruptSnapshot` and the caller replays the log instead.
 
+**The wallet's journal** is sealed with the same batch seal under a key of a third writer,
+:attr:`Writer.LEDGER`, which only the wallet's keyring holds (the dealer's is the same without
+it: :meth:`Keyring.without`); the log key is the journal's. :func:`open_batch` takes the writers
+a log accepts: the table log's (:data:`TABLE_LOG_WRITERS`) never include the ledger, the
+journal's are the ledger alone (see poker/wallet/journal.py, docs/security/journal.md).
+
 **Rotation.** A keyring holds any number of keys, each with an id and a writer; verification
 looks a record's key up by the id in its seal, so records sealed with an old key still verify
 while ``sign_with`` names the new one. Retire a key only once nothing sealed with it is read any
@@ -84,6 +90,14 @@ class Writer(enum.StrEnum):
 
     DEALER = "dealer"
     WALLET = "wallet"
+    #: The wallet's journal (:mod:`poker.wallet.journal`): held by the wallet alone, never by a
+    #: dealer; seals journal records only (never a table-log batch or a snapshot).
+    LEDGER = "ledger"
+
+
+#: The writers whose keys may seal a table-log batch (the table log's own rule on top:
+#: :mod:`poker.tablelog.seals`); a ledger key is refused there.
+TABLE_LOG_WRITERS: Final = frozenset({Writer.DEALER, Writer.WALLET})
 
 
 class Refusal(enum.StrEnum):
@@ -184,6 +198,16 @@ class Keyring:
     def key(self, key_id: str) -> WriterKey | None:
         """The key with id ``key_id``, or None."""
         return self.keys.get(key_id)
+
+    def has_signer(self, writer: Writer) -> bool:
+        """Whether the keyring names a key ``writer`` signs with."""
+        return writer in self.sign_with
+
+    def without(self, writer: Writer) -> Keyring:
+        """This keyring without any key of ``writer`` (say, the dealer's copy: no ledger key)."""
+        keys = {key_id: key for key_id, key in self.keys.items() if key.writer is not writer}
+        sign_with = {w: key_id for w, key_id in self.sign_with.items() if w is not writer}
+        return Keyring(keys, sign_with, self.unsealed_before)
 
 
 def _framed_mac(key: WriterKey, *parts: bytes) -> bytes:
@@ -288,11 +312,15 @@ def open_batch(
     previous_position: int,
     msg_id: str,
     data: bytes,
+    writers: frozenset[Writer] = TABLE_LOG_WRITERS,
 ) -> Writer:
     """The writer whose key sealed the record at ``position`` of ``log_key`` (whose previous
-    record is at ``previous_position``, 0 for none); raises :class:`SealRefused` otherwise.
+    record is at ``previous_position``, 0 for none); raises :class:`SealRefused` otherwise,
+    :attr:`Refusal.WRONG_WRITER` for a key of a writer not in ``writers`` (default: the table
+    log's, so a ledger key never seals a table batch; the journal passes ``{Writer.LEDGER}``).
 
-    A record without a seal below ``keyring.unsealed_before`` is a migrated dealer record.
+    A record without a seal below ``keyring.unsealed_before`` is a migrated dealer record (the
+    journal checks its own migration bound before calling this: see poker.wallet.journal).
     """
     if seal is None or seal == "":
         if position < keyring.unsealed_before:
@@ -307,6 +335,9 @@ def open_batch(
     if key is None:
         where = _where(log_key, position)
         raise SealRefused(Refusal.UNKNOWN_KEY, f"{where} is sealed with unknown key {key_id!r}")
+    if key.writer not in writers:
+        where = _where(log_key, position)
+        raise SealRefused(Refusal.WRONG_WRITER, f"{where} is sealed by a {key.writer.value} key")
     expected = _b64(_batch_mac(key, log_key, claimed_previous, msg_id, data))
     if not hmac.compare_digest(expected, mac_text):
         where = _where(log_key, position)
@@ -441,7 +472,7 @@ def _parse_key(entry: Any, source: str, index: int) -> WriterKey:
     if not isinstance(key_id, str) or not _KEY_ID.fullmatch(key_id):
         raise _fail(source, f"keys[{index}].id must be 1-64 letters, digits, '-' or '_'")
     if writer not in {w.value for w in Writer}:
-        raise _fail(source, f"key {key_id!r}: writer must be 'dealer' or 'wallet'")
+        raise _fail(source, f"key {key_id!r}: writer must be 'dealer', 'wallet' or 'ledger'")
     try:
         secret = base64.b64decode(str(secret_text), validate=True)
     except (binascii.Error, ValueError) as error:
@@ -521,7 +552,8 @@ def keyring_document(keyring: Keyring) -> dict[str, Any]:
 
 
 def new_keyring(suffix: str | None = None) -> Keyring:
-    """A fresh keyring with one dealer and one wallet key, each signing for its writer."""
+    """A fresh keyring with one key per writer (dealer, wallet, ledger), each signing for its
+    writer: the wallet's. The dealer's is ``new_keyring().without(Writer.LEDGER)``."""
     tag = suffix or secrets.token_hex(3)
     keys = {
         f"{writer.value}-{tag}": WriterKey(
@@ -530,6 +562,17 @@ def new_keyring(suffix: str | None = None) -> Keyring:
         for writer in Writer
     }
     return Keyring(keys, {key.writer: key.id for key in keys.values()})
+
+
+def with_new_key(keyring: Keyring, writer: Writer, suffix: str | None = None) -> Keyring:
+    """``keyring`` plus a fresh key of ``writer`` that it signs with (say, the ledger key added
+    to a keyring written before the journal was sealed)."""
+    key_id = f"{writer.value}-{suffix or secrets.token_hex(3)}"
+    if key_id in keyring.keys:
+        raise KeyringError(f"the log keyring already has a key {key_id!r}")
+    key = WriterKey(key_id, writer, secrets.token_bytes(MIN_SECRET_BYTES))
+    keys = {**keyring.keys, key_id: key}
+    return Keyring(keys, {**keyring.sign_with, writer: key_id}, keyring.unsealed_before)
 
 
 def write_keyring(keyring: Keyring, path: str | os.PathLike[str]) -> Path:
@@ -542,3 +585,24 @@ def write_keyring(keyring: Keyring, path: str | os.PathLike[str]) -> Path:
         handle.write("\n")
     target.chmod(0o600)
     return target
+
+
+def split_keyring_files(dealer_path: Path, wallet_path: Path, tag: str) -> tuple[Path, Path]:
+    """``(dealer_path, wallet_path)``, made if missing: the wallet's keyring and the dealer's,
+    the same without the ledger key. A dealer keyring of an older start (no wallet file yet)
+    is kept and gets a new ledger key in the wallet's; a ledger key found in the dealer's file
+    is moved out of it."""
+    if wallet_path.exists():
+        wallet = load_keyring(wallet_path)
+    elif dealer_path.exists():
+        wallet = load_keyring(dealer_path)
+        if not wallet.has_signer(Writer.LEDGER):
+            wallet = with_new_key(wallet, Writer.LEDGER, f"{tag}-1")
+        write_keyring(wallet, wallet_path)
+    else:
+        wallet = new_keyring(f"{tag}-1")
+        write_keyring(wallet, wallet_path)
+    dealer = wallet.without(Writer.LEDGER)
+    if not dealer_path.exists() or load_keyring(dealer_path) != dealer:
+        write_keyring(dealer, dealer_path)
+    return dealer_path, wallet_path

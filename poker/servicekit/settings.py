@@ -18,10 +18,10 @@ import dataclasses
 import os
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from poker.eventstore.sealing import Keyring, KeyringError, load_keyring
+from poker.eventstore.sealing import Keyring, KeyringError, Writer, load_keyring
 from poker.servicekit.tls import ClientTls, ServerTls
 from poker.servicekit.tokens import TokenKeyring
 
@@ -218,13 +218,24 @@ def log_keyring(args: argparse.Namespace) -> Keyring | None:
         raise SystemExit(str(error)) from error
 
 
-def require_log_keys(keyring: Keyring | None, service: str, prefix: str) -> Keyring:
-    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs."""
+def require_log_keys(
+    keyring: Keyring | None, service: str, prefix: str, signs_as: Iterable[Writer] = ()
+) -> Keyring:
+    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs; nor
+    starts without a key for each writer it ``signs_as`` (the wallet: its journal's ledger key,
+    which only the wallet's keyring holds)."""
     if keyring is None:
         raise SystemExit(
             f"the {service} needs its log keyring: --log-keys PATH (or {prefix}LOG_KEYS); "
             "see docs/security/table-log.md"
         )
+    for writer in signs_as:
+        if not keyring.has_signer(writer):
+            raise SystemExit(
+                f"the {service}'s log keyring (--log-keys, {prefix}LOG_KEYS) has no {writer.value} "
+                f"key in 'sign_with': the {service} signs as {writer.value}; give it its own "
+                "keyring with that key (docs/security/journal.md)"
+            )
     return keyring
 
 

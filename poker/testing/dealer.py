@@ -33,9 +33,12 @@ from poker.tablelog.seals import TableSeals
 from poker.tools.client import Client
 from poker.v1 import events_pb2 as pb
 
-#: The log keyring of every test harness (one for all, so dealers and wallets of one namespace,
-#: started separately, trust each other's records).
+#: The log keyring of every test harness's wallet (one for all, so dealers and wallets of one
+#: namespace, started separately, trust each other's records): the dealer's, the wallet's and the
+#: ledger's keys.
 TEST_LOG_KEYS: Keyring = new_keyring("test")
+#: The dealers' copy: the same without the ledger key (which only the wallet holds).
+TEST_DEALER_LOG_KEYS: Keyring = TEST_LOG_KEYS.without(Writer.LEDGER)
 
 
 def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
@@ -101,7 +104,7 @@ def namespace_settings(
     name = namespace or uuid.uuid4().hex[:10]
     settings = DealerSettings(
         token_secret=secret,
-        log_keys=TEST_LOG_KEYS,
+        log_keys=TEST_DEALER_LOG_KEYS,
         nats_url=nats_url,
         grpc_port=0,
         metrics_port=0,

@@ -44,7 +44,7 @@ from typing import IO, Final
 import nats
 
 from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
-from poker.eventstore.sealing import new_keyring, write_keyring
+from poker.eventstore.sealing import split_keyring_files
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
@@ -107,13 +107,11 @@ def _token_secret() -> Path:
     return path
 
 
-def _log_keys() -> Path:
-    """The cluster's log keyring, made on the first start."""
-    path = HOME / "log-keys.json"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_keyring(new_keyring("cluster-1"), path)
-    return path
+def _log_keys() -> tuple[Path, Path]:
+    """The cluster's log keyrings, made on the first start: the dealers' and the wallets' (the
+    same plus the ledger key sealing the wallet's journal, which no dealer holds)."""
+    HOME.mkdir(parents=True, exist_ok=True)
+    return split_keyring_files(HOME / "log-keys.json", HOME / "wallet-keys.json", "cluster")
 
 
 def node_config(index: int, passwords: dict[str, str], route_password: str) -> str:
@@ -328,14 +326,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     (HOME / "logs").mkdir(parents=True, exist_ok=True)
-    secret, keys, credentials = _token_secret(), _log_keys(), _credentials()
+    secret, (keys, wallet_keys), credentials = _token_secret(), _log_keys(), _credentials()
     children: list[Child] = []
     try:
         nodes = _start_nodes(credentials)
         children += nodes
         wallets = []
         for index in range(2):
-            args_ = _service_args("poker.wallet", index, secret, keys, credentials[WALLET_USER])
+            args_ = _service_args(
+                "poker.wallet", index, secret, wallet_keys, credentials[WALLET_USER]
+            )
             wallets.append(_spawn(f"wallet-{index + 1}", args_))
             children.append(wallets[-1])
             wait_for_port((HOST, WALLET_PORT + index), wallets[-1].process, wallets[-1].name)

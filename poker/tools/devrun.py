@@ -6,8 +6,12 @@ its leases and drains NATS), then the wallet, then nats-server. The dealer holds
 the wallet (``--wallet-address``), and demo accounts (``DEMO_ACCOUNTS``) are funded once, with
 fixed idempotency keys, so a restart does not fund them again. The token secret of the local
 setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
-keyring (the dealer's and the wallet's keys sealing the table log and the snapshots) is created
-once in ``var/log-keys.json`` (mode 0600) and given to both services.
+keyrings are created once (mode 0600): ``var/log-keys.json`` for the dealer (the dealer's and the
+wallet's keys sealing the table log and the snapshots) and ``var/wallet-keys.json`` for the
+wallet (the same plus the ledger key sealing the wallet's journal, which the dealer never
+holds). A ``var/`` of an older start keeps its keys and gets a ledger key; its journal's
+records, written unsealed, are then refused (they move no money: ``rm -r var/nats`` starts the
+local data afresh, or pass the wallet ``--journal-unsealed-before``: docs/security/journal.md).
 
 NATS authorizes: the first start writes one credentials file per NATS user
 (``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
@@ -31,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from poker.eventstore.sealing import new_keyring, write_keyring
+from poker.eventstore.sealing import split_keyring_files
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
 
@@ -75,12 +79,13 @@ def _secret_file() -> Path:
     return path
 
 
-def _log_keys_file() -> Path:
-    """The local log keyring, made on the first start (one dealer and one wallet key)."""
-    path = ROOT / "var" / "log-keys.json"
-    if not path.exists():
-        write_keyring(new_keyring("local-1"), path)
-    return path
+def _log_keys_files() -> tuple[Path, Path]:
+    """The local log keyrings, made on the first start: the dealer's (``var/log-keys.json``: a
+    dealer and a wallet key) and the wallet's (``var/wallet-keys.json``: the same plus the
+    ledger key sealing its journal, which the dealer never holds)."""
+    return split_keyring_files(
+        ROOT / "var" / "log-keys.json", ROOT / "var" / "wallet-keys.json", "local"
+    )
 
 
 def _private_file(path: Path, text: str) -> None:
@@ -230,7 +235,7 @@ def main() -> None:
     check_ports_free()
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
-    log_keys = _log_keys_file()
+    log_keys, wallet_keys = _log_keys_files()
     credentials = _nats_credentials()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
     # them in order (the dealer drains into NATS before NATS goes away).
@@ -256,7 +261,7 @@ def main() -> None:
                 "--token-secret-file",
                 str(secret),
                 "--log-keys",
-                str(log_keys),
+                str(wallet_keys),
                 "--nats-credentials",
                 str(credentials[WALLET_USER]),
             ],

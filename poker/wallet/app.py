@@ -192,7 +192,11 @@ async def build_wallet(
     settings: WalletSettings, *, registry: CollectorRegistry | None = None
 ) -> Wallet:
     """Connect and wire everything; call :meth:`Wallet.start` next (in the same event loop)."""
-    keyring = require_log_keys(settings.log_keys, "wallet", "WALLET_")
+    # The wallet seals its close of an abandoned table (wallet key) and its journal (ledger
+    # key, which no dealer holds): it does not start without both.
+    keyring = require_log_keys(
+        settings.log_keys, "wallet", "WALLET_", signs_as=(Writer.WALLET, Writer.LEDGER)
+    )
     seals = TableSeals(keyring, Writer.WALLET)
     nats = await connect_nats(service_nats_settings(settings, f"wallet-{settings.owner_id}"))
     js = nats.jetstream()
@@ -231,6 +235,10 @@ async def build_wallet(
             snapshot_bucket=settings.snapshot_bucket,
             snapshot_every=settings.snapshot_every,
             on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
+            unsealed_before=settings.journal_unsealed_before,
+            on_record_refused=lambda _, r: metrics.journal_records_refused.labels(
+                reason=r.value
+            ).inc(),
         ),
         metrics,
         max_attempts=settings.max_attempts,

@@ -70,7 +70,7 @@ class DealerProcess(ServiceProcess):
             "--log-level",
             "info",
             "--log-keys",
-            str(harness_log_keys_file(log.parent)),
+            str(harness_log_keys_file(log.parent, dealer=True)),
             *flags,
         ]
         super().__init__(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10)

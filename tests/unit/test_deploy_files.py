@@ -39,7 +39,7 @@ import pytest
 import yaml
 
 from poker.dealer.config import load_settings as dealer_settings
-from poker.eventstore.sealing import load_keyring
+from poker.eventstore.sealing import Writer, load_keyring
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.server import PROCESS_ALIVE
 from poker.servicekit.tokens import TokenKeyring
@@ -84,7 +84,11 @@ def secrets_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_make_secrets_writes_every_file_the_services_read(secrets_dir: Path) -> None:
     for user in ("dealer", "wallet", "admin"):
         assert load_credentials(str(secrets_dir / f"{user}-nats.json")).user == user
-    load_keyring(secrets_dir / "log-keys.json")
+    dealer_keys = load_keyring(secrets_dir / "log-keys.json")
+    wallet_keys = load_keyring(secrets_dir / "wallet-keys.json")
+    # The ledger key of the wallet's journal is the wallet's alone.
+    assert wallet_keys.has_signer(Writer.LEDGER) and not dealer_keys.has_signer(Writer.LEDGER)
+    assert dealer_keys == wallet_keys.without(Writer.LEDGER)
     TokenKeyring.load(secrets_dir / "token-keys.json")
     passwords = (secrets_dir / "nats-passwords.conf").read_text(encoding="utf-8")
     assert re.findall(r"^(\w+)_PASSWORD:", passwords, re.M) == ["DEALER", "WALLET", "ADMIN"]
