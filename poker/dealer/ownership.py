@@ -194,10 +194,13 @@ class TakeoverScanner:
         """One pass over the tables (only the listing's failure raises: each table's own
         failure is logged, and costs that table alone)."""
         for table_id, count in (await self._feed.table_counts()).items():
-            if table_id in self._closed or self._gate.holds(table_id):
+            if table_id in self._closed:
                 continue
-            if not self._quarantine.retry_due(table_id, count):
-                continue  # the same log that was refused: no reload until it changes
+            if table_id in self._quarantine:
+                if not self._quarantine.retry_due(table_id, count):
+                    continue  # the same log that was refused: no reload until it changes
+            elif self._gate.holds(table_id):
+                continue
             try:
                 if not await self._adopt(table_id):
                     self._closed.add(table_id)

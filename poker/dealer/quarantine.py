@@ -4,22 +4,17 @@ A record that no trusted writer sealed there, whose bytes are no table batch, or
 hash chain (:class:`~poker.tablelog.codec.RefusedRecord`) stops the rebuild of its table. The
 dealer then *quarantines* that table (:class:`Quarantine`): it does not serve it (commands,
 reads and WatchTable get :class:`~poker.dealer.errors.TableQuarantined`, FAILED_PRECONDITION, a
-sentence a player understands), frees its lease, and goes on with every other table. The
-takeover scanner does not load it again while its log holds the same number of records: it
-tries once more when the count changes (an operator removed the record with ``pokerctl log
-remove-record``, or something was appended), so a quarantined table costs no load per scan.
+sentence a player understands) and goes on with every other table. The dealer that owns the
+table keeps its lease: no other dealer loads it in turn, and the wallet's reaper does not take
+the suspended table for an abandoned one and close it. The takeover scanner does not load it
+again while its log holds the same number of records: it tries once more when the count
+changes (an operator removed the record with ``pokerctl log remove-record``, or something was
+appended), so a quarantined table costs no load per scan, and is served again at the first scan
+after the removal. A dealer that does not own the table quarantines it when a read refuses it,
+and judges it again on the same count change.
 
 Counted in ``poker_dealer_tables_quarantined`` (no table id in a label: the ``table_quarantined``
 log line names the table, the record's position and why; alert ``TableQuarantined``).
-
->>> from poker.tablelog.codec import UnreadableRecord
->>> counted = []
->>> quarantine = Quarantine(on_count=counted.append)
->>> entry = quarantine.add(UnreadableRecord("t-1", 7))
->>> (entry.position, entry.cause, "t-1" in quarantine, counted)
-(7, 'undecodable', True, [1])
->>> quarantine.retry_due("t-1", 3), quarantine.retry_due("t-1", 3), quarantine.retry_due("t-1", 2)
-(True, False, True)
 """
 
 from __future__ import annotations
@@ -54,6 +49,8 @@ class Quarantine:
         """``on_count(n)`` hears the number of quarantined tables after every change."""
         self._on_count = on_count
         self._tables: dict[str, Quarantined] = {}
+        #: Quarantined tables being judged again (:meth:`recheck`): counted, not refused.
+        self._rechecking: dict[str, Quarantined] = {}
 
     def __contains__(self, table_id: object) -> bool:
         return table_id in self._tables
@@ -70,14 +67,16 @@ class Quarantine:
         return [self._tables[table_id] for table_id in sorted(self._tables)]
 
     def add(self, refused: RefusedRecord, count: int | None = None) -> Quarantined:
-        """Quarantine the table of ``refused`` (logged once per table and position)."""
-        known = self._tables.get(refused.table_id)
-        entry = Quarantined(refused.table_id, refused.position, refused.cause, str(refused), count)
-        self._tables[refused.table_id] = entry
-        if known is None or known.position != entry.position or known.cause != entry.cause:
+        """Quarantine the table of ``refused`` (logged once per table, position and cause,
+        re-checks included)."""
+        table_id = refused.table_id
+        known = self._tables.get(table_id) or self._rechecking.pop(table_id, None)
+        entry = Quarantined(table_id, refused.position, refused.cause, str(refused), count)
+        self._tables[table_id] = entry
+        if known is None or (known.position, known.cause) != (entry.position, entry.cause):
             _log.error(
                 "table_quarantined",
-                table_id=entry.table_id,
+                table_id=table_id,
                 position=entry.position,
                 reason=entry.cause,
                 error=entry.message,
@@ -86,27 +85,34 @@ class Quarantine:
         return entry
 
     def retry_due(self, table_id: str, count: int) -> bool:
-        """Whether the scanner should offer ``table_id`` (whose log holds ``count`` records
-        now): always for a table not quarantined; for a quarantined one, only once its count
-        differs from the count it was judged at (the first scan after a quarantine that no scan
-        judged records the count and tries once more)."""
+        """Whether the scanner should load ``table_id`` again, its log holding ``count``
+        records now: only once that count differs from the one it was judged at (the first
+        scan after a quarantine no scan judged tries once more). Then the table is
+        :meth:`recheck`-ed: a refused load quarantines it again (not logged again for the same
+        record), a load that passes lifts it."""
         entry = self._tables.get(table_id)
         if entry is None:
             return True
         if entry.count == count:
             return False
-        entry.count = count
+        self.recheck(table_id)
         return True
 
+    def recheck(self, table_id: str) -> None:
+        """Let the next load or read of ``table_id`` judge it again (still counted meanwhile)."""
+        entry = self._tables.pop(table_id, None)
+        if entry is not None:
+            self._rechecking[table_id] = entry
+
     def judged(self, table_id: str, count: int) -> None:
-        """The scanner's load of ``table_id`` at ``count`` records was refused again."""
+        """The scanner's load of ``table_id`` at ``count`` records was refused (again)."""
         entry = self._tables.get(table_id)
         if entry is not None:
             entry.count = count
 
     def lift(self, table_id: str) -> None:
         """``table_id`` loads again (its refused record was removed): serve it."""
-        entry = self._tables.pop(table_id, None)
+        entry = self._tables.pop(table_id, None) or self._rechecking.pop(table_id, None)
         if entry is None:
             return
         _log.warning("table_quarantine_lifted", table_id=table_id, position=entry.position)
@@ -114,7 +120,7 @@ class Quarantine:
 
     def _counted(self) -> None:
         if self._on_count is not None:
-            self._on_count(len(self._tables))
+            self._on_count(len(self._tables.keys() | self._rechecking.keys()))
 
 
 __all__ = ["Quarantine", "Quarantined"]

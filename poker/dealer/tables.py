@@ -363,6 +363,7 @@ class TableService:
             except RefusedRecord as refused:
                 await self._quarantine(refused)
                 raise TableQuarantined(table_id) from refused
+            self.quarantine.lift(table_id)  # a re-check that passes (the record was removed)
             self._views[table_id] = loaded
         if loaded.state.table is None:
             raise TableNotFound(f"There is no table {table_id}.")
@@ -426,8 +427,10 @@ class TableService:
             return True
 
     async def _quarantine(self, refused: RefusedRecord) -> None:
-        """Stop serving the table of ``refused`` and free its lease: nobody serves it until
-        its log changes (:mod:`poker.dealer.quarantine`). Every other table goes on."""
+        """Stop serving the table of ``refused``, keeping its lease if this process holds it
+        (no other dealer reloads it in turn, the wallet's reaper does not close it): nobody
+        serves it until its log changes (:mod:`poker.dealer.quarantine`). Every other table
+        goes on."""
         table_id = refused.table_id
         self.quarantine.add(refused)
         self.timers.cancel(table_id)
@@ -437,7 +440,6 @@ class TableService:
         drained = self._draining.get(table_id)
         if drained is not None:
             drained.set()
-        await self._gate.release(table_id)
 
     async def forget(self, table_id: str) -> None:
         """Stop serving a table whose lease was lost."""

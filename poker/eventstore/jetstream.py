@@ -93,7 +93,9 @@ class JetStreamEventStore:
             max_msgs_per_subject=-1,
             discard=api.DiscardPolicy.OLD,
             duplicate_window=self.settings.duplicate_window_s,
-            deny_delete=True,
+            # The operator (NATS user admin) alone may delete one message: a record the checks
+            # refuse (pokerctl log remove-record); the services' users may not, nobody purges.
+            deny_delete=False,
             deny_purge=True,
             allow_direct=True,
             num_replicas=self.settings.replicas,

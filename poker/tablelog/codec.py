@@ -42,7 +42,9 @@ class RefusedRecord(RuleViolation):
     """A record of the table's log that the checks refuse (its seal, its bytes, the hash
     chain): the table is not served until an operator looked at it (a rule broken:
     FAILED_PRECONDITION at the edge). ``position`` is the record's, ``cause`` a short,
-    bounded name of why (a metric label, a log field)."""
+    bounded name of why (a metric label, a log field). Raised as one of its subclasses."""
+
+    REASON = "REFUSED_RECORD"
 
     def __init__(self, message: str, *, table_id: str, position: int, cause: str) -> None:
         super().__init__(message)

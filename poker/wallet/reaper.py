@@ -27,7 +27,7 @@ from poker.engine.table import CloseTable, TableRuleError, execute
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
 from poker.eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
-from poker.tablelog.repository import TableRepository, UntrustedRecord
+from poker.tablelog.repository import RefusedRecord, TableRepository
 from poker.tablelog.seals import WALLET_CLOSE_PREFIX
 from poker.wallet.book import LedgerBook
 from poker.wallet.metrics import WalletMetrics
@@ -146,7 +146,7 @@ class Reaper:
         """Append the table's close unless it is closed already or a dealer got there first."""
         try:
             loaded = await self._repository.load(table_id)
-        except UntrustedRecord as error:  # the consumer stalls it too; never close on forgeries
+        except RefusedRecord as error:  # the consumer stalls it too; never close on forgeries
             _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
             return False
         table = loaded.state.table
