@@ -101,10 +101,14 @@ class JetStreamEventStore:
             num_replicas=self.settings.replicas,
         )
         try:
-            await self._js.stream_info(self.settings.stream)
+            info = await self._js.stream_info(self.settings.stream)
         except nats.js.errors.NotFoundError:
             await self._js.add_stream(config)
         else:
+            if info.config.deny_delete:
+                # JetStream cannot cancel deny_delete (error 10052): a stream created before
+                # keeps refusing the operator's delete rather than failing every start.
+                config.deny_delete = True
             await self._js.update_stream(config)
 
     def subject(self, key: str) -> str:

@@ -395,7 +395,10 @@ async def tables(ctl: Ctl) -> None:
     async def body(channel: grpc.aio.Channel) -> None:
         operator = ctl.dealer(channel, "operator", Role.OPERATOR)
         reply = await operator.call("ListTables", dpb.ListTablesRequest())
-        views = await asyncio.gather(*(operator.table(t.table_id) for t in reply.tables))
+        # A quarantined table is not served (its GetTable is refused): its line says so.
+        views = await asyncio.gather(
+            *(_view_unless_quarantined(operator, summary) for summary in reply.tables)
+        )
         rows = [
             {
                 **as_json(summary),
@@ -410,6 +413,12 @@ async def tables(ctl: Ctl) -> None:
     await _with_dealer(ctl, body)
 
 
+async def _view_unless_quarantined(operator: Client, summary: Any) -> dpb.TableView:
+    if summary.quarantined:
+        return dpb.TableView(table_id=summary.table_id)
+    return await operator.table(summary.table_id)
+
+
 def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableView]) -> None:
     if not summaries:
         ctl.out.print("no tables yet: `pokerctl create` opens one")
@@ -420,6 +429,7 @@ def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableV
     grid.add_column("state")
     for summary, view in zip(summaries, views, strict=True):
         state = "closed" if summary.closed else ("playing" if summary.hand_running else "waiting")
+        state = "QUARANTINED" if summary.quarantined else state
         grid.add_row(
             summary.table_id,
             game_name(summary.game),
