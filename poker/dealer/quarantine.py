@@ -105,10 +105,14 @@ class Quarantine:
             self._rechecking[table_id] = entry
 
     def judged(self, table_id: str, count: int) -> None:
-        """The scanner's load of ``table_id`` at ``count`` records was refused (again)."""
+        """After the scanner offered ``table_id`` at ``count`` records: a load refused again
+        keeps that count; a table still being re-checked was not loaded here (another dealer
+        holds it and judges it; this process's reads judge it again): it is no longer counted."""
         entry = self._tables.get(table_id)
         if entry is not None:
             entry.count = count
+        elif self._rechecking.pop(table_id, None) is not None:
+            self._counted()
 
     def lift(self, table_id: str) -> None:
         """``table_id`` loads again (its refused record was removed): serve it."""

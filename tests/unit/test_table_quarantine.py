@@ -61,6 +61,10 @@ def test_the_quarantine_is_judged_again_only_when_the_log_changes() -> None:
         assert quarantine.retry_due("t-1", 2)  # one record less: judged again
         quarantine.lift("t-1")
     assert "t-1" not in quarantine and counted[-1] == 0
+    quarantine.add(UnreadableRecord("t-2", 3))
+    assert quarantine.retry_due("t-2", 9)
+    quarantine.judged("t-2", 9)  # not loaded here (another dealer holds it): not counted
+    assert "t-2" not in quarantine and counted[-1] == 0
     events = [line["event"] for line in logs]
     assert events == ["table_quarantined", "table_quarantine_lifted"]
     assert logs[0]["position"] == 7 and logs[0]["reason"] == "undecodable"
