@@ -37,7 +37,7 @@ from poker.servicekit.observability import GrpcMetrics
 from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ClientTls, ServerTls
-from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.feed import ForeignSubjects, JetStreamFeed
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
 from poker.v1 import dealer_pb2_grpc
@@ -59,7 +59,8 @@ class Dealer:
     jetstream: JetStreamMonitor
 
     async def start(self) -> int:
-        """Listen, take over the free tables, then report SERVING; returns the gRPC port."""
+        """Listen, take over the free tables, then report SERVING; returns the gRPC port. A table
+        that cannot be taken over (a refused record: quarantined) costs that table alone."""
         port = await self.server.start()
         await self.scanner.scan_once()
         self.scanner.start()
@@ -139,7 +140,9 @@ async def build_dealer(
         snapshot_every=settings.snapshot_every,
     )
     ownership = LeaseOwnership(leases, settings.owner_id, metrics)
-    feed = JetStreamFeed(js, store.settings)
+    feed = JetStreamFeed(
+        js, store.settings, foreign=ForeignSubjects(on_count=metrics.foreign_subjects.set)
+    )
     wallet_port = wallet if wallet is not None else _wallet(settings)
     tables = TableService(
         repository,
@@ -156,7 +159,9 @@ async def build_dealer(
         drain_holdoff_s=settings.drain_holdoff_s,
     )
     ownership.on_lost(tables.forget)
-    scanner = TakeoverScanner(feed, ownership, tables.adopt, settings.scan_interval_s)
+    scanner = TakeoverScanner(
+        feed, ownership, tables.adopt, settings.scan_interval_s, quarantine=tables.quarantine
+    )
 
     server = GrpcServer(
         "dealer",

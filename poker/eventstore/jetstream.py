@@ -93,16 +93,22 @@ class JetStreamEventStore:
             max_msgs_per_subject=-1,
             discard=api.DiscardPolicy.OLD,
             duplicate_window=self.settings.duplicate_window_s,
-            deny_delete=True,
+            # The operator (NATS user admin) alone may delete one message: a record the checks
+            # refuse (pokerctl log remove-record); the services' users may not, nobody purges.
+            deny_delete=False,
             deny_purge=True,
             allow_direct=True,
             num_replicas=self.settings.replicas,
         )
         try:
-            await self._js.stream_info(self.settings.stream)
+            info = await self._js.stream_info(self.settings.stream)
         except nats.js.errors.NotFoundError:
             await self._js.add_stream(config)
         else:
+            if info.config.deny_delete:
+                # JetStream cannot cancel deny_delete (error 10052): a stream created before
+                # keeps refusing the operator's delete rather than failing every start.
+                config.deny_delete = True
             await self._js.update_stream(config)
 
     def subject(self, key: str) -> str:

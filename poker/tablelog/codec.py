@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import structlog
+from google.protobuf.message import DecodeError
 
 from poker.engine.table import TableEventBody, TableState, envelopes
 from poker.engine.table.evolve import Fold
@@ -37,34 +38,68 @@ from poker.v1 import events_pb2 as pb
 _log = structlog.get_logger(__name__)
 
 
-class UntrustedRecord(RuleViolation):
-    """A record of the table's log that no trusted writer sealed there: the table is not
-    served until an operator looked at it (a rule broken: FAILED_PRECONDITION at the edge)."""
+class RefusedRecord(RuleViolation):
+    """A record of the table's log that the checks refuse (its seal, its bytes, the hash
+    chain): the table is not served until an operator looked at it (a rule broken:
+    FAILED_PRECONDITION at the edge). ``position`` is the record's, ``cause`` a short,
+    bounded name of why (a metric label, a log field). Raised as one of its subclasses."""
+
+    REASON = "REFUSED_RECORD"
+
+    def __init__(self, message: str, *, table_id: str, position: int, cause: str) -> None:
+        super().__init__(message)
+        self.table_id = table_id
+        self.position = position
+        self.cause = cause
+
+
+class UntrustedRecord(RefusedRecord):
+    """A record of the table's log that no trusted writer sealed there."""
 
     REASON = "UNTRUSTED_RECORD"
 
     def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
         super().__init__(
             f"Table {table_id} cannot be served: the record at position {position} of its log "
-            f"was not written by a trusted writer ({reason.value}); an operator must look at it."
+            f"was not written by a trusted writer ({reason.value}); an operator must look at it.",
+            table_id=table_id,
+            position=position,
+            cause=reason.value,
         )
-        self.table_id = table_id
-        self.position = position
         self.reason = reason
 
 
-class BrokenChain(RuleViolation):
+class BrokenChain(RefusedRecord):
     """The table's hash chain breaks (:mod:`poker.tablelog.chain`): a batch was edited,
-    removed or injected; the table is not served until an operator looked at it."""
+    removed or injected."""
 
     REASON = "BROKEN_CHAIN"
 
     def __init__(self, broken: ChainBreak) -> None:
         super().__init__(
             f"Table {broken.table_id} cannot be served: its log's hash chain breaks at version "
-            f"{broken.version} ({broken.message}); an operator must look at it."
+            f"{broken.version} ({broken.message}); an operator must look at it.",
+            table_id=broken.table_id,
+            position=broken.position,
+            cause="broken_chain",
         )
         self.broken = broken
+
+
+class UnreadableRecord(RefusedRecord):
+    """A record of the table's log whose bytes are not a table batch (sealed or not: a
+    dealer never writes one)."""
+
+    REASON = "UNREADABLE_RECORD"
+
+    def __init__(self, table_id: str, position: int) -> None:
+        super().__init__(
+            f"Table {table_id} cannot be served: the record at position {position} of its log "
+            "is not a table batch; an operator must look at it.",
+            table_id=table_id,
+            position=position,
+            cause="undecodable",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +136,11 @@ class TableAppend:
 
 
 def decode_batch(record: Record) -> pb.TableEventBatch:
-    """The batch one record holds."""
-    return pb.TableEventBatch.FromString(record.data)
+    """The batch one record holds (:class:`UnreadableRecord` for bytes that are not one)."""
+    try:
+        return pb.TableEventBatch.FromString(record.data)
+    except DecodeError:
+        raise UnreadableRecord(record.key, record.position) from None
 
 
 class TableCodec:
@@ -173,7 +211,14 @@ class TableCodec:
         chain = state.chain
         decode = pb.TableEventBatch.FromString
         for record in records:
-            batch = decode(record.data)
+            try:
+                batch = decode(record.data)
+            except DecodeError:
+                self._metrics.records_refused.labels(reason="undecodable").inc()
+                _log.warning(
+                    "table_record_unreadable", table_id=record.key, position=record.position
+                )
+                raise UnreadableRecord(record.key, record.position) from None
             events = batch.events
             # The versions the batch spans (0, 0: none), read once for the chain and the index.
             span = (events[0].version, events[-1].version) if events else (0, 0)
@@ -191,7 +236,12 @@ class TableCodec:
             )
             if broken is not None:
                 self._metrics.records_refused.labels(reason="broken_chain").inc()
-                _log.warning("table_chain_broken", table_id=record.key, error=broken.message)
+                _log.warning(
+                    "table_chain_broken",
+                    table_id=record.key,
+                    position=position,
+                    error=broken.message,
+                )
                 raise BrokenChain(broken)
             folding.add(events)
             if events and batch.command_id:
@@ -254,9 +304,11 @@ class TableCodec:
 __all__ = [
     "BrokenChain",
     "LoadedTable",
+    "RefusedRecord",
     "TableAppend",
     "TableCodec",
     "TableLog",
+    "UnreadableRecord",
     "UntrustedRecord",
     "decode_batch",
 ]

@@ -14,8 +14,12 @@ read of the batch an archived hash points to), a command's digest, and the check
 **Only trusted writers' records.** Every record a rebuild folds, and every record read, is
 checked against the position of the record before it: a forged or replayed record stops the
 rebuild with :class:`~poker.tablelog.codec.UntrustedRecord` (FAILED_PRECONDITION, the table is
-not served). Snapshots are sealed (:class:`poker.eventstore.sealing.SealedSnapshotStore`,
-checked before they are unpickled); one that fails is ignored and the log replayed.
+not served), as does a record that is not a table batch
+(:class:`~poker.tablelog.codec.UnreadableRecord`) or breaks the hash chain: each a
+:class:`~poker.tablelog.codec.RefusedRecord`, on which a service quarantines that table
+alone (the dealer's :mod:`poker.dealer.quarantine`). Snapshots are sealed
+(:class:`poker.eventstore.sealing.SealedSnapshotStore`, checked before they are unpickled); one
+that fails is ignored and the log replayed.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from poker.eventstore.sealing import SealedSnapshotStore, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
 from poker.tablelog.codec import (
     LoadedTable,
+    RefusedRecord,
     TableAppend,
     TableCodec,
     TableLog,
+    UnreadableRecord,
     UntrustedRecord,
     decode_batch,
 )
@@ -199,9 +205,11 @@ class TableRepository:
 
 __all__ = [
     "LoadedTable",
+    "RefusedRecord",
     "TableAppend",
     "TableLog",
     "TableRepository",
+    "UnreadableRecord",
     "UntrustedRecord",
     "decode_batch",
 ]

@@ -31,6 +31,7 @@ service's would; ``pokerctl token SUBJECT --role cashier`` prints one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import signal
@@ -47,6 +48,7 @@ import click
 import grpc
 import nats
 import nats.errors
+import nats.js.errors
 from nats.js import JetStreamContext
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -56,7 +58,8 @@ from poker.engine import fairness_check
 from poker.engine.games import GAMES, ForcedBets
 from poker.engine.table import live_stack
 from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
-from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.api import Record
+from poker.eventstore.jetstream import JetStreamEventStore, writer_headers
 from poker.eventstore.sealing import (
     KeyringError,
     SealedSnapshotStore,
@@ -76,7 +79,8 @@ from poker.servicekit.nats_connect import (
 )
 from poker.servicekit.tls import aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
-from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.feed import JetStreamFeed, is_table_id
+from poker.tablelog.seals import TableSeals
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from poker.tools import ctlconfig, logtools
 from poker.tools.botrun import BotSession, fund_bots
@@ -391,7 +395,10 @@ async def tables(ctl: Ctl) -> None:
     async def body(channel: grpc.aio.Channel) -> None:
         operator = ctl.dealer(channel, "operator", Role.OPERATOR)
         reply = await operator.call("ListTables", dpb.ListTablesRequest())
-        views = await asyncio.gather(*(operator.table(t.table_id) for t in reply.tables))
+        # A quarantined table is not served (its GetTable is refused): its line says so.
+        views = await asyncio.gather(
+            *(_view_unless_quarantined(operator, summary) for summary in reply.tables)
+        )
         rows = [
             {
                 **as_json(summary),
@@ -406,6 +413,12 @@ async def tables(ctl: Ctl) -> None:
     await _with_dealer(ctl, body)
 
 
+async def _view_unless_quarantined(operator: Client, summary: Any) -> dpb.TableView:
+    if summary.quarantined:
+        return dpb.TableView(table_id=summary.table_id)
+    return await operator.table(summary.table_id)
+
+
 def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableView]) -> None:
     if not summaries:
         ctl.out.print("no tables yet: `pokerctl create` opens one")
@@ -416,6 +429,7 @@ def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableV
     grid.add_column("state")
     for summary, view in zip(summaries, views, strict=True):
         state = "closed" if summary.closed else ("playing" if summary.hand_running else "waiting")
+        state = "QUARANTINED" if summary.quarantined else state
         grid.add_row(
             summary.table_id,
             game_name(summary.game),
@@ -1293,6 +1307,117 @@ async def verify(
     ctl.emit({"tables": reports, "ok": all(r["ok"] for r in reports)}, human)
     if not all(report["ok"] for report in reports):
         raise SystemExit(1)
+
+
+@cli.group("log")
+def log_group() -> None:
+    """The operator's repairs of the table log itself (NATS, the admin user; no dealer)."""
+
+
+def _keyring_path(ctl: Ctl, log_keys: str) -> str:
+    """``--log-keys``, or var/log-keys.json of the home if it exists ("" for none)."""
+    if log_keys:
+        return log_keys
+    default = ctl.settings.secret_path().parent / "log-keys.json"
+    return str(default) if default.exists() else ""
+
+
+async def _stream_message(js: JetStreamContext, stream: str, position: int) -> Any:
+    """The message at ``position`` of ``stream`` (any subject), or None."""
+    try:
+        return await js.get_msg(stream, position)
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+@log_group.command("remove-record")
+@click.option(
+    "--table",
+    required=True,
+    help="The table whose log holds the record (for a subject that is no table's, the"
+    " subject's tail after the prefix: 0.t-1 for poker.table.0.t-1).",
+)
+@click.option(
+    "--position", type=click.IntRange(1), required=True, help="The record's stream position."
+)
+@click.option(
+    "--log-keys",
+    envvar="POKER_LOG_KEYS",
+    default="",
+    show_default=False,
+    help="The services' log keyring, to check the record's seal (default: var/log-keys.json of"
+    " the home, if it exists).",
+)
+@_nats_options
+@_json_option
+@_run
+async def remove_record(ctl: Ctl, *, table: str, position: int, log_keys: str, **log: str) -> None:
+    """Delete one record of the tables stream that the checks refuse, so that its table is
+    served again: only a record on a subject that is no table's, or the first record of the
+    table's log that a rebuild refuses (its seal, its bytes, the hash chain); anything else is
+    refused, nothing deleted. Needs the operator's NATS user (the services may not delete)."""
+    keys = _keyring_path(ctl, log_keys)
+    try:
+        seals = TableSeals(load_keyring(keys), Writer.DEALER) if keys else None
+    except KeyringError as error:
+        raise CtlError(f"--log-keys: {error}") from None
+    result: dict[str, Any] = {}
+
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
+        stream = log["stream"]
+        message = await _stream_message(js, stream, position)
+        if message is None:
+            raise CtlError(f"There is no record at position {position} of {stream}.")
+        headers = dict(message.headers or {})
+        subject = str(message.subject)
+        before: list[Record] = []
+        if is_table_id(table):
+            async with contextlib.aclosing(store.read(table)) as records:  # type: ignore[type-var]
+                async for earlier in records:
+                    if earlier.position >= position:
+                        break
+                    before.append(earlier)
+        record = Record(
+            table,
+            position,
+            str(headers.get("Nats-Msg-Id", "")).removeprefix(f"{table}:"),
+            message.data or b"",
+            writer_headers(headers),
+        )
+        verdict = logtools.judge_removal(
+            table,
+            position,
+            subject,
+            subject_prefix=log["subject_prefix"],
+            before=before,
+            record=record,
+            seals=seals,
+        )
+        if not verdict.allowed:
+            raise CtlError(f"Not removed: {verdict.why}.")
+        try:
+            # The server's default no_erase=false: the message's bytes are overwritten too.
+            await js.delete_msg(stream, position)
+        except nats.js.errors.APIError as error:
+            raise CtlError(f"JetStream refused to delete it: {error.description}") from None
+        result.update(
+            {
+                "removed": True,
+                "stream": stream,
+                "position": position,
+                "subject": subject,
+                "why": verdict.why,
+            }
+        )
+
+    await _with_log(ctl, log, body)
+    ctl.emit(
+        result,
+        lambda: print(
+            f"removed the record at position {position} of {result['stream']}"
+            f" ({result['subject']}): {result['why']}"
+        ),
+    )
 
 
 def _ms(moment: datetime | None) -> int | None:

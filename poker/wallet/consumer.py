@@ -21,10 +21,23 @@ later messages of that table wait (alert: ``poker_wallet_tables_stalled``). Othe
 wallet's own close, over the table id, the position of the table's previous record, the command
 id and the exact bytes). A message that fails - forged, copied from elsewhere, replayed later -
 stalls its table like a refused one, is counted in ``poker_wallet_batches_refused`` by reason
-and is an Audit finding. A wallet close is also held to the abandoned-table rule against the
-time of the table's previous record (``premature_close``:
-:meth:`~poker.tablelog.seals.TableSeals.check_close`), so a close of a live table voids no
-hand and refunds nothing (:meth:`BatchApplier.findings`), as is every stalled table.
+and is an Audit finding (:meth:`BatchApplier.findings`), as is every stalled table. A message
+whose bytes are no table batch is refused the same way (its seal, or ``undecodable message``).
+A wallet close is also held to the abandoned-table rule against the time of the table's
+previous record (``premature_close``: :meth:`~poker.tablelog.seals.TableSeals.check_close`), so a
+close of a live table voids no hand and refunds nothing.
+
+**Foreign subjects.** A message on a subject of the stream that is no table's
+(``poker.table.0.T``: a table id is one subject token) is nobody's: it is never applied, never
+attributed to a table (``T``'s money goes on), and is an Audit finding (``foreign_subject``,
+counted in ``poker_wallet_batches_refused{reason="foreign_subject"}``). It is left unacked, so it
+comes back on the backoff schedule (at most every 30 s) for as long as it is in the stream: the
+finding lasts until the operator removed it (``pokerctl log remove-record``).
+
+**After the operator removed a refused record.** A stalled table's later messages keep coming
+back (naked); the first one that comes back once the record the table stalled on is gone from
+the log (one ``read_at``) lifts the stall, and the table is consumed from where it stopped, no
+restart needed.
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
 from poker.tablelog.chain import ChainBreak, check_records
+from poker.tablelog.feed import is_table_id
 from poker.tablelog.seals import TableSeals
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
@@ -81,8 +95,9 @@ ACKED = frozenset({Outcome.APPLIED, Outcome.DUPLICATE, Outcome.NO_MONEY})
 @dataclass(frozen=True, slots=True)
 class Finding:
     """Something wrong the consumer knows of, for the Audit: ``kind`` is ``refused_batch`` (a
-    batch no trusted writer sealed there) or ``stalled_table`` (consumption of the table is
-    stopped, for whatever reason)."""
+    batch no trusted writer sealed there), ``stalled_table`` (consumption of the table is
+    stopped, for whatever reason) or ``foreign_subject`` (a message on a subject that is no
+    table's: ``table_id`` is then the subject)."""
 
     kind: str
     table_id: str
@@ -123,6 +138,8 @@ class BatchApplier:
         self._stall_reasons: dict[str, str] = {}
         #: table -> the batch refused for its seal
         self.refused: dict[str, Finding] = {}
+        #: subject -> its message, and when it last came back (monotonic seconds)
+        self._foreign: dict[str, tuple[Finding, float]] = {}
 
     def reset(self) -> None:
         """Forget every view (the ledger was reloaded: another process may have written)."""
@@ -130,6 +147,7 @@ class BatchApplier:
         self.stalled.clear()
         self._stall_reasons.clear()
         self.refused.clear()
+        self._foreign.clear()
         self._metrics.tables_stalled.set(0)
 
     def findings(self) -> list[Finding]:
@@ -145,7 +163,35 @@ class BatchApplier:
             )
             for table_id, position in sorted(self.stalled.items())
         ]
-        return [*(self.refused[t] for t in sorted(self.refused)), *stalled]
+        return [*(self.refused[t] for t in sorted(self.refused)), *stalled, *self._foreigners()]
+
+    #: A foreign subject's message comes back at least this often while it is in the stream
+    #: (twice the longest backoff): one that did not is gone (the operator removed it).
+    FOREIGN_SEEN_S = 60.0
+
+    def _foreigners(self) -> list[Finding]:
+        now = time.monotonic()
+        for subject, (_, seen) in list(self._foreign.items()):
+            if now - seen > self.FOREIGN_SEEN_S:
+                del self._foreign[subject]
+        return [finding for finding, _ in (self._foreign[s] for s in sorted(self._foreign))]
+
+    def foreign(self, subject: str, position: int) -> None:
+        """A message at stream ``position`` on ``subject``, which is no table's: an Audit
+        finding (logged and counted once per message), never applied to any table."""
+        known = self._foreign.get(subject)
+        if known is None or known[0].position != position:
+            self._metrics.batches_refused.labels(reason="foreign_subject").inc()
+            _log.error("table_log_foreign_subject", subject=subject, position=position)
+        finding = Finding(
+            "foreign_subject",
+            subject,
+            position,
+            "foreign_subject",
+            f"the message at position {position} of the table stream is on {subject!r}, which"
+            " is no table's subject: it is not applied; remove it (pokerctl log remove-record)",
+        )
+        self._foreign[subject] = (finding, time.monotonic())
 
     async def apply(
         self,
@@ -168,7 +214,9 @@ class BatchApplier:
     ) -> Outcome:
         stalled_on = self.stalled.get(table_id)
         if stalled_on is not None and position > stalled_on:
-            return Outcome.OUT_OF_ORDER
+            if await self._table_log.read_at(table_id, stalled_on) is not None:
+                return Outcome.OUT_OF_ORDER
+            self._lift(table_id, stalled_on)  # the operator removed the record it stalled on
         try:
             batch: pb.TableEventBatch | None = pb.TableEventBatch.FromString(data)
         except DecodeError:
@@ -223,6 +271,16 @@ class BatchApplier:
         if after.closed:
             self._views.pop(table_id, None)  # nothing more will come
         return Outcome.APPLIED if commands else Outcome.NO_MONEY
+
+    def _lift(self, table_id: str, position: int) -> None:
+        """The record ``table_id`` stalled on is gone from its log: consume the table again,
+        from a view rebuilt from the log as it is now."""
+        _log.warning("table_unstalled", table_id=table_id, position=position, why="removed")
+        self.stalled.pop(table_id, None)
+        self._stall_reasons.pop(table_id, None)
+        self.refused.pop(table_id, None)
+        self._views.pop(table_id, None)
+        self._metrics.tables_stalled.set(len(self.stalled))
 
     def _stall(self, table_id: str, position: int, why: str) -> Outcome:
         if self.stalled.get(table_id) != position:
@@ -302,9 +360,30 @@ def _at(view: TableView) -> int | None:
 
 async def chain_breaks(table_log: EventStore, table_id: str) -> list[ChainBreak]:
     """Every break of ``table_id``'s hash chain (:mod:`poker.tablelog.chain`), its whole log
-    read: what the Audit reports as ``broken_chain``."""
+    read: what the Audit reports as ``broken_chain``. A record whose bytes are no table batch
+    is a break of its own (``undecodable``), and the chain is checked over the others: one bad
+    record never fails the Audit."""
+    readable: list[tuple[int, bytes]] = []
+    breaks: list[ChainBreak] = []
     async with aclosing(_records(table_log, table_id, 0)) as records:
-        return check_records(table_id, [(record.position, record.data) async for record in records])
+        async for record in records:
+            try:
+                pb.TableEventBatch.FromString(record.data)
+            except DecodeError:
+                breaks.append(_undecodable(table_id, record.position))
+                continue
+            readable.append((record.position, record.data))
+    return [*breaks, *check_records(table_id, readable)]
+
+
+def _undecodable(table_id: str, position: int) -> ChainBreak:
+    return ChainBreak(
+        table_id,
+        position,
+        0,
+        "undecodable",
+        f"table {table_id}: the record at position {position} is not a table batch",
+    )
 
 
 async def dealer_stacks(
@@ -317,7 +396,10 @@ async def dealer_stacks(
     view = TableView(table_id)
     async with aclosing(_records(table_log, table_id, 0)) as records:
         async for record in records:
-            batch = pb.TableEventBatch.FromString(record.data)
+            try:
+                batch = pb.TableEventBatch.FromString(record.data)
+            except DecodeError:
+                break  # no table batch: the consumer stalls there too
             if seals is not None:
                 try:
                     writer = seals.check_record(record, view.position)
@@ -458,7 +540,12 @@ class TableConsumer:
         position = int(meta.sequence.stream)
         if (meta.num_delivered or 1) > 1:
             self._metrics.redeliveries.inc()
-        table_id = message.subject.rsplit(".", 1)[-1]
+        table_id = message.subject.removeprefix(f"{self._subject_prefix}.")
+        if table_id == message.subject or not is_table_id(table_id):
+            # Nobody's: never attributed to the table its last token names. Left unacked, so
+            # the finding lasts while the message is in the stream (see the module).
+            self._applier.foreign(message.subject, position)
+            return
         headers = message.headers or {}
         msg_id = headers.get("Nats-Msg-Id", "").removeprefix(f"{table_id}:")
         try:

@@ -52,7 +52,7 @@ FindingsReader = Callable[[], Sequence[Finding]]
 #: ``chains(state)``: every break of the tables' hash chains (the audit; poker.tablelog.chain).
 ChainReader = Callable[[ledger.LedgerState], Awaitable[Sequence[ChainBreak]]]
 #: The kinds of finding the consumer reports (metric labels of ``poker_wallet_audit_breaches``).
-CONSUMER_FINDINGS = ("refused_batch", "stalled_table")
+CONSUMER_FINDINGS = ("refused_batch", "stalled_table", "foreign_subject")
 #: The kind of breach a table log's broken hash chain is.
 BROKEN_CHAIN = "broken_chain"
 #: The kind of breach a journal record the wallet refused is (someone else wrote it there).

@@ -35,7 +35,7 @@ from poker.engine.table import CloseTable, TableRuleError, execute
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
 from poker.eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
-from poker.tablelog.repository import TableRepository, UntrustedRecord
+from poker.tablelog.repository import RefusedRecord, TableRepository
 from poker.tablelog.seals import close_command_id, close_idle_limit_ms, idle_rule
 from poker.wallet.book import LedgerBook
 from poker.wallet.metrics import WalletMetrics
@@ -154,14 +154,14 @@ class Reaper:
         """Append the table's close unless it is closed already or a dealer got there first."""
         try:
             loaded = await self._repository.load(table_id)
-        except UntrustedRecord as error:  # the consumer stalls it too; never close on forgeries
+        except RefusedRecord as error:  # the consumer stalls it too; never close on forgeries
             _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
             return False
         if loaded.state.chain.last_at is None and loaded.state.version:
             # Rebuilt on a snapshot that predates the rule's input: the whole log tells it.
             try:
                 loaded = await self._repository.catch_up(self._repository.empty(table_id))
-            except UntrustedRecord as error:
+            except RefusedRecord as error:
                 _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
                 return False
         table = loaded.state.table

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from poker.dealer.errors import TableQuarantined
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.chain import check_records, genesis, record_hash
@@ -51,9 +52,11 @@ async def rewritten(parts: Parts, change: Callable[[Batches], Batches]) -> Parts
 
 
 async def refusal(parts: Parts) -> BrokenChain:
-    with pytest.raises(BrokenChain) as broken:
+    with pytest.raises(TableQuarantined) as suspended:  # that table alone: quarantined
         await parts.service().table("t1")
-    return broken.value
+    broken = suspended.value.__cause__
+    assert isinstance(broken, BrokenChain)
+    return broken
 
 
 async def test_every_batch_links_to_the_bytes_of_the_one_before() -> None:
