@@ -30,12 +30,15 @@ from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeys
 from poker.tools.client import Client
 from poker.v1 import events_pb2 as pb
 
 #: The log keyring of every test harness (one for all, so dealers and wallets of one namespace,
 #: started separately, trust each other's records).
 TEST_LOG_KEYS: Keyring = new_keyring("test")
+#: The deck keys of every test harness's dealers (the wallets never get them).
+TEST_DECK_KEYS: DeckKeys = DeckKeys.generate("deck-test")
 
 
 def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
@@ -102,6 +105,7 @@ def namespace_settings(
     settings = DealerSettings(
         token_secret=secret,
         log_keys=TEST_LOG_KEYS,
+        deck_keys=TEST_DECK_KEYS,
         nats_url=nats_url,
         grpc_port=0,
         metrics_port=0,
