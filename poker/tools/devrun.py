@@ -7,7 +7,9 @@ the wallet (``--wallet-address``), and demo accounts (``DEMO_ACCOUNTS``) are fun
 fixed idempotency keys, so a restart does not fund them again. The token secret of the local
 setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
 keyring (the dealer's and the wallet's keys sealing the table log and the snapshots) is created
-once in ``var/log-keys.json`` (mode 0600) and given to both services.
+once in ``var/log-keys.json`` (mode 0600) and given to both services. The deck key (it encrypts
+every hand's deck, seeds and private cards in the table log) is created once in
+``var/deck-key.json`` (0600) and given to the dealer only: the wallet never reads a card.
 
 NATS authorizes: the first start writes one credentials file per NATS user
 (``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
@@ -34,6 +36,7 @@ from pathlib import Path
 from poker.eventstore.sealing import new_keyring, write_keyring
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.tablelog.secrets import DeckKeys, write_deck_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 NATS_ADDRESS = ("127.0.0.1", 4222)
@@ -80,6 +83,14 @@ def _log_keys_file() -> Path:
     path = ROOT / "var" / "log-keys.json"
     if not path.exists():
         write_keyring(new_keyring("local-1"), path)
+    return path
+
+
+def _deck_key_file() -> Path:
+    """The local deck key ring, made on the first start (the dealer's only)."""
+    path = ROOT / "var" / "deck-key.json"
+    if not path.exists():
+        write_deck_keys(DeckKeys.generate("local-deck-1"), path)
     return path
 
 
@@ -231,6 +242,7 @@ def main() -> None:
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
     log_keys = _log_keys_file()
+    deck_key = _deck_key_file()
     credentials = _nats_credentials()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
     # them in order (the dealer drains into NATS before NATS goes away).
@@ -279,6 +291,8 @@ def main() -> None:
                 address,
                 "--log-keys",
                 str(log_keys),
+                "--deck-key",
+                str(deck_key),
             ],
             cwd=ROOT,
             start_new_session=True,
