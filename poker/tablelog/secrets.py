@@ -50,10 +50,11 @@ import enum
 import json
 import os
 import secrets
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -106,43 +107,35 @@ class _Kind:
     """How one kind of event keeps its secrets: read them, put them back, clear them, and how
     many values it has (None: one per hand dealt)."""
 
-    read: Callable[[object], list[bytes]]
-    put: Callable[[object, list[bytes]], None]
-    clear: Callable[[object], None]
-    count: Callable[[object], int]
+    read: Callable[[Any], list[bytes]]
+    put: Callable[[Any, list[bytes]], None]
+    clear: Callable[[Any], None]
+    count: Callable[[Any], int]
 
 
 def _scalars(*names: str) -> _Kind:
     """A kind whose secrets are the string or bytes fields ``names``, in that order."""
 
-    def read(body: object) -> list[bytes]:
+    def read(body: Any) -> list[bytes]:
         values = [getattr(body, name) for name in names]
         return [value.encode() if isinstance(value, str) else value for value in values]
 
-    def put(body: object, values: list[bytes]) -> None:
+    def put(body: Any, values: list[bytes]) -> None:
         for name, value in zip(names, values, strict=True):
             kept = getattr(body, name)
             setattr(body, name, value.decode("ascii") if isinstance(kept, str) else value)
 
-    def clear(body: object) -> None:
+    def clear(body: Any) -> None:
         for name in names:
-            body.ClearField(name)  # type: ignore[attr-defined]
+            body.ClearField(name)
 
     return _Kind(read, put, clear, lambda body: len(names))
 
 
 _KINDS: Final[Mapping[str, _Kind]] = {
-    "hand_started": _Kind(
-        _hand_started,  # type: ignore[arg-type]
-        _put_hand_started,  # type: ignore[arg-type]
-        _clear_hand_started,  # type: ignore[arg-type]
-        lambda body: 3,
-    ),
+    "hand_started": _Kind(_hand_started, _put_hand_started, _clear_hand_started, lambda body: 3),
     "hole_cards_dealt": _Kind(
-        _hole_cards,  # type: ignore[arg-type]
-        _put_hole_cards,  # type: ignore[arg-type]
-        _clear_hole_cards,  # type: ignore[arg-type]
-        lambda body: len(body.hands),  # type: ignore[attr-defined]
+        _hole_cards, _put_hole_cards, _clear_hole_cards, lambda body: len(body.hands)
     ),
     "table_created": _scalars("next_server_seed"),
     "deck_revealed": _scalars("server_seed"),
@@ -421,8 +414,6 @@ def write_deck_keys(keys: DeckKeys, path: str | os.PathLike[str]) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m poker.tablelog.secrets new PATH``: write a fresh deck key ring (0600)."""
-    import sys
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2 or args[0] != "new":
         print("usage: python -m poker.tablelog.secrets new PATH", file=sys.stderr)

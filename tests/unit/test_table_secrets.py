@@ -32,6 +32,7 @@ from poker.tablelog.secrets import (
     take_secrets,
     write_deck_keys,
 )
+from poker.tablelog.secrets import main as secrets_main
 from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.unit.test_dealer_service import Parts, deal, seated
@@ -187,6 +188,15 @@ def test_the_key_file_round_trips_and_refuses_nonsense(tmp_path: Path) -> None:
         parse_deck_keys(json.dumps({**short, "encrypt_with": "k9"}))
     with pytest.raises(DeckKeyError, match="cannot be read"):
         load_deck_keys(tmp_path / "missing.json")
+
+
+def test_a_new_ring_is_written_once(tmp_path: Path) -> None:
+    path = tmp_path / "deck-key.json"
+    assert secrets_main(["new", str(path)]) == 0
+    assert load_deck_keys(path).current.startswith("deck-")
+    before = path.read_bytes()
+    assert secrets_main(["new", str(path)]) == 1 and path.read_bytes() == before  # kept
+    assert secrets_main(["old"]) == 2
 
 
 def test_the_dealer_refuses_to_start_without_its_deck_key(tmp_path: Path) -> None:
