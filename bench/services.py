@@ -114,9 +114,13 @@ from poker.eventstore.snapshots import (
 from poker.servicekit.tokens import Role
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.repository import LoadedTable, TableLog, TableRepository, decode_batch
-from poker.testing.dealer import harness_seals, new_secret
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals, new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.testing.service_process import (
+    ServiceProcess,
+    harness_deck_key_file,
+    harness_log_keys_file,
+)
 from poker.tools.bot import choose_action as choose_wire_action
 from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
@@ -224,6 +228,7 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
         *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
         *("--log-keys", str(harness_log_keys_file(log.parent, dealer=True))),
+        *("--deck-key", str(harness_deck_key_file(log.parent))),
         # The bots leave their last hands unfinished: a stop need not wait for them to end.
         *("--drain-timeout", "0"),
         # BENCH_LEASE_TTL_S: the tables' lease TTL (each lease is renewed every third of it).
@@ -919,6 +924,7 @@ async def rebuild(nats_url: str) -> list[Result]:
             InMemorySnapshotStore(),
             metrics.table_log,
             seals=harness_seals(),
+            deck_keys=TEST_DECK_KEYS,
             snapshot_every=10**12,
         )
         loaded: list[LoadedTable] = []
@@ -1007,6 +1013,7 @@ async def recovery_time(
         snapshots,
         metrics.table_log,
         seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
         snapshot_bucket=bucket,
         snapshot_every=SNAPSHOT_EVERY,
     )

@@ -40,6 +40,7 @@ from poker.servicekit.tls import ClientTls, ServerTls
 from poker.tablelog.feed import ForeignSubjects, JetStreamFeed
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeys
 from poker.v1 import dealer_pb2_grpc
 
 _log = structlog.get_logger(__name__)
@@ -101,6 +102,17 @@ def _wallet(settings: DealerSettings) -> WalletPort:
     raise ValueError(f"unknown wallet {settings.wallet!r}")  # pragma: no cover - argparse checks
 
 
+def require_deck_keys(keys: DeckKeys | None) -> DeckKeys:
+    """``keys``, or exit with a sentence: a dealer never writes a deck, a seed or a hole card
+    in clear where the wallet reads."""
+    if keys is None:
+        raise SystemExit(
+            "the dealer needs its deck key: --deck-key PATH (or DEALER_DECK_KEY), made with "
+            "`python -m poker.tablelog.secrets new PATH`; see docs/security/table-log.md"
+        )
+    return keys
+
+
 async def build_dealer(
     settings: DealerSettings,
     *,
@@ -109,6 +121,7 @@ async def build_dealer(
 ) -> Dealer:
     """Connect and wire everything; call :meth:`Dealer.start` next (in the same event loop)."""
     seals = TableSeals(require_log_keys(settings.log_keys, "dealer", "DEALER_"), Writer.DEALER)
+    deck_keys = require_deck_keys(settings.deck_keys)
     # Built now, not at the first showdown of each ranking, which would stall every table.
     load_all_rankings()
     nats = await connect_nats(service_nats_settings(settings, f"dealer-{settings.owner_id}"))
@@ -136,6 +149,7 @@ async def build_dealer(
         metrics.table_log,
         recent_commands=settings.recent_command_ids,
         seals=seals,
+        deck_keys=deck_keys,
         snapshot_bucket=table_log.snapshot_bucket,
         snapshot_every=settings.snapshot_every,
     )

@@ -20,7 +20,6 @@ from poker.dealer.quarantine import Quarantined
 from poker.dealer.redaction import SeatTracker, redact_history_event, without_next_seed
 from poker.dealer.tables import TableService
 from poker.engine.table import TableState
-from poker.tablelog.repository import decode_batch
 from poker.v1 import events_pb2 as pb
 
 
@@ -58,7 +57,7 @@ async def hand_history(
     seats = SeatTracker()
     players: dict[int, str] = {}
     async for record in tables.records(table_id):
-        for event in decode_batch(record).events:
+        for event in tables.open_batch(record).events:
             seats.apply(event)
             if event.hand_id != hand_id:
                 continue

@@ -163,6 +163,7 @@ class TableService:
                 repository.read,
                 metrics,
                 check=repository.check_record,
+                open_batch=repository.open_batch,
                 backlog=watch_backlog,
                 max_streams_per_caller=max_streams_per_caller,
             )
@@ -406,6 +407,10 @@ class TableService:
         (:class:`~poker.tablelog.repository.UntrustedRecord` at the first a trusted writer did
         not seal there): the hand histories' source (:mod:`poker.dealer.queries`)."""
         return self._repository.read(table_id)
+
+    def open_batch(self, record: Record) -> pb.TableEventBatch:
+        """The batch of a record :meth:`records` gave, its decks, seeds and cards back."""
+        return self._repository.open_batch(record)
 
     # --- ownership ------------------------------------------------------------------------------
 

@@ -12,6 +12,15 @@ the engine's :class:`~poker.engine.table.evolve.Fold` (the handlers the live pat
 uses), each record checked first (:class:`UntrustedRecord` for one no trusted writer sealed
 there: it is never folded); snapshots are the engine's pickled state and the index's bytes
 (:mod:`poker.tablelog.snapshot_codec`), counted in events.
+
+**Secrets.** A codec holding the dealers' deck keys (:class:`~poker.tablelog.secrets.DeckKeys`)
+writes every batch with its decks, seeds and private cards encrypted into
+``sealed_secrets`` (cleared in the stored events), puts them back before a batch is folded or
+read (:meth:`TableCodec.open_batch`), and encrypts its snapshots whole. A codec without them (the
+wallet's) folds every batch *without* its secrets (those a log written before the encryption
+holds in clear are dropped too: its state never holds one), never writes one, and cannot read
+the dealers' encrypted snapshots (it replays the log). Nothing the seals or the hash chain
+cover changes: they are computed over the stored bytes.
 """
 
 from __future__ import annotations
@@ -32,6 +41,14 @@ from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import WALLET_CLOSE_PREFIX, TableSeals
+from poker.tablelog.secrets import (
+    SNAPSHOT_MAGIC,
+    DeckKeys,
+    SecretsRefusal,
+    SecretsRefused,
+    has_secrets,
+    strip_batch,
+)
 from poker.tablelog.snapshot_codec import decode_table_and_chain, encode_table
 from poker.v1 import events_pb2 as pb
 
@@ -58,7 +75,7 @@ class UntrustedRecord(RefusedRecord):
 
     REASON = "UNTRUSTED_RECORD"
 
-    def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
+    def __init__(self, table_id: str, position: int, reason: Refusal | SecretsRefusal) -> None:
         super().__init__(
             f"Table {table_id} cannot be served: the record at position {position} of its log "
             f"was not written by a trusted writer ({reason.value}); an operator must look at it.",
@@ -149,11 +166,45 @@ class TableCodec:
     a :class:`TableLog` as the state, snapshots counted in events."""
 
     def __init__(
-        self, seals: TableSeals, metrics: TableLogMetrics, *, recent_commands: int
+        self,
+        seals: TableSeals,
+        metrics: TableLogMetrics,
+        *,
+        recent_commands: int,
+        deck_keys: DeckKeys | None,
     ) -> None:
+        """``deck_keys``: the dealers' (they seal and open every batch's secrets), None for a
+        reader and writer that must never see one (the wallet)."""
         self._seals = seals
         self._metrics = metrics
         self._recent_commands = recent_commands
+        self._deck_keys = deck_keys
+
+    @property
+    def reads_secrets(self) -> bool:
+        """Whether this codec holds the deck keys (folds and reads the secrets)."""
+        return self._deck_keys is not None
+
+    def open_batch(self, record: Record) -> pb.TableEventBatch:
+        """The batch ``record`` holds as this codec may read it: with its secrets (deck keys
+        held; :class:`UntrustedRecord` when they do not open), else without any."""
+        batch = pb.TableEventBatch.FromString(record.data)
+        if self._deck_keys is None:
+            return strip_batch(batch)
+        if not batch.sealed_secrets:
+            return batch
+        try:
+            return self._deck_keys.open_batch(record.key, batch)
+        except SecretsRefused as refused:
+            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
+            _log.warning(
+                "table_record_refused",
+                table_id=record.key,
+                position=record.position,
+                reason=refused.reason.value,
+                error=refused.message,
+            )
+            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
 
     def empty(self, key: str) -> TableLog:
         """A table before its first record, with this log's command index bound."""
@@ -209,10 +260,10 @@ class TableCodec:
         folding = Fold(state.table)
         commands = state.commands if private else state.commands.copy()
         chain = state.chain
-        decode = pb.TableEventBatch.FromString
+        decode = self.open_batch
         for record in records:
             try:
-                batch = decode(record.data)
+                batch = decode(record)
             except DecodeError:
                 self._metrics.records_refused.labels(reason="undecodable").inc()
                 _log.warning(
@@ -255,12 +306,17 @@ class TableCodec:
     def encode(self, state: TableLog, events: TableAppend) -> bytes:
         """The batch of one command, its events enveloped on ``state``'s table."""
         wrapped = envelopes(state.table, events.events, table_id=events.table_id, now=events.now)
-        return pb.TableEventBatch(
+        batch = pb.TableEventBatch(
             command_id=events.command_id,
             events=wrapped,
             command_digest=events.digest,
             previous_batch_hash=state.chain.last_hash or b"",
-        ).SerializeToString()
+        )
+        if self._deck_keys is not None:
+            self._deck_keys.seal_batch(events.table_id, batch)
+        elif has_secrets(batch):  # a bug: this writer's state never holds one (see fold)
+            raise ValueError("a writer without the deck key may not write a deck, seed or card")
+        return batch.SerializeToString()
 
     def headers(
         self, key: str, expected_position: int, msg_id: str, data: bytes
@@ -293,10 +349,25 @@ class TableCodec:
     def encode_snapshot(self, state: TableLog) -> bytes:
         """:func:`~poker.tablelog.snapshot_codec.encode_table` of the table and its index."""
         assert state.table is not None  # due only once a version crossed a multiple: a table
-        return encode_table(state.table, state.commands, state.chain)
+        data = encode_table(state.table, state.commands, state.chain)
+        # The state holds the running hand's deck and cards: encrypted whole (no key: no
+        # snapshot is ever saved, see TableRepository).
+        return data if self._deck_keys is None else self._deck_keys.seal_snapshot(data)
 
     def decode_snapshot(self, key: str, data: bytes) -> TableLog:
-        """:func:`~poker.tablelog.snapshot_codec.decode_table` (its errors: the log replayed)."""
+        """:func:`~poker.tablelog.snapshot_codec.decode_table` of the snapshot, decrypted (its
+        errors, or a snapshot this codec cannot decrypt: the log replayed). A snapshot in clear
+        (written before the encryption) is read by a dealer; never by a codec without the deck
+        keys, whose state must not hold a secret."""
+        if data.startswith(SNAPSHOT_MAGIC):
+            if self._deck_keys is None:
+                raise ValueError("the snapshot is encrypted to the dealers' deck key")
+            try:
+                data = self._deck_keys.open_snapshot(data)
+            except SecretsRefused as refused:
+                raise ValueError(refused.message) from refused
+        elif self._deck_keys is None:
+            raise ValueError("a snapshot in clear holds secrets this reader may not fold")
         table, commands, chain = decode_table_and_chain(data, recent_commands=self._recent_commands)
         return TableLog(table, commands, chain)
 

@@ -48,6 +48,8 @@ from poker.tablelog.command_ids import DEFAULT_RECENT, Outcome, outcome_of
 from poker.tablelog.command_ids import derived_digest as _derived_digest
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeys
+from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 
@@ -63,6 +65,7 @@ class TableRepository:
         metrics: TableLogMetrics,
         *,
         seals: TableSeals,
+        deck_keys: DeckKeys | None,
         snapshot_bucket: str = "POKER_SNAPSHOTS",
         snapshot_every: int = 100,
         recent_commands: int = DEFAULT_RECENT,
@@ -72,10 +75,15 @@ class TableRepository:
         """``seals`` seal what this repository appends (as its writer) and check what it
         reads; snapshots (in ``snapshot_bucket``, the name their seals bind) are accepted from
         dealers only, so a repository of another writer (the wallet's reaper) must not save
-        any (``save_snapshots=False``). ``max_attempts``: of one command, conflicts included."""
+        any (``save_snapshots=False``). ``deck_keys``: the dealers' keys of every batch's
+        secrets (:mod:`poker.tablelog.secrets`); None for a service that must never read one
+        (the wallet: it folds the tables without them). ``max_attempts``: of one command,
+        conflicts included."""
         self._store = store
         self._metrics = metrics
-        self.codec = TableCodec(seals, metrics, recent_commands=recent_commands)
+        self.codec = TableCodec(
+            seals, metrics, recent_commands=recent_commands, deck_keys=deck_keys
+        )
         sealed = SealedSnapshotStore(
             snapshots,
             seals.keyring,
@@ -124,6 +132,12 @@ class TableRepository:
     async def catch_up(self, loaded: LoadedTable) -> LoadedTable:
         """``loaded`` with every record appended after it checked and folded in."""
         return await self.aggregate.catch_up(loaded)
+
+    def open_batch(self, record: Record) -> pb.TableEventBatch:
+        """The batch of ``record`` (already checked) as this repository may read it: with its
+        secrets when it holds the deck keys (:class:`UntrustedRecord` when they do not open),
+        else without any (:meth:`~poker.tablelog.codec.TableCodec.open_batch`)."""
+        return self.codec.open_batch(record)
 
     def check_record(self, record: Record, previous_position: int) -> None:
         """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""

@@ -110,7 +110,9 @@ def last_event_at(batch: pb.TableEventBatch) -> int | None:
 
 
 def is_wallet_close(data: bytes) -> bool:
-    """Whether ``data`` is a batch the wallet may write: its close of an abandoned table."""
+    """Whether ``data`` is a batch the wallet may write: its close of an abandoned table. It
+    carries no sealed secrets: the wallet holds no deck key (:mod:`poker.tablelog.secrets`), so
+    secrets under its seal could only be forged ones."""
     try:
         batch = pb.TableEventBatch.FromString(data)
     except DecodeError:
@@ -121,6 +123,7 @@ def is_wallet_close(data: bytes) -> bool:
         and bool(bodies)
         and bodies[-1] == "table_closed"
         and all(body in _CLOSE_BODIES for body in bodies)
+        and not batch.sealed_secrets
     )
 
 

@@ -30,6 +30,7 @@ from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeys
 from poker.tools.client import Client
 from poker.v1 import events_pb2 as pb
 
@@ -39,6 +40,8 @@ from poker.v1 import events_pb2 as pb
 TEST_LOG_KEYS: Keyring = new_keyring("test")
 #: The dealers' copy: the same without the ledger key (which only the wallet holds).
 TEST_DEALER_LOG_KEYS: Keyring = TEST_LOG_KEYS.without(Writer.LEDGER)
+#: The deck keys of every test harness's dealers (the wallets never get them).
+TEST_DECK_KEYS: DeckKeys = DeckKeys.generate("deck-test")
 
 
 def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
@@ -105,6 +108,7 @@ def namespace_settings(
     settings = DealerSettings(
         token_secret=secret,
         log_keys=TEST_DEALER_LOG_KEYS,
+        deck_keys=TEST_DECK_KEYS,
         nats_url=nats_url,
         grpc_port=0,
         metrics_port=0,

@@ -48,6 +48,7 @@ from poker.eventstore.sealing import split_keyring_files
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.tablelog.secrets import DeckKeys, write_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG
 from poker.tools.devrun import DEMO_ACCOUNTS, _nats_server_binary, _private_file, _stop
 from poker.tools.devrun import wait_until_listening as wait_for_port
@@ -112,6 +113,15 @@ def _log_keys() -> tuple[Path, Path]:
     same plus the ledger key sealing the wallet's journal, which no dealer holds)."""
     HOME.mkdir(parents=True, exist_ok=True)
     return split_keyring_files(HOME / "log-keys.json", HOME / "wallet-keys.json", "cluster")
+
+
+def _deck_key() -> Path:
+    """The cluster's deck key ring (both dealers', never the wallets'), made on the first
+    start."""
+    path = HOME / "deck-key.json"
+    if not path.exists():
+        write_deck_keys(DeckKeys.generate("cluster-deck-1"), path)
+    return path
 
 
 def node_config(index: int, passwords: dict[str, str], route_password: str) -> str:
@@ -347,6 +357,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args_ = _service_args("poker.dealer", index, secret, keys, credentials[DEALER_USER])
             # A stop plays running hands out for at most 10 s: within the 15 s _stop waits.
             flags = ["--wallet-address", wallet_addresses, "--drain-timeout", "10"]
+            flags += ["--deck-key", str(_deck_key())]
             dealers.append(_spawn(f"dealer-{index + 1}", [*args_, *flags]))
             children.append(dealers[-1])
         for index, dealer in enumerate(dealers):

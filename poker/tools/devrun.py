@@ -12,6 +12,9 @@ wallet (the same plus the ledger key sealing the wallet's journal, which the dea
 holds). A ``var/`` of an older start keeps its keys and gets a ledger key; its journal's
 records, written unsealed, are then refused (they move no money: ``rm -r var/nats`` starts the
 local data afresh, or pass the wallet ``--journal-unsealed-before``: docs/security/journal.md).
+The deck key (it encrypts every hand's deck, seeds and private cards in the table log) is
+created once in ``var/deck-key.json`` (0600) and given to the dealer only: the wallet never
+reads a card.
 
 NATS authorizes: the first start writes one credentials file per NATS user
 (``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
@@ -38,6 +41,7 @@ from pathlib import Path
 from poker.eventstore.sealing import split_keyring_files
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.tablelog.secrets import DeckKeys, write_deck_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 NATS_ADDRESS = ("127.0.0.1", 4222)
@@ -86,6 +90,14 @@ def _log_keys_files() -> tuple[Path, Path]:
     return split_keyring_files(
         ROOT / "var" / "log-keys.json", ROOT / "var" / "wallet-keys.json", "local"
     )
+
+
+def _deck_key_file() -> Path:
+    """The local deck key ring, made on the first start (the dealer's only)."""
+    path = ROOT / "var" / "deck-key.json"
+    if not path.exists():
+        write_deck_keys(DeckKeys.generate("local-deck-1"), path)
+    return path
 
 
 def _private_file(path: Path, text: str) -> None:
@@ -236,6 +248,7 @@ def main() -> None:
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
     log_keys, wallet_keys = _log_keys_files()
+    deck_key = _deck_key_file()
     credentials = _nats_credentials()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
     # them in order (the dealer drains into NATS before NATS goes away).
@@ -284,6 +297,8 @@ def main() -> None:
                 address,
                 "--log-keys",
                 str(log_keys),
+                "--deck-key",
+                str(deck_key),
             ],
             cwd=ROOT,
             start_new_session=True,

@@ -7,7 +7,10 @@ is the engine's own (:class:`~poker.engine.table.evolve.Fold`, the handlers of t
 the chain :mod:`poker.tablelog.chain`'s and the deck check
 :mod:`poker.engine.fairness_check`'s. The seals are not checked here (the operator holds NATS
 credentials, not necessarily the services' log keys): the chain is what anyone holding the log
-checks.
+checks. The decks, seeds and private cards are encrypted to the dealers' deck key
+(:mod:`poker.tablelog.secrets`): with it (``deck_keys``) every hand is rebuilt whole and its deck
+checked; without it the money still folds, and the hands whose secrets stay sealed are marked
+(``HandRecord.sealed``): their decks are not checked and they are not exported.
 
 >>> from poker.engine.betting import Stakes, Structure
 >>> from poker.engine.table import CreateTable, envelopes, execute, make_config
@@ -38,6 +41,7 @@ from poker.eventstore.snapshots import SnapshotStore
 from poker.tablelog.chain import ChainBreak, ChainState, advance, versions
 from poker.tablelog.feed import is_table_id
 from poker.tablelog.seals import TableSeals, is_wallet_close, premature_close
+from poker.tablelog.secrets import SNAPSHOT_MAGIC, DeckKeys, SecretsRefused
 from poker.tablelog.snapshot_codec import decode_table_and_chain
 from poker.v1 import events_pb2 as pb
 
@@ -65,6 +69,9 @@ class HandRecord:
     players: dict[int, str] = field(default_factory=dict)
     #: The commitment announced for it before it started (b"": none, or not read).
     announced: bytes = b""
+    #: Some of its secrets stayed encrypted (no deck key, or they did not open): its deck
+    #: cannot be checked nor the hand exported.
+    sealed: bool = False
 
     @property
     def started_at(self) -> int:
@@ -94,22 +101,36 @@ class Start:
     position: int
 
 
-async def latest_snapshot(snapshots: SnapshotStore, table_id: str) -> Start | None:
-    """The table's stored snapshot as a :class:`Start` (None without one). ``snapshots`` must
-    check the seals (a :class:`~poker.eventstore.sealing.SealedSnapshotStore`): nothing is
-    unpickled that a dealer did not seal."""
+async def latest_snapshot(
+    snapshots: SnapshotStore, table_id: str, deck_keys: DeckKeys | None = None
+) -> Start | None:
+    """The table's stored snapshot as a :class:`Start` (None without one, or when it is
+    encrypted and ``deck_keys`` cannot open it). ``snapshots`` must check the seals (a
+    :class:`~poker.eventstore.sealing.SealedSnapshotStore`): nothing is unpickled that a dealer
+    did not seal."""
     snapshot = await snapshots.load(table_id)
     if snapshot is None:
         return None
-    state, _, chain = decode_table_and_chain(snapshot.data)
+    data = snapshot.data
+    if data.startswith(SNAPSHOT_MAGIC):
+        if deck_keys is None:
+            return None
+        try:
+            data = deck_keys.open_snapshot(data)
+        except SecretsRefused:
+            return None  # the log is the truth: replayed from its first record
+    state, _, chain = decode_table_and_chain(data)
     return Start(state, chain, snapshot.position)
 
 
 def snapshot_difference(
-    table_id: str, records: Sequence[tuple[int, bytes]], start: Start
+    table_id: str,
+    records: Sequence[tuple[int, bytes]],
+    start: Start,
+    deck_keys: DeckKeys | None = None,
 ) -> str | None:
     """Why the snapshot ``start`` is not the table the log rebuilds at its version, or None."""
-    rebuilt = replay_records(table_id, records, to_version=start.state.version)
+    rebuilt = replay_records(table_id, records, to_version=start.state.version, deck_keys=deck_keys)
     if rebuilt.state != start.state:
         return (
             f"table {table_id}: the snapshot at version {start.state.version} is not the table"
@@ -131,6 +152,13 @@ class Replayed:
     records: int
     #: Every wallet close the log does not show was of an abandoned table (a sentence each).
     premature: list[str] = field(default_factory=list)
+    #: The batches whose sealed secrets did not open with the deck keys given (a sentence each).
+    refused: list[str] = field(default_factory=list)
+
+    @property
+    def sealed_hands(self) -> int:
+        """How many of its hands kept secrets encrypted (no deck key given)."""
+        return sum(1 for hand in self.hands if hand.sealed)
 
 
 async def read_records(store: EventStore, table_id: str) -> list[tuple[int, bytes]]:
@@ -144,10 +172,12 @@ def replay_records(
     *,
     to_version: int | None = None,
     start: Start | None = None,
+    deck_keys: DeckKeys | None = None,
 ) -> Replayed:
     """Fold ``records`` from the table's first one (or from the snapshot ``start``) up to event
-    ``to_version`` (None: all), checking the hash chain of every record read. The hands are
-    those that start in the range."""
+    ``to_version`` (None: all), checking the hash chain of every record read, each batch's
+    secrets opened with ``deck_keys`` (without them, or when they do not open, its hands are
+    marked ``sealed``). The hands are those that start in the range."""
     folding = Fold(start.state if start is not None else None)
     chain = start.chain if start is not None else ChainState.start(table_id)
     breaks: list[ChainBreak] = []
@@ -158,6 +188,7 @@ def replay_records(
         players = {n: s.player_id for n, s in enumerate(start.state.seats, 1) if s is not None}
     announced = [b""]  # the next hand's commitment as announced so far (unknown after a start)
     read = 0
+    refused: list[str] = []
     for position, data in records:
         if start is not None and position <= start.position:
             continue
@@ -178,13 +209,45 @@ def replay_records(
         chain, broken = advance(chain, table_id, position, data, link=link, span=span, at=at)
         if broken is not None:
             breaks.append(broken)
+        sealed = _open(table_id, position, batch, deck_keys, refused)
         events = [e for e in batch.events if to_version is None or e.version <= to_version]
         folding.add(events)
         for event in events:
-            _follow(event, players, hands, announced)
+            _follow(event, players, hands, announced, sealed=sealed)
     return Replayed(
-        table_id, folding.state, folding.version, list(hands.values()), breaks, read, premature
+        table_id,
+        folding.state,
+        folding.version,
+        list(hands.values()),
+        breaks,
+        read,
+        premature,
+        refused,
     )
+
+
+def _open(
+    table_id: str,
+    position: int,
+    batch: pb.TableEventBatch,
+    deck_keys: DeckKeys | None,
+    refused: list[str],
+) -> bool:
+    """Put ``batch``'s secrets back (in place); whether they stay sealed (no key, or refused:
+    then a sentence in ``refused``)."""
+    if not batch.sealed_secrets:
+        return False
+    if deck_keys is None:
+        return True
+    try:
+        deck_keys.open_batch(table_id, batch)
+    except SecretsRefused as error:
+        refused.append(
+            f"table {table_id}: the secrets of the batch at position {position} do not open"
+            f" ({error.message})"
+        )
+        return True
+    return False
 
 
 def _follow(
@@ -192,8 +255,11 @@ def _follow(
     players: dict[int, str],
     hands: dict[str, HandRecord],
     announced: list[bytes],
+    *,
+    sealed: bool = False,
 ) -> None:
-    """Who sits where, each hand's events, and the commitments announced ahead."""
+    """Who sits where, each hand's events (``sealed``: with secrets still encrypted), and the
+    commitments announced ahead."""
     body = event.WhichOneof("body")
     if body == "table_created":
         announced[0] = event.table_created.next_deck_commitment
@@ -212,15 +278,17 @@ def _follow(
         )
         announced[0] = event.hand_started.next_deck_commitment
     hand.events.append(event)
+    hand.sealed = hand.sealed or sealed
 
 
 def verify_replayed(replayed: Replayed) -> list[str]:
     """What is wrong with a table rebuilt from scratch: its chain's breaks and every problem of
     a hand dealt from a committed deck (one sentence each; none: the log checks out)."""
     problems = [broken.message for broken in replayed.breaks] + replayed.premature
+    problems += replayed.refused
     for hand in replayed.hands:
-        if not hand.events or not hand.events[0].hand_started.deck_commitment:
-            continue
+        if not hand.events or not hand.events[0].hand_started.deck_commitment or hand.sealed:
+            continue  # no committed deck, or its secrets not read (no deck key given)
         if hand.announced and hand.announced != hand.events[0].hand_started.deck_commitment:
             problems.append(
                 f"Hand {hand.hand_id} was not dealt from the seed committed before it: its"
@@ -242,10 +310,11 @@ def export_phhs(
     until_ms: int | None = None,
 ) -> tuple[str, int]:
     """The finished hands (of ``player``'s, started in ``[since_ms, until_ms)``) as one
-    ``.phhs`` text (``[1]``, ``[2]``, ... tables, the form PokerKit writes) and how many."""
+    ``.phhs`` text (``[1]``, ``[2]``, ... tables, the form PokerKit writes) and how many; a hand
+    whose secrets stayed encrypted (its cards unknown) is left out."""
     parts: list[str] = []
     for hand in hands:
-        if not hand.finished or (player is not None and not hand.dealt_in(player)):
+        if not hand.finished or hand.sealed or (player is not None and not hand.dealt_in(player)):
             continue
         if since_ms is not None and hand.started_at < since_ms:
             continue

@@ -81,6 +81,7 @@ from poker.servicekit.tls import aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
 from poker.tablelog.feed import JetStreamFeed, is_table_id
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeyError, DeckKeys, load_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from poker.tools import ctlconfig, logtools
 from poker.tools.botrun import BotSession, fund_bots
@@ -1031,6 +1032,32 @@ def _snapshot_options(function: _F) -> _F:
     )(function)
 
 
+def _deck_key_option(function: _F) -> _F:
+    """``--deck-key``: the dealers' deck keys, to read the hands' decks, seeds and cards."""
+    return click.option(
+        "--deck-key",
+        envvar="POKER_DECK_KEY",
+        default="",
+        show_default=False,
+        help="The dealers' deck key ring, to read every hand's deck, seeds and cards (default:"
+        " var/deck-key.json of the home, if it exists; none: the money is rebuilt, but the"
+        " decks are not checked and the hands not exported).",
+    )(function)
+
+
+def _deck_keys(ctl: Ctl, path: str) -> DeckKeys | None:
+    """The deck keys of ``--deck-key`` (or the home's var/deck-key.json); None without."""
+    if not path:
+        default = ctl.settings.secret_path().parent / "deck-key.json"
+        path = str(default) if default.exists() else ""
+    if not path:
+        return None
+    try:
+        return load_deck_keys(path)
+    except DeckKeyError as error:
+        raise CtlError(f"--deck-key: {error}") from None
+
+
 async def _snapshot_store(
     ctl: Ctl, js: JetStreamContext, log_keys: str, bucket: str
 ) -> SealedSnapshotStore | None:
@@ -1053,13 +1080,16 @@ async def _snapshot_store(
 
 
 async def _start_of(
-    snapshots: SealedSnapshotStore | None, table: str, to_version: int | None
+    snapshots: SealedSnapshotStore | None,
+    table: str,
+    to_version: int | None,
+    deck_keys: DeckKeys | None = None,
 ) -> logtools.Start | None:
     """The snapshot a replay may start from (None: from the first event)."""
     if snapshots is None:
         return None
     try:
-        start = await logtools.latest_snapshot(snapshots, table)
+        start = await logtools.latest_snapshot(snapshots, table, deck_keys)
     except (SnapshotRefused, CorruptSnapshot):
         return None  # a snapshot is an optimization: the log is the truth
     except SNAPSHOT_DECODE_ERRORS:
@@ -1158,6 +1188,7 @@ def _state_data(replayed: logtools.Replayed) -> dict[str, Any]:
 @click.option("--from-scratch", is_flag=True, help="From the first event, not the snapshot.")
 @_nats_options
 @_snapshot_options
+@_deck_key_option
 @_json_option
 @_run
 async def replay(
@@ -1168,11 +1199,14 @@ async def replay(
     from_scratch: bool,
     log_keys: str,
     snapshot_bucket: str,
+    deck_key: str,
     **log: str,
 ) -> None:
     """Rebuild a table from its log on NATS (no dealer needed): from its latest snapshot (its
     seal checked with --log-keys) or its first event, to --to-version (default: now); its state
-    there, the hash chain checked, and the PHH of the hands in the range."""
+    there, the hash chain checked, and the PHH of the hands in the range (their cards read with
+    --deck-key)."""
+    keys = _deck_keys(ctl, deck_key)
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         records = await logtools.read_records(store, table)
@@ -1181,13 +1215,16 @@ async def replay(
         snapshots = (
             None if from_scratch else await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
         )
-        start = await _start_of(snapshots, table, to_version)
-        replayed = logtools.replay_records(table, records, to_version=to_version, start=start)
+        start = await _start_of(snapshots, table, to_version, keys)
+        replayed = logtools.replay_records(
+            table, records, to_version=to_version, start=start, deck_keys=keys
+        )
         phhs, count = logtools.export_phhs(replayed.hands)
         data = {
             **_state_data(replayed),
             "from_snapshot": start.state.version if start is not None else 0,
             "hands": count,
+            "encrypted_hands": replayed.sealed_hands,
             "phhs": phhs,
         }
 
@@ -1206,6 +1243,8 @@ async def replay(
                 print(f"  seat {seat['seat']}: {seat['player_id']} {seat['stack']}{away}")
             for message in data["chain_breaks"]:
                 print(f"CHAIN {message}")
+            if replayed.sealed_hands:
+                print(f"{replayed.sealed_hands} hands encrypted: give --deck-key to show them")
             if phhs:
                 print(phhs)
 
@@ -1248,6 +1287,7 @@ async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
 @click.option("--no-live", is_flag=True, help="Do not compare with the dealer and the wallet.")
 @_nats_options
 @_snapshot_options
+@_deck_key_option
 @_json_option
 @_run
 async def verify(
@@ -1257,12 +1297,15 @@ async def verify(
     no_live: bool,
     log_keys: str,
     snapshot_bucket: str,
+    deck_key: str,
     **log: str,
 ) -> None:
     """Replay tables from scratch (default: every table): check the hash chain and every
     committed deck, and compare with the live dealer's state and the wallet's escrow. A report
-    per table; exit status 1 on any difference."""
+    per table; exit status 1 on any difference. The decks are checked with --deck-key (without
+    it, the hands whose secrets are encrypted are counted, not checked)."""
     reports: list[dict[str, Any]] = []
+    keys = _deck_keys(ctl, deck_key)
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
@@ -1271,11 +1314,11 @@ async def verify(
             task = progress.add_task("tables", total=len(names))
             for name in names:
                 records = await logtools.read_records(store, name)
-                replayed = logtools.replay_records(name, records)
+                replayed = logtools.replay_records(name, records, deck_keys=keys)
                 problems = logtools.verify_replayed(replayed)
-                start = await _start_of(snapshots, name, None)
+                start = await _start_of(snapshots, name, None, keys)
                 if start is not None:
-                    difference = logtools.snapshot_difference(name, records, start)
+                    difference = logtools.snapshot_difference(name, records, start, keys)
                     problems += [difference] if difference is not None else []
                 if not replayed.records:
                     problems.append(f"there is no table {name} in the log")
@@ -1287,6 +1330,7 @@ async def verify(
                         "version": replayed.version,
                         "ok": not problems,
                         "hands": len(replayed.hands),
+                        "encrypted_hands": replayed.sealed_hands,
                         "problems": problems,
                     }
                 )
@@ -1300,6 +1344,12 @@ async def verify(
             print(
                 f"{report['table_id']}: {verdict} (version {report['version']},"
                 f" {report['hands']} hands)"
+                + (
+                    f"; {report['encrypted_hands']} hands' decks not checked: encrypted"
+                    " (give --deck-key)"
+                    if report["encrypted_hands"]
+                    else ""
+                )
             )
             for problem in report["problems"]:
                 print(f"  - {problem}")
@@ -1436,6 +1486,7 @@ def _ms(moment: datetime | None) -> int | None:
 @click.option("--until", type=click.DateTime(), default=None, help="Hands started before (UTC).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", help="The file.")
 @_nats_options
+@_deck_key_option
 @_json_option
 @_run
 async def export(
@@ -1446,12 +1497,15 @@ async def export(
     since: datetime | None,
     until: datetime | None,
     output: str,
+    deck_key: str,
     **log: str,
 ) -> None:
     """The finished hands of a table or of a player (every table) as one .phhs file, read from
-    the log on NATS."""
+    the log on NATS (their cards with --deck-key: without it, hands dealt since the decks were
+    encrypted are left out)."""
     if bool(table) == bool(player):
         raise click.UsageError("Give --table or --player (one of them).")
+    keys = _deck_keys(ctl, deck_key)
     texts: list[str] = []
     total = 0
 
@@ -1463,7 +1517,7 @@ async def export(
             hands: list[logtools.HandRecord] = []
             for name in names:
                 hands += logtools.replay_records(
-                    name, await logtools.read_records(store, name)
+                    name, await logtools.read_records(store, name), deck_keys=keys
                 ).hands
                 progress.advance(task)
         text, total = logtools.export_phhs(

@@ -51,7 +51,7 @@ from poker.wallet.journal import Journal
 from poker.wallet.ledger import ExpireHolds, LedgerState
 from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import ChainReader
-from poker.wallet.reaper import DealerLeases, DealerSnapshots, Reaper
+from poker.wallet.reaper import DealerLeases, NoSnapshots, Reaper
 from poker.wallet.standby import Leadership
 
 _log = structlog.get_logger(__name__)
@@ -220,11 +220,11 @@ async def build_wallet(
     )
     await leases.ensure_bucket()
     # The dealer's side, never created or reconfigured here (the wallet's NATS user may not):
-    # the table stream, looked up by the consumer once a dealer created it, and the dealer's
-    # snapshots, read only, for the reaper's rebuilds.
+    # the table stream, looked up by the consumer once a dealer created it. Not the dealer's
+    # snapshots: they are encrypted to the deck key the wallet never holds (the reaper replays).
     table_log = settings.table_log
     table_store = JetStreamEventStore(js, table_log.stream_settings)
-    table_snapshots = DealerSnapshots(js, table_log.snapshot_bucket)
+    table_snapshots = NoSnapshots()
 
     metrics = WalletMetrics(registry)
     book = LedgerBook(
@@ -261,6 +261,7 @@ async def build_wallet(
         table_snapshots,
         metrics.table_log,
         seals=seals,
+        deck_keys=None,  # the wallet folds the tables without their secrets
         snapshot_bucket=table_log.snapshot_bucket,
         save_snapshots=False,
     )

@@ -15,7 +15,11 @@ from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.testing.service_process import (
+    ServiceProcess,
+    harness_deck_key_file,
+    harness_log_keys_file,
+)
 from poker.v1 import events_pb2 as pb
 
 #: The token secret of every dealer process these tests start.
@@ -71,6 +75,8 @@ class DealerProcess(ServiceProcess):
             "info",
             "--log-keys",
             str(harness_log_keys_file(log.parent, dealer=True)),
+            "--deck-key",
+            str(harness_deck_key_file(log.parent)),
             *flags,
         ]
         super().__init__(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10)

@@ -24,7 +24,11 @@ from poker.servicekit.nats_connect import connect_nats, service_nats_settings
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.testing.service_process import (
+    ServiceProcess,
+    harness_deck_key_file,
+    harness_log_keys_file,
+)
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
 from poker.v1 import dealer_pb2 as dpb
@@ -87,6 +91,7 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "wallet-address": wallet_address,
         "log-level": "warning",
         "log-keys": str(harness_log_keys_file()),
+        "deck-key": str(harness_deck_key_file()),  # the dealer's alone: never the wallet's
     }
     return [sys.executable, "-m", "poker.dealer", *[f"--{k}={v}" for k, v in flags.items()]]
 

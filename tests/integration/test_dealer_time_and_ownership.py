@@ -20,7 +20,13 @@ from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.tokens import Role
 from poker.tablelog.repository import TableRepository, decode_batch
-from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
+from poker.testing.dealer import (
+    TEST_DECK_KEYS,
+    DealerHarness,
+    harness_seals,
+    namespace_settings,
+    new_secret,
+)
 from poker.testing.nats_server import NatsServer
 from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
@@ -221,7 +227,11 @@ async def test_two_writers_racing_for_one_seat(nats_server: NatsServer) -> None:
             store = JetStreamEventStore(client.jetstream(), store_settings)
             await store.ensure_stream()
             repository = TableRepository(
-                store, InMemorySnapshotStore(), metrics.table_log, seals=harness_seals()
+                store,
+                InMemorySnapshotStore(),
+                metrics.table_log,
+                seals=harness_seals(),
+                deck_keys=TEST_DECK_KEYS,
             )
             services.append(TableService(repository, DevWallet(), metrics, gate=SoleOwner()))
         await services[0].create_table("race", "create", STILL_NL)

@@ -43,10 +43,16 @@ REASON = "abandoned (the attack)"
 
 
 def wallet_repository(room: Room, seals: TableSeals) -> TableRepository:
-    """The reaper's repository, on the attacker's NATS connection, sealing with ``seals``."""
+    """The reaper's repository, on the attacker's NATS connection, sealing with ``seals``; like
+    the wallet's, it holds no deck key (the hands' secrets stay sealed)."""
     metrics = TableLogMetrics(CollectorRegistry(), prefix="attacker")
     return TableRepository(
-        room.table_log, InMemorySnapshotStore(), metrics, seals=seals, save_snapshots=False
+        room.table_log,
+        InMemorySnapshotStore(),
+        metrics,
+        seals=seals,
+        deck_keys=None,
+        save_snapshots=False,
     )
 
 

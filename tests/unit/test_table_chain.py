@@ -15,7 +15,7 @@ from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.chain import check_records, genesis, record_hash
 from poker.tablelog.codec import BrokenChain
 from poker.tablelog.repository import TableRepository
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.unit.test_dealer_service import Parts, seated
 
@@ -46,7 +46,11 @@ async def rewritten(parts: Parts, change: Callable[[Batches], Batches]) -> Parts
     tampered = Parts()
     tampered.store = store
     tampered.repository = TableRepository(
-        store, InMemorySnapshotStore(), tampered.metrics.table_log, seals=harness_seals()
+        store,
+        InMemorySnapshotStore(),
+        tampered.metrics.table_log,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
     )
     return tampered
 

@@ -21,7 +21,7 @@ from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import ResourceExhausted, Unavailable
 from poker.tablelog.feed import InMemoryFeed
 from poker.tablelog.repository import TableRepository
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.table_support import STILL_NL as CONFIG
 
@@ -48,7 +48,11 @@ async def table_with_ann() -> tuple[TableService, BreakableFeed, CollectorRegist
     registry = CollectorRegistry()
     metrics = DealerMetrics(registry)
     repository = TableRepository(
-        store, InMemorySnapshotStore(), metrics.table_log, seals=harness_seals()
+        store,
+        InMemorySnapshotStore(),
+        metrics.table_log,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
     )
     feed = BreakableFeed(store)
     service = TableService(
