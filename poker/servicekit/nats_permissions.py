@@ -5,14 +5,16 @@ authorizing nats-server.
 Every grant names its subject and why it is there. A user may publish only to the subjects
 listed and subscribe only to its own inbox prefix (``_INBOX.<user>.>``): nothing is read by a
 plain subscription to a stream's subjects, only through JetStream consumers delivering to the
-inbox, so what a user can read is decided by the consumers it may create.
+inbox, so what a user can read is decided by the consumers it may create. No service user may
+create, update, delete or purge a stream, delete a message, or create, change or delete a
+durable consumer: the operator provisions them (poker.servicekit.provisioning, as ``admin``).
 
 >>> grants = dealer_grants(TableNames())
->>> "$JS.API.STREAM.UPDATE.POKER_TABLES" in grants.publish_subjects()
-True
+>>> [s for s in grants.publish_subjects() if ".CREATE." in s or ".UPDATE." in s]
+['$JS.API.CONSUMER.CREATE.POKER_TABLES']
 >>> wallet = wallet_grants(TableNames(), WalletNames())
->>> "$JS.API.STREAM.UPDATE.POKER_TABLES" in wallet.publish_subjects()
-False
+>>> "$JS.API.CONSUMER.INFO.POKER_TABLES.wallet-ledger" in wallet.publish_subjects()
+True
 >>> inbox_prefix("wallet")
 '_INBOX.wallet'
 
@@ -94,12 +96,11 @@ def _inbox(user: str) -> tuple[Grant, ...]:
 
 
 def _own_stream(stream: str, subjects: str, what: str) -> list[Grant]:
-    """A stream the user owns: creates it, repairs its settings, appends, reads."""
+    """A stream the user writes: appends and reads; never creates, updates, deletes or purges
+    it (the operator provisions it: poker.servicekit.provisioning)."""
     return [
         Grant(f"{subjects}.>", f"append {what} (expected-sequence publishes)"),
-        Grant(f"{_API}.STREAM.INFO.{stream}", f"look up {stream} at start"),
-        Grant(f"{_API}.STREAM.CREATE.{stream}", f"create {stream} on the first start"),
-        Grant(f"{_API}.STREAM.UPDATE.{stream}", f"repair {stream}'s settings if they drifted"),
+        Grant(f"{_API}.STREAM.INFO.{stream}", f"check {stream}'s settings at start; its gauges"),
         *_stream_reads(stream),
     ]
 
@@ -121,21 +122,14 @@ def _stream_reads(stream: str) -> list[Grant]:
     ]
 
 
-def _own_bucket(bucket: str, *, repairs_ttl: bool) -> list[Grant]:
-    """A KV bucket the user owns: creates it, reads and writes its keys."""
-    grants = [
-        Grant(f"{_API}.STREAM.INFO.KV_{bucket}", f"bind to bucket {bucket}"),
-        Grant(f"{_API}.STREAM.CREATE.KV_{bucket}", f"create bucket {bucket} on the first start"),
-    ]
-    if repairs_ttl:
-        grants.append(
-            Grant(f"{_API}.STREAM.UPDATE.KV_{bucket}", f"set {bucket}'s TTL (the lease TTL)")
-        )
-    grants += [
+def _own_bucket(bucket: str) -> list[Grant]:
+    """A KV bucket the user writes: binds to it, reads and writes its keys; never creates or
+    reconfigures it (the operator provisions it, with the lease TTL)."""
+    return [
+        Grant(f"{_API}.STREAM.INFO.KV_{bucket}", f"bind to bucket {bucket}, check its settings"),
         *_bucket_reads(bucket, "its"),
         Grant(f"$KV.{bucket}.>", f"write keys of {bucket} (create, compare-and-set, delete)"),
     ]
-    return grants
 
 
 def _bucket_reads(bucket: str, whose: str) -> list[Grant]:
@@ -156,37 +150,31 @@ def _read_bucket(bucket: str, whose: str) -> list[Grant]:
 
 
 def dealer_grants(tables: TableNames) -> Grants:
-    """The dealer: owns the table stream and its two buckets; nothing of the wallet's."""
+    """The dealer: writes the table stream and its two buckets; nothing of the wallet's."""
     publish = [
         *_own_stream(tables.stream, tables.subject_prefix, "table event batches"),
-        *_own_bucket(tables.snapshot_bucket, repairs_ttl=False),
-        *_own_bucket(tables.lease_bucket, repairs_ttl=True),
+        *_own_bucket(tables.snapshot_bucket),
+        *_own_bucket(tables.lease_bucket),
     ]
     return Grants(tuple(publish), _inbox(DEALER_USER))
 
 
 def wallet_grants(tables: TableNames, wallet: WalletNames) -> Grants:
-    """The wallet: owns its stream and buckets; reads the table stream and the dealer's buckets
-    and appends to the table subjects only for the close of an abandoned table."""
+    """The wallet: writes its stream and buckets; reads the table stream through its
+    provisioned durable consumer and ordered consumers, reads the dealer's buckets, and appends
+    to the table subjects only for the close of an abandoned table."""
     durable = f"{tables.stream}.{wallet.consumer}"
     publish = [
         *_own_stream(wallet.stream, wallet.subject_prefix, "ledger batches"),
-        *_own_bucket(wallet.snapshot_bucket, repairs_ttl=False),
-        *_own_bucket(wallet.lease_bucket, repairs_ttl=True),
-        Grant(
-            f"{_API}.STREAM.INFO.{tables.stream}",
-            f"look up {tables.stream} (the dealer creates it; no CREATE, UPDATE, DELETE, PURGE)",
-        ),
+        *_own_bucket(wallet.snapshot_bucket),
+        *_own_bucket(wallet.lease_bucket),
+        Grant(f"{_API}.STREAM.INFO.{tables.stream}", f"check {tables.stream} at start"),
         *_stream_reads(tables.stream),
         Grant(
-            f"{_API}.CONSUMER.CREATE.{durable}",
-            f"create its own durable consumer {wallet.consumer} (no filter)",
+            f"{_API}.CONSUMER.INFO.{durable}",
+            f"check and bind to its provisioned durable consumer {wallet.consumer}; its lag "
+            "(never creates or changes it)",
         ),
-        Grant(
-            f"{_API}.CONSUMER.CREATE.{durable}.>",
-            f"create its own durable consumer {wallet.consumer} (filtered form)",
-        ),
-        Grant(f"{_API}.CONSUMER.INFO.{durable}", f"bind to {wallet.consumer}, its lag"),
         Grant(f"{_API}.CONSUMER.MSG.NEXT.{durable}", f"fetch from {wallet.consumer}"),
         Grant(f"$JS.ACK.{durable}.>", f"ack and nak {wallet.consumer}'s messages"),
         Grant(
@@ -263,7 +251,9 @@ HEADER: Final = """\
 #
 # Each user may publish only to the subjects listed and subscribe only to its own inbox
 # (_INBOX.<user>.>): streams are read through JetStream consumers delivering to that inbox.
-# No user here may delete or purge a stream, delete messages, or delete a consumer.
+# No user here may create, update, delete or purge a stream, delete messages, or create,
+# change or delete a durable consumer: the operator provisions them as admin
+# (python -m poker.servicekit.provision).
 """
 
 

@@ -140,6 +140,31 @@ def test_the_wallet_gets_no_stream_or_bucket_changes_on_the_dealers_side() -> No
     assert not any(".DELETE." in s or ".PURGE." in s or s in (">", "$JS.API.>") for s in everything)
 
 
+def test_no_service_user_manages_a_stream_a_bucket_or_a_durable_consumer() -> None:
+    """Issue #24: the operator provisions every stream, bucket and durable consumer; a service
+    user that could update a stream could republish it into another, cap or seal it, or source
+    another service's stream."""
+    tables, wallet = TableNames(), WalletNames()
+    for grants in (dealer_grants(tables), wallet_grants(tables, wallet)):
+        subjects = grants.publish_subjects()
+        for verb in ("CREATE", "UPDATE", "DELETE", "PURGE", "SNAPSHOT", "RESTORE"):
+            assert not [s for s in subjects if s.startswith(f"$JS.API.STREAM.{verb}.")], verb
+        assert not [s for s in subjects if s.startswith("$JS.API.STREAM.MSG.DELETE.")]
+        assert not [s for s in subjects if s.startswith("$JS.API.CONSUMER.DURABLE.")]
+        assert not [s for s in subjects if ".CONSUMER.DELETE." in s or ".CONSUMER.PAUSE." in s]
+        # Ordered consumers only: the nameless (ephemeral) form, no wildcard after it.
+        creates = [s for s in subjects if s.startswith("$JS.API.CONSUMER.CREATE.")]
+        assert all(s.count(".") == 4 and not s.endswith(">") for s in creates), creates
+    durable = f"{tables.stream}.{wallet.consumer}"
+    assert {
+        s for s in wallet_grants(tables, wallet).publish_subjects() if durable in s
+    } == {
+        f"$JS.API.CONSUMER.INFO.{durable}",
+        f"$JS.API.CONSUMER.MSG.NEXT.{durable}",
+        f"$JS.ACK.{durable}.>",
+    }
+
+
 def test_namespaces_merge_into_one_config() -> None:
     other = Namespace(TableNames("T_x", "tx.table", "S_x", "L_x"), wallet=None)
     text = render_permissions_conf([Namespace(), other])
