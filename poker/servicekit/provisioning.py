@@ -179,19 +179,23 @@ def bucket_stream_config(
     )
 
 
-def _snapshot_bucket(bucket: str, replicas: int) -> StreamResource:
+def snapshot_bucket(
+    bucket: str, replicas: int, max_value_bytes: int = SNAPSHOT_MAX_VALUE_BYTES
+) -> StreamResource:
+    """A snapshot bucket: one value per key, no expiry, values up to ``max_value_bytes``."""
     return StreamResource(
         f"bucket {bucket}",
         bucket_stream_config(
             bucket,
             replicas,
             description="Aggregate snapshots: position header + state bytes.",
-            max_value_bytes=SNAPSHOT_MAX_VALUE_BYTES,
+            max_value_bytes=max_value_bytes,
         ),
     )
 
 
-def _lease_bucket(bucket: str, replicas: int, ttl_s: float) -> StreamResource:
+def lease_bucket(bucket: str, replicas: int, ttl_s: float) -> StreamResource:
+    """A lease bucket: one value per key, aging out after ``ttl_s`` (the lease TTL)."""
     return StreamResource(
         f"bucket {bucket}",
         bucket_stream_config(
@@ -211,8 +215,8 @@ def table_streams(spec: TablesSpec) -> list[StreamResource]:
             f"stream {names.stream}",
             log_stream_config(names.stream, names.subject_prefix, spec.replicas, deny_delete=False),
         ),
-        _snapshot_bucket(names.snapshot_bucket, spec.replicas),
-        _lease_bucket(names.lease_bucket, spec.replicas, spec.lease_ttl_s),
+        snapshot_bucket(names.snapshot_bucket, spec.replicas),
+        lease_bucket(names.lease_bucket, spec.replicas, spec.lease_ttl_s),
     ]
 
 
@@ -224,8 +228,8 @@ def wallet_streams(spec: WalletSpec) -> list[StreamResource]:
             f"stream {names.stream}",
             log_stream_config(names.stream, names.subject_prefix, spec.replicas, deny_delete=True),
         ),
-        _snapshot_bucket(names.snapshot_bucket, spec.replicas),
-        _lease_bucket(names.lease_bucket, spec.replicas, spec.lease_ttl_s),
+        snapshot_bucket(names.snapshot_bucket, spec.replicas),
+        lease_bucket(names.lease_bucket, spec.replicas, spec.lease_ttl_s),
     ]
 
 
@@ -445,7 +449,8 @@ class Outcome:
     warning: str = ""
 
 
-async def _apply_stream(js: JetStreamContext, resource: StreamResource) -> Outcome:
+async def apply_stream(js: JetStreamContext, resource: StreamResource) -> Outcome:
+    """Create ``resource``'s stream, or update it to its configuration if it differs."""
     want = resource.config
     try:
         info = await js.stream_info(resource.name)
@@ -502,7 +507,7 @@ async def provision(
     Raises :class:`ProvisioningFailed` if the server refuses one (a sealed stream cannot be
     unsealed, a storage type cannot change...)."""
     steps: list[Callable[[], Awaitable[Outcome]]] = [
-        *(_retried(js, stream, _apply_stream) for stream in streams_of(room)),
+        *(_retried(js, stream, apply_stream) for stream in streams_of(room)),
         *(_retried(js, consumer, _apply_consumer) for consumer in consumers_of(room)),
     ]
     outcomes = []

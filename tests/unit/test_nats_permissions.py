@@ -156,9 +156,7 @@ def test_no_service_user_manages_a_stream_a_bucket_or_a_durable_consumer() -> No
         creates = [s for s in subjects if s.startswith("$JS.API.CONSUMER.CREATE.")]
         assert all(s.count(".") == 4 and not s.endswith(">") for s in creates), creates
     durable = f"{tables.stream}.{wallet.consumer}"
-    assert {
-        s for s in wallet_grants(tables, wallet).publish_subjects() if durable in s
-    } == {
+    assert {s for s in wallet_grants(tables, wallet).publish_subjects() if durable in s} == {
         f"$JS.API.CONSUMER.INFO.{durable}",
         f"$JS.API.CONSUMER.MSG.NEXT.{durable}",
         f"$JS.ACK.{durable}.>",
