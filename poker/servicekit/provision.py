@@ -118,6 +118,11 @@ def room_of(args: argparse.Namespace) -> Room:
     return Room(tables, wallet)
 
 
+def load_room(argv: Sequence[str], environ: Mapping[str, str]) -> Room:
+    """The room ``argv`` and ``environ`` describe (SystemExit on a flag or value refused)."""
+    return room_of(parser(environ).parse_args(argv))
+
+
 def _print(outcome: Outcome) -> None:
     print(f"{outcome.label}: {outcome.action}", flush=True)
     if outcome.warning:
