@@ -19,17 +19,21 @@ from poker.servicekit.nats_connect import (
     load_credentials,
 )
 from poker.servicekit.nats_permissions import (
+    RIGHTS_BEGIN,
+    RIGHTS_END,
     Namespace,
     TableNames,
     WalletNames,
     dealer_grants,
     render_permissions_conf,
+    render_rights_table,
     wallet_grants,
 )
 from poker.testing.nats_server import nats_server_binary
 from poker.tools import devrun
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "nats"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _valid(config: Path) -> subprocess.CompletedProcess[str]:
@@ -161,6 +165,16 @@ def test_no_service_user_manages_a_stream_a_bucket_or_a_durable_consumer() -> No
         f"$JS.API.CONSUMER.MSG.NEXT.{durable}",
         f"$JS.ACK.{durable}.>",
     }
+
+
+def test_the_rights_table_of_the_docs_is_the_generators_output() -> None:
+    text = (DOCS / "security" / "nats.md").read_text(encoding="utf-8")
+    assert RIGHTS_BEGIN in text and RIGHTS_END in text
+    block = text.split(RIGHTS_BEGIN, 1)[1].split(RIGHTS_END, 1)[0]
+    assert block.strip() == render_rights_table().strip(), (
+        "regenerate docs/security/nats.md's table: "
+        "python -m poker.servicekit.nats_permissions --markdown"
+    )
 
 
 def test_namespaces_merge_into_one_config() -> None:
