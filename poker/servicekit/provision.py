@@ -33,6 +33,7 @@ from poker.servicekit.nats_connect import (
     server_urls,
 )
 from poker.servicekit.nats_permissions import TableNames, WalletNames
+from poker.servicekit.observability import configure_logging
 from poker.servicekit.provisioning import (
     DEFAULT_LEASE_TTL_S,
     Outcome,
@@ -151,6 +152,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     """The entry point: exit 0 once everything is as the room needs, 1 with one sentence if
     not."""
     args = parser(os.environ if environ is None else environ).parse_args(argv)
+    # Its own lines on stdout; the NATS client's log (connected, errors) on stderr.
+    configure_logging("provision", level="warning", stream=sys.stderr)
     try:
         asyncio.run(run(args))
     except (ProvisioningFailed, NatsUnavailable, NatsConfigError, StoreUnavailable) as error:

@@ -23,6 +23,7 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import nats
@@ -296,12 +297,10 @@ async def test_no_user_can_delete_or_purge_a_stream_or_a_record(room: Room, user
     async with Attacker(room, user) as attacker:
         for stream in room.streams():
             await attacker.refused_call(
-                lambda stream=stream: attacker.js.purge_stream(stream),
-                f"$JS.API.STREAM.PURGE.{stream}",
+                partial(attacker.js.purge_stream, stream), f"$JS.API.STREAM.PURGE.{stream}"
             )
             await attacker.refused_call(
-                lambda stream=stream: attacker.js.delete_msg(stream, 1),
-                f"$JS.API.STREAM.MSG.DELETE.{stream}",
+                partial(attacker.js.delete_msg, stream, 1), f"$JS.API.STREAM.MSG.DELETE.{stream}"
             )
         await attacker.refused_call(
             lambda: attacker.js.delete_stream(own), f"$JS.API.STREAM.DELETE.{own}"
