@@ -34,6 +34,7 @@ from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
 from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
 from poker.servicekit.observability import GrpcMetrics
+from poker.servicekit.provisioning import TablesSpec, bind_provisioned, dealer_needs, verify
 from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ClientTls, ServerTls
@@ -127,20 +128,26 @@ async def build_dealer(
     nats = await connect_nats(service_nats_settings(settings, f"dealer-{settings.owner_id}"))
     js = nats.jetstream()
     table_log = settings.table_log
-    # The dealer owns the table log: it creates the stream and buckets (the wallet looks them up).
+    # The operator provisions the stream and buckets (the dealer's NATS user may not create or
+    # change them): refuse to start unless they are exactly what the dealer needs.
+    names = table_log.names
+    try:
+        await verify(js, dealer_needs(TablesSpec(names, table_log.replicas, settings.lease_ttl_s)))
+    except BaseException:
+        await nats.close()  # not serving: no connection left behind
+        raise
     store = JetStreamEventStore(js, table_log.stream_settings)
-    await store.ensure_stream()
     snapshots = JetStreamSnapshotStore(
         js, SnapshotSettings(bucket=table_log.snapshot_bucket, replicas=table_log.replicas)
     )
-    await snapshots.ensure_bucket()
+    await bind_provisioned(f"bucket {names.snapshot_bucket}", snapshots.bind_bucket())
     leases = JetStreamLeaseStore(
         js,
         LeaseSettings(
             bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=table_log.replicas
         ),
     )
-    await leases.ensure_bucket()
+    await bind_provisioned(f"bucket {names.lease_bucket}", leases.bind_bucket())
 
     metrics = DealerMetrics(registry)
     repository = TableRepository(

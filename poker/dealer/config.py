@@ -53,13 +53,14 @@ class DealerSettings(ServiceSettings):
 
     grpc_port: int = 50051
     metrics_port: int = 9464
-    # The table log's names (poker.tablelog.settings owns the defaults; the dealer creates them).
+    # The table log's names (poker.tablelog.settings owns the defaults; the operator provisions
+    # them, the dealer checks them at start).
     stream: str = DEFAULT_TABLE_LOG.stream
     subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
     snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
     lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
-    # Copies JetStream keeps of the table stream and both buckets, set when the dealer creates
-    # them: 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
+    # Copies JetStream keeps of the table stream and both buckets, as provisioned (checked at
+    # start): 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
     replicas: int = DEFAULT_TABLE_LOG.replicas
     snapshot_every: int = 100
     # Command ids per table kept in a dict (the rest: 16 bytes each in the archive of hashes).

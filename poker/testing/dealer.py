@@ -7,7 +7,8 @@ namespace: pass the same ``namespace``).
 
 An authorizing test server (``poker.testing.nats_server.NatsServer``) registers itself here under
 its URL (:func:`register_nats_authority`); settings made for that URL have their names
-authorized on it and connect the service with its own NATS user, not the test code's admin.
+authorized and provisioned on it (as the operator would, with the admin user: the services create
+nothing) and connect the service with its own NATS user, not the test code's admin.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from poker.dealer.config import CrashRule, DealerSettings
 from poker.dealer.wallet_port import WalletPort
 from poker.eventstore.sealing import Keyring, Writer, new_keyring
 from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
+from poker.servicekit.provisioning import Room, TablesSpec
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
@@ -65,6 +67,10 @@ class NatsAuthority(Protocol):
         """The credentials file of ``user``."""
         ...
 
+    def provision(self, room: Room) -> None:
+        """Create or update ``room``'s streams, buckets and consumer as the admin."""
+        ...
+
     @property
     def client_tls(self) -> tuple[str, str, str]:
         """The CA, client certificate and key files of a service ("" each without TLS)."""
@@ -99,6 +105,11 @@ def table_names(settings: DealerSettings) -> TableNames:
     )
 
 
+def tables_spec(settings: DealerSettings) -> TablesSpec:
+    """What the operator provisions for ``settings``'s dealer (and what it checks at start)."""
+    return TablesSpec(table_names(settings), settings.replicas, settings.lease_ttl_s)
+
+
 def namespace_settings(
     nats_url: str, secret: bytes, namespace: str | None = None, **overrides: Any
 ) -> DealerSettings:
@@ -129,6 +140,7 @@ def namespace_settings(
     if authority is None:
         return settings
     authority.authorize(Namespace(table_names(settings), wallet=None))
+    authority.provision(Room(tables_spec(settings), wallet=None))
     access = nats_access(authority, DEALER_USER)
     return replace(
         settings,

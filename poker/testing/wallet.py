@@ -4,7 +4,8 @@ clients with tokens, and waiting for the consumer to catch up.
 :func:`wallet_settings` gives a wallet its own stream, buckets and consumer (private to a random
 suffix) and points it at the tables stream and buckets of a dealer's settings, so a wallet and
 a dealer from :mod:`poker.testing.dealer` work together on one nats-server; on an
-authorizing test server its names are granted to the ``wallet`` user, which it connects as.
+authorizing test server its names are granted to the ``wallet`` user, which it connects as, and
+provisioned (the dealer's side too, and the wallet's durable consumer) as the admin.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from poker.dealer.config import DealerSettings
 from poker.servicekit.nats_permissions import WALLET_USER, Namespace, WalletNames
+from poker.servicekit.provisioning import Room, WalletSpec
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import (
@@ -28,6 +30,7 @@ from poker.testing.dealer import (
     nats_access,
     nats_authority,
     table_names,
+    tables_spec,
 )
 from poker.tools.client import WalletClient
 from poker.wallet.app import Wallet, build_wallet
@@ -71,6 +74,8 @@ def wallet_settings(
     if authority is None:
         return settings
     authority.authorize(Namespace(table_names(dealer), wallet_names(settings)))
+    wallet_spec = WalletSpec(wallet_names(settings), settings.replicas, settings.lease_ttl_s)
+    authority.provision(Room(tables_spec(dealer), wallet_spec))
     access = nats_access(authority, WALLET_USER)
     return replace(
         settings,

@@ -1,7 +1,9 @@
 """``make cluster``: production's shape on loopback - a 3-node JetStream cluster, two dealers and
 two wallets (one leading, one standing by) - until Ctrl-C.
 
-Every stream and bucket is made at R3 (``--replicas 3``): an append is acknowledged once two of
+Every stream and bucket is provisioned at R3 by the operator's command (``python -m
+poker.servicekit.provision --replicas 3``, as admin, before any service starts; the services
+check ``--replicas 3``): an append is acknowledged once two of
 the three nodes have it, and each node fsyncs before it acknowledges (``sync_interval: always``,
 as deploy/nats/nats.conf). The nodes authorize like ``make run``'s server (the users and grants
 of deploy/nats/permissions.conf, random passwords made on the first start in
@@ -50,7 +52,13 @@ from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
 from poker.tablelog.secrets import DeckKeys, write_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG
-from poker.tools.devrun import DEMO_ACCOUNTS, _nats_server_binary, _private_file, _stop
+from poker.tools.devrun import (
+    DEMO_ACCOUNTS,
+    _nats_server_binary,
+    _private_file,
+    _stop,
+    provision,
+)
 from poker.tools.devrun import wait_until_listening as wait_for_port
 
 ROOT: Final = Path(__file__).resolve().parents[2]
@@ -244,7 +252,7 @@ async def lease_owners(admin: Path, tables: Sequence[str]) -> dict[str, str | No
         leases = JetStreamLeaseStore(
             client.jetstream(), LeaseSettings(bucket=DEFAULT_TABLE_LOG.lease_bucket)
         )
-        await leases.ensure_bucket()
+        await leases.bind_bucket()
         return {table: await leases.owner_of(table) for table in tables}
     finally:
         await client.close()
@@ -341,6 +349,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         nodes = _start_nodes(credentials)
         children += nodes
+        # As the operator, before any service: every stream, bucket and consumer at R3.
+        provision(_node_urls(), credentials[ADMIN_USER], REPLICAS)
         wallets = []
         for index in range(2):
             args_ = _service_args(

@@ -21,7 +21,9 @@ NATS authorizes: the first start writes one credentials file per NATS user
 writes ``var/nats.conf`` (0600) from them, with the permissions of ``deploy/nats/permissions.conf``
 and the loopback listener of ``deploy/nats/nats.conf``, and passes each service its own file
 (``--nats-credentials``). Loopback only, so no TLS here. ``var/nats-credentials/admin.json``
-is for tooling (e.g. ``nats --user admin --password ...``).
+is the operator's: with it every start provisions the streams, buckets and the wallet's durable
+consumer (``python -m poker.servicekit.provision``) before the services start, which create
+nothing; it is also for tooling (e.g. ``nats --user admin --password ...``).
 """
 
 from __future__ import annotations
@@ -230,6 +232,38 @@ def accounts_line(failed: list[str]) -> str:
     return line
 
 
+#: How long the provisioning may take (JetStream answering, then one request per resource).
+PROVISION_TIMEOUT_S = 60.0
+
+
+def provision(nats_url: str, admin_credentials: Path, replicas: int = 1) -> None:
+    """Create or update the streams, buckets and the wallet's consumer as the operator does
+    (``python -m poker.servicekit.provision`` with the admin's credentials), before any
+    service starts: the services create nothing and refuse to start without them."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "poker.servicekit.provision",
+            "--nats-url",
+            nats_url,
+            "--nats-credentials",
+            str(admin_credentials),
+            "--replicas",
+            str(replicas),
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=PROVISION_TIMEOUT_S,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"provisioning failed: {done.stderr.strip() or done.stdout.strip()}")
+    for line in done.stderr.splitlines():  # its warnings
+        print(line, file=sys.stderr, flush=True)
+
+
 def _stop(process: subprocess.Popen[bytes], name: str) -> None:
     if process.poll() is not None:
         return
@@ -266,6 +300,9 @@ def main() -> None:
             "passwords in var/nats-credentials/)",
             flush=True,
         )
+        host, port = NATS_ADDRESS
+        provision(f"nats://{host}:{port}", credentials[ADMIN_USER])
+        print("provisioned  streams, buckets and the wallet's consumer (as admin)", flush=True)
         wallet = subprocess.Popen(
             [
                 sys.executable,

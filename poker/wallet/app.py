@@ -29,7 +29,9 @@ from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
 from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
+from poker.servicekit.nats_permissions import WalletNames
 from poker.servicekit.observability import GrpcMetrics
+from poker.servicekit.provisioning import WalletSpec, bind_provisioned, verify, wallet_needs
 from poker.servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ServerTls
@@ -203,26 +205,40 @@ async def build_wallet(
     # The wallet's own stream and buckets, at --replicas copies (3 on a cluster: the journal is
     # the money; an append is acknowledged once a quorum of the nodes has it).
     replicas = settings.replicas
+    table_log = settings.table_log
+    # The operator provisions all of it (the wallet's NATS user may not create or change a
+    # stream, nor create its consumer): refuse to start unless it is what the wallet needs.
+    own = WalletNames(
+        settings.stream,
+        settings.subject_prefix,
+        settings.snapshot_bucket,
+        settings.lease_bucket,
+        settings.consumer_name,
+    )
+    tables = table_log.names
+    try:
+        await verify(js, *wallet_needs(WalletSpec(own, replicas, settings.lease_ttl_s), tables))
+    except BaseException:
+        await nats.close()  # not serving: no connection left behind
+        raise
     journal_store = JetStreamEventStore(
         js,
         StreamSettings(
             stream=settings.stream, subject_prefix=settings.subject_prefix, replicas=replicas
         ),
     )
-    await journal_store.ensure_stream()
     snapshots = JetStreamSnapshotStore(
         js, SnapshotSettings(bucket=settings.snapshot_bucket, replicas=replicas)
     )
-    await snapshots.ensure_bucket()
+    await bind_provisioned(f"bucket {own.snapshot_bucket}", snapshots.bind_bucket())
     leases = JetStreamLeaseStore(
         js,
         LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=replicas),
     )
-    await leases.ensure_bucket()
-    # The dealer's side, never created or reconfigured here (the wallet's NATS user may not):
-    # the table stream, looked up by the consumer once a dealer created it. Not the dealer's
-    # snapshots: they are encrypted to the deck key the wallet never holds (the reaper replays).
-    table_log = settings.table_log
+    await bind_provisioned(f"bucket {own.lease_bucket}", leases.bind_bucket())
+    # The dealer's side, read only here: the table stream (checked at start above). Not the
+    # dealer's snapshots: they are encrypted to the deck key the wallet never holds (the reaper
+    # replays).
     table_store = JetStreamEventStore(js, table_log.stream_settings)
     table_snapshots = NoSnapshots()
 

@@ -55,8 +55,8 @@ class WalletSettings(ServiceSettings):
     subject_prefix: str = "poker.wallet"
     snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS"
     lease_bucket: str = "POKER_WALLET_LEASES"
-    # Copies JetStream keeps of the wallet's stream and buckets, set when the wallet creates
-    # them: 1 on one nats-server, 3 on a 3-node cluster (a journal append is acked by a quorum).
+    # Copies JetStream keeps of the wallet's stream and buckets, as provisioned (checked at
+    # start): 1 on one nats-server, 3 on a 3-node cluster (a journal append is acked by a quorum).
     replicas: int = 1
     lease_ttl_s: float = 10.0
     snapshot_every: int = 1000

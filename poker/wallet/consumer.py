@@ -57,13 +57,14 @@ import nats.js.errors
 import structlog
 from google.protobuf.message import DecodeError
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext, api
+from nats.js import JetStreamContext
 
 from poker.eventstore.api import EventStore, Record, StoreUnavailable
 from poker.eventstore.sealing import Refusal, SealRefused
 from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
+from poker.servicekit.provisioning import CONSUMER_BACKOFF_S, PROVISION_COMMAND
 from poker.tablelog.chain import ChainBreak, check_records
 from poker.tablelog.feed import is_table_id
 from poker.tablelog.seals import TableSeals
@@ -426,8 +427,9 @@ def _fault_exit_after() -> int | None:
 class TableConsumer:
     """The durable JetStream pull consumer feeding a :class:`BatchApplier`."""
 
-    #: Redelivery schedule of a message left unacked (a stalled table), in seconds.
-    BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+    #: Redelivery schedule of a message left unacked (a stalled table), in seconds: the
+    #: provisioned consumer's backoff.
+    BACKOFF_S = CONSUMER_BACKOFF_S
 
     def __init__(
         self,
@@ -457,34 +459,29 @@ class TableConsumer:
         self._appends = 0
 
     async def start(self) -> None:
-        """Consume in the background: bind to (or create) the durable consumer once the table
-        stream exists (the dealer creates it; the wallet may only look it up), then fetch."""
+        """Consume in the background: bind to the provisioned durable consumer, then fetch."""
         self._task = asyncio.create_task(self._run(), name="table-consumer")
 
     async def _subscribe(self) -> None:
-        """Create (or bind to) the durable consumer, waiting for the table stream to exist."""
-        config = api.ConsumerConfig(
-            ack_policy=api.AckPolicy.EXPLICIT,
-            deliver_policy=api.DeliverPolicy.ALL,
-            max_deliver=-1,
-            ack_wait=self.BACKOFF_S[0],
-            backoff=list(self.BACKOFF_S),
-            max_ack_pending=10_000,
-            filter_subject=f"{self._subject_prefix}.>",
-        )
+        """Bind to the durable consumer the operator provisioned (the wallet's NATS user may
+        not create one; the wallet checked it at start), again after a pause while it cannot."""
         waiting_logged = False
         while True:
             try:
-                self._sub = await self._js.pull_subscribe(
-                    f"{self._subject_prefix}.>",
-                    durable=self._durable,
-                    stream=self._stream,
-                    config=config,
+                # CONSUMER.INFO: still there (a bind to a missing consumer would fetch nothing).
+                await self._js.consumer_info(self._stream, self._durable)
+                self._sub = await self._js.pull_subscribe_bind(
+                    durable=self._durable, stream=self._stream
                 )
                 return
-            except nats.js.errors.NotFoundError:  # no table stream yet: no dealer started
+            except nats.js.errors.NotFoundError:  # deleted since the start-up check
                 if not waiting_logged:
-                    _log.info("waiting_for_table_stream", stream=self._stream)
+                    _log.error(
+                        "consumer_missing",
+                        stream=self._stream,
+                        consumer=self._durable,
+                        fix=f"run `{PROVISION_COMMAND}` with the operator's credentials",
+                    )
                     waiting_logged = True
             except (nats.errors.Error, TimeoutError) as error:
                 _log.warning("consumer_subscribe_failed", error=repr(error))

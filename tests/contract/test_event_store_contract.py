@@ -11,9 +11,10 @@ import nats.js.errors
 import pytest
 
 from poker.eventstore.api import ConcurrencyConflict, DuplicateAppend, EventStore, Record
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import StreamSettings
 from poker.eventstore.memory import InMemoryEventStore
 from poker.testing.nats_server import NatsServer
+from poker.testing.provisioning import provisioned_event_store
 
 
 @pytest.fixture(params=["memory", "jetstream"])
@@ -26,9 +27,7 @@ async def store(
         return
     client = await nats.connect(nats_server.url)
     try:
-        jetstream = JetStreamEventStore(client.jetstream())
-        await jetstream.ensure_stream()
-        yield jetstream
+        yield await provisioned_event_store(client.jetstream())
     finally:
         await client.drain()
 
@@ -208,8 +207,7 @@ async def test_the_jetstream_stream_refuses_purge_and_lets_the_operator_delete_o
     client = await nats.connect(nats_server.url)  # the admin user
     try:
         settings = StreamSettings()
-        store = JetStreamEventStore(client.jetstream(), settings)
-        await store.ensure_stream()
+        store = await provisioned_event_store(client.jetstream(), settings)
         key = new_key()
         position = await store.append(key, b"kept", expected_position=0, msg_id="c1")
         forged = await store.append(key, b"forged", expected_position=position, msg_id="c2")

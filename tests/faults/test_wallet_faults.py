@@ -86,7 +86,7 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "subject-prefix": settings.subject_prefix,
         "snapshot-bucket": settings.snapshot_bucket,
         "lease-bucket": settings.lease_bucket,
-        "lease-ttl": "1.5",
+        "lease-ttl": str(DEALER_LEASE_TTL_S),
         "scan-interval": "0.3",
         "wallet-address": wallet_address,
         "log-level": "warning",
@@ -160,9 +160,13 @@ async def check_refunded_once(operator: WalletClient, deposit: int) -> None:
     assert report.clean, report.breaches
 
 
+#: The dealer processes' lease TTL (provisioned with it: a dealer checks its bucket's TTL).
+DEALER_LEASE_TTL_S = 1.5
+
+
 @pytest.fixture
 def dealer_settings(nats_server: NatsServer) -> DealerSettings:
-    return namespace_settings(nats_server.url, new_secret())
+    return namespace_settings(nats_server.url, new_secret(), lease_ttl_s=DEALER_LEASE_TTL_S)
 
 
 async def test_wallet_killed_between_append_and_ack_applies_nothing_twice(

@@ -268,7 +268,7 @@ async def test_a_tampered_wallet_snapshot_is_never_unpickled_and_the_ledger_is_r
     raw = JetStreamSnapshotStore(
         room.attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
     )
-    await raw.ensure_bucket()
+    assert await raw.bind_bucket()
     assert await raw.save(LEDGER_KEY, 10**9, evil)  # finding 2: a pickle that would run code
 
     await _stop_wallet(room.wallet)
@@ -322,7 +322,7 @@ async def test_a_tampered_dealer_snapshot_is_ignored_and_the_table_replayed(
     raw = JetStreamSnapshotStore(
         room.attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
     )
-    await raw.ensure_bucket()
+    assert await raw.bind_bucket()
     assert await raw.save(table_id, 10**9, pickle.dumps(_Marker(marker)))
 
     await room.dealer.__aexit__(None, None, None)
