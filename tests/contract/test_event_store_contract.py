@@ -206,8 +206,11 @@ async def test_the_jetstream_stream_refuses_purge_and_lets_the_operator_delete_o
     have no MSG.DELETE permission): a record the checks refuse (pokerctl log remove-record)."""
     client = await nats.connect(nats_server.url)  # the admin user
     try:
-        settings = StreamSettings()
-        store = await provisioned_event_store(client.jetstream(), settings)
+        # A table stream of its own, provisioned as the room's is (deny_delete off: JetStream
+        # cannot switch it off on a stream another test made with it on).
+        name = uuid.uuid4().hex[:8]
+        settings = StreamSettings(stream=f"DEL_{name}", subject_prefix=f"del{name}.table")
+        store = await provisioned_event_store(client.jetstream(), settings, deny_delete=False)
         key = new_key()
         position = await store.append(key, b"kept", expected_position=0, msg_id="c1")
         forged = await store.append(key, b"forged", expected_position=position, msg_id="c2")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import grpc
 import nats
+import nats.js.errors
 import pytest
 
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
@@ -82,7 +83,8 @@ async def _metric_until(port: int, name: str, value: float) -> None:
 async def _forge(
     nats_server: NatsServer, namespace: str, table_id: str, variant: str, keys: Path
 ) -> int:
-    """Publish the forged message as the dealer's own NATS user; its stream position."""
+    """Publish the forged message as the dealer's own NATS user (a foreign subject through the
+    server's reply); its stream position."""
     names = table_names(namespace)
     settings = NatsSettings(
         servers=(nats_server.service_url,), credentials=str(nats_server.credentials(DEALER_USER))
@@ -103,8 +105,16 @@ async def _forge(
             headers = seals.headers(table_id, last.position, "forged", b"other bytes")
             data = last.data
         elif variant == "foreign_subject":
-            subject = f"{names.subject_prefix}.0.{table_id}"
-            headers, data = {}, last.data
+            # The dealer's user may publish only on a table's own subject (one token), but the
+            # server sends a JetStream answer wherever the caller's reply subject says: the
+            # stream's info (JSON) lands below the table's subject (one NATS account:
+            # docs/security/nats.md, "What permissions cannot stop"). (A direct get's copy of a
+            # record would carry the record's Nats-Msg-Id, and the stream drops it as a
+            # duplicate within its window.)
+            foreign = f"{names.subject_prefix}.0.{table_id}"
+            await client.publish(f"$JS.API.STREAM.INFO.{names.stream}", b"", reply=foreign)
+            await client.flush()
+            return await _landed(nats_server, names.stream, foreign)
         else:  # undecodable bytes, sealed with a (leaked) dealer key
             data = b"\xff\xff\xff\xff not a batch"
             headers = seals.headers(table_id, last.position, "forged", data)
@@ -114,6 +124,23 @@ async def _forge(
         return int(ack.seq)
     finally:
         await client.close()
+
+
+async def _landed(nats_server: NatsServer, stream: str, subject: str) -> int:
+    """The stream position of the message on ``subject``, as the admin sees it once it lands."""
+    admin = await nats.connect(nats_server.url)
+    try:
+        for _ in range(400):
+            try:
+                landed = (await admin.jetstream().get_last_msg(stream, subject)).seq
+                assert landed is not None
+                return landed
+            except nats.js.errors.NotFoundError:
+                await asyncio.sleep(0.025)
+        info = await admin.jetstream().stream_info(stream, subjects_filter=">")
+        raise AssertionError(f"nothing landed on {subject}: {info.state.subjects}")
+    finally:
+        await admin.close()
 
 
 def _pokerctl(

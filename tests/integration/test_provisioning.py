@@ -27,7 +27,7 @@ from poker.servicekit.provisioning import (
 )
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret, table_names
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import ROOT, harness_log_keys_file
+from poker.testing.service_process import ROOT, harness_deck_key_file, harness_log_keys_file
 from poker.testing.wallet import WalletHarness, wallet_settings
 from poker.wallet.app import build_wallet
 
@@ -174,7 +174,8 @@ def test_the_command_provisions_a_room_as_the_admin_and_is_idempotent(
             *("--grpc-port", "0", "--metrics-port", "0", "--token-secret", "ab" * 32),
             *("--stream", names.stream, "--subject-prefix", names.subject_prefix),
             *("--snapshot-bucket", names.snapshot_bucket, "--lease-bucket", names.lease_bucket),
-            *("--log-keys", str(harness_log_keys_file(log.parent))),
+            *("--log-keys", str(harness_log_keys_file(log.parent, dealer=True))),
+            *("--deck-key", str(harness_deck_key_file(log.parent))),
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -205,7 +206,8 @@ def test_a_dealer_process_on_unprovisioned_names_exits_with_one_sentence(
             *("--grpc-port", "0", "--metrics-port", "0", "--token-secret", "ab" * 32),
             *("--stream", names.stream, "--subject-prefix", names.subject_prefix),
             *("--snapshot-bucket", names.snapshot_bucket, "--lease-bucket", names.lease_bucket),
-            *("--log-keys", str(harness_log_keys_file(folder))),
+            *("--log-keys", str(harness_log_keys_file(folder, dealer=True))),
+            *("--deck-key", str(harness_deck_key_file(folder))),
         ],
         cwd=ROOT,
         capture_output=True,
