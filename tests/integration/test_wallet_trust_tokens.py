@@ -193,7 +193,7 @@ def forged_tokens(ring: TokenKeyring) -> dict[str, str]:
     now = int(time.time())
     claims = {"sub": "eve", "role": "operator", "iat": now, "exp": now + 600}
     body = _b64(json.dumps(claims).encode())
-    kid = ring.current
+    kid, _ = ring.signing_key(Role.OPERATOR)
 
     def header(**fields: object) -> str:
         return _b64(json.dumps({"typ": "JWT", **fields}).encode())
@@ -206,10 +206,10 @@ def forged_tokens(ring: TokenKeyring) -> dict[str, str]:
             claims, secrets.token_bytes(32), headers={"kid": kid}
         ),
         "HS512 under the real key": jwt.encode(
-            claims, ring.keys[kid], algorithm="HS512", headers={"kid": kid}
+            claims, ring.keys[kid].secret, algorithm="HS512", headers={"kid": kid}
         ),
-        "no kid": jwt.encode(claims, ring.keys[kid]),
-        "oversized": jwt.encode({**claims, "pad": "x" * 4096}, ring.keys[kid]),
+        "no kid": jwt.encode(claims, ring.keys[kid].secret),
+        "oversized": jwt.encode({**claims, "pad": "x" * 4096}, ring.keys[kid].secret),
     }
 
 

@@ -183,7 +183,7 @@ def test_a_keyring_file_round_trips_and_bad_ones_say_why(tmp_path: Path) -> None
     path = tmp_path / "keys.json"
     path.write_text(ring.to_json())
     assert TokenKeyring.load(path) == ring
-    assert "secret" not in repr(ring) and ring.keys["a"].hex() not in repr(ring)
+    assert "secret" not in repr(ring) and ring.keys["a"].secret.hex() not in repr(ring)
     bad = {
         "not json": "{",
         "current missing": json.dumps({"current": "x", "keys": {"a": b64(b"k" * 32) + "="}}),

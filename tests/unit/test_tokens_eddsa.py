@@ -1,0 +1,265 @@
+"""Asymmetric (EdDSA) bearer tokens: verifiers hold public keys only, each key signs only its
+roles, and no token header can make a verifier check an EdDSA key as an HMAC secret (issue #24:
+a compromised service host must not mint a cashier's or an operator's token)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from poker.servicekit import tokens
+from poker.servicekit.tokens import (
+    BadSignature,
+    MalformedToken,
+    NoSigningKey,
+    Role,
+    TokenExpired,
+    TokenKey,
+    TokenKeyring,
+    TokenVerifier,
+    issue_token,
+    verify_token,
+)
+
+NOW = 1_700_000_000
+
+PAYMENTS = TokenKey.generate([Role.CASHIER])
+LOGIN = TokenKey.generate([Role.PLAYER])
+OPERATOR = TokenKey.generate([Role.OPERATOR])
+DEALER = TokenKey.generate([Role.DEALER])
+ISSUERS = {"payments-1": PAYMENTS, "login-1": LOGIN, "operator-1": OPERATOR, "dealer-1": DEALER}
+#: What every service verifies with: the public halves only.
+PUBLIC = TokenKeyring(None, ISSUERS).public()
+
+
+def issuer(kid: str) -> TokenKeyring:
+    """The ring of one issuer's host: its own private key only."""
+    return TokenKeyring(None, {kid: ISSUERS[kid]})
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def hand_made(header: Mapping[str, object], claims: Mapping[str, object], signature: bytes) -> str:
+    return f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}.{b64(signature)}"
+
+
+def claims_of(role: Role, subject: str = "eve") -> dict[str, object]:
+    return {"sub": subject, "role": role.value, "iat": NOW, "exp": NOW + 60}
+
+
+# --- what works --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kid", "role"),
+    [
+        ("payments-1", Role.CASHIER),
+        ("login-1", Role.PLAYER),
+        ("operator-1", Role.OPERATOR),
+        ("dealer-1", Role.DEALER),
+    ],
+)
+def test_each_issuer_signs_its_role_and_the_public_ring_verifies_it(kid: str, role: Role) -> None:
+    token = issue_token(issuer(kid), subject="s-1", role=role, now=NOW)
+    header = jwt.get_unverified_header(token)
+    assert header["alg"] == "EdDSA" and header["kid"] == kid
+    principal = verify_token(token, PUBLIC, now=NOW)
+    assert (principal.subject, principal.role) == ("s-1", role)
+
+
+def test_the_public_ring_holds_no_private_key_and_cannot_sign() -> None:
+    assert all(key.private is None and not key.signs for key in PUBLIC.keys.values())
+    assert PUBLIC.signing_roles() == frozenset()
+    assert "private" not in PUBLIC.to_json()
+    for role in Role:
+        with pytest.raises(NoSigningKey, match=f"no private key that may sign a {role.value}"):
+            issue_token(PUBLIC, subject="eve", role=role, now=NOW)
+
+
+def test_a_ring_with_several_issuers_picks_the_key_of_the_role() -> None:
+    """pokerctl's dev ring: the player, cashier and operator keys; each role its own key."""
+    ring = TokenKeyring(None, {k: ISSUERS[k] for k in ("payments-1", "login-1", "operator-1")})
+    assert ring.signing_roles() == {Role.CASHIER, Role.PLAYER, Role.OPERATOR}
+    for role, kid in ((Role.CASHIER, "payments-1"), (Role.OPERATOR, "operator-1")):
+        token = issue_token(ring, subject="x", role=role, now=NOW)
+        assert jwt.get_unverified_header(token)["kid"] == kid
+    with pytest.raises(NoSigningKey, match="dealer's"):
+        issue_token(ring, subject="x", role=Role.DEALER, now=NOW)
+
+
+def test_eddsa_tokens_still_expire_and_are_cached_only_when_valid() -> None:
+    token = issue_token(issuer("payments-1"), subject="pay", role=Role.CASHIER, now=NOW, ttl_s=5)
+    verifier = TokenVerifier(PUBLIC)
+    assert verifier.verify(token, NOW).subject == "pay"
+    with pytest.raises(TokenExpired):
+        verifier.verify(token, NOW + 5)
+
+
+# --- a key signs only its roles ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", [Role.CASHIER, Role.OPERATOR, Role.PLAYER])
+def test_the_dealers_own_key_cannot_sign_another_role(role: Role) -> None:
+    """The dealer's host holds the dealer's private key: signing any other role with it, by
+    hand (the ring's own refusal bypassed), is refused by every verifier."""
+    with pytest.raises(NoSigningKey):
+        issue_token(issuer("dealer-1"), subject="eve", role=role, now=NOW)
+    private = DEALER.signing_material()
+    forged = jwt.encode(claims_of(role), private, algorithm="EdDSA", headers={"kid": "dealer-1"})
+    with pytest.raises(BadSignature, match=f"'dealer-1' may not sign a {role.value} token"):
+        verify_token(forged, PUBLIC, now=NOW)
+
+
+def test_an_hs256_key_restricted_to_roles_signs_only_them() -> None:
+    secret = secrets.token_bytes(32)
+    ring = TokenKeyring(None, {"login-hs": TokenKey.hmac(secret, [Role.PLAYER])})
+    token = issue_token(ring, subject="ann", role=Role.PLAYER, now=NOW)
+    assert verify_token(token, ring, now=NOW).role is Role.PLAYER
+    with pytest.raises(NoSigningKey):
+        issue_token(ring, subject="eve", role=Role.CASHIER, now=NOW)
+    forged = jwt.encode(claims_of(Role.CASHIER), secret, headers={"kid": "login-hs"})
+    with pytest.raises(BadSignature, match="may not sign a cashier token"):
+        verify_token(forged, ring, now=NOW)
+
+
+def test_a_shared_hs256_ring_without_roles_keeps_todays_behaviour() -> None:
+    """The legacy mode: one secret of any role (whoever verifies can mint any role)."""
+    ring = TokenKeyring.single(secrets.token_bytes(32))
+    assert ring.legacy and ring.signing_roles() == frozenset(Role)
+    for role in Role:
+        assert verify_token(issue_token(ring, subject="s", role=role, now=NOW), ring, now=NOW)
+    assert not PUBLIC.legacy
+
+
+# --- algorithm confusion -----------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::jwt.warnings.InsecureKeyLengthWarning")
+def test_an_hs256_token_under_an_eddsa_kid_signed_with_the_public_key_is_refused() -> None:
+    """The classic confusion: the public key (which every verifier, so every attacker on a
+    service host, holds) used as an HMAC secret. The key decides the algorithm, not the token."""
+    public = OPERATOR.key
+    for secret in (public, b64(public).encode(), base64.b64encode(public)):
+        forged = jwt.encode(
+            claims_of(Role.OPERATOR), secret, algorithm="HS256", headers={"kid": "operator-1"}
+        )
+        with pytest.raises(BadSignature, match="'HS256' is not its key's: key 'operator-1' is"):
+            verify_token(forged, PUBLIC, now=NOW)
+
+
+def test_an_eddsa_token_under_an_hs256_kid_is_refused() -> None:
+    secret = secrets.token_bytes(32)
+    ring = TokenKeyring(None, {"shared": TokenKey.hmac(secret, [Role.PLAYER]), **PUBLIC.keys})
+    forged = jwt.encode(
+        claims_of(Role.PLAYER), Ed25519PrivateKey.generate(), algorithm="EdDSA",
+        headers={"kid": "shared"},
+    )  # fmt: skip
+    with pytest.raises(BadSignature, match="'EdDSA' is not its key's: key 'shared' is HS256"):
+        verify_token(forged, ring, now=NOW)
+
+
+@pytest.mark.parametrize("signature", [b"", b"x", b"\0" * 64])
+def test_alg_none_under_an_eddsa_kid_is_refused(signature: bytes) -> None:
+    header = {"alg": "none", "typ": "JWT", "kid": "payments-1"}
+    with pytest.raises((BadSignature, MalformedToken)):
+        verify_token(hand_made(header, claims_of(Role.CASHIER), signature), PUBLIC, now=NOW)
+
+
+@pytest.mark.parametrize("algorithm", ["ES256", "RS256", "eddsa", "Ed25519", "HS512"])
+def test_other_algorithm_names_under_an_eddsa_kid_are_refused(algorithm: str) -> None:
+    header = {"alg": algorithm, "typ": "JWT", "kid": "payments-1"}
+    token = hand_made(header, claims_of(Role.CASHIER), b"\0" * 64)
+    with pytest.raises(BadSignature, match="algorithm"):
+        verify_token(token, PUBLIC, now=NOW)
+
+
+def test_a_forged_eddsa_signature_is_refused() -> None:
+    """Another key pair under the payments key id; a real token with its claims altered; a
+    signature of the wrong length."""
+    stranger = jwt.encode(
+        claims_of(Role.CASHIER), Ed25519PrivateKey.generate(), algorithm="EdDSA",
+        headers={"kid": "payments-1"},
+    )  # fmt: skip
+    genuine = issue_token(issuer("login-1"), subject="ann", role=Role.PLAYER, now=NOW)
+    head, _, signature = genuine.split(".")
+    altered = f"{head}.{b64(json.dumps(claims_of(Role.PLAYER, 'bob')).encode())}.{signature}"
+    short = f"{head}.{genuine.split('.')[1]}.{b64(b'x' * 10)}"
+    for token in (stranger, altered, short):
+        with pytest.raises(BadSignature, match="signature"):
+            verify_token(token, PUBLIC, now=NOW)
+
+
+# --- rotation and the file form ----------------------------------------------------------------
+
+
+def test_rotation_of_an_issuers_key_old_and_new_verify_side_by_side() -> None:
+    new = TokenKey.generate([Role.CASHIER])
+    old_token = issue_token(issuer("payments-1"), subject="pay", role=Role.CASHIER, now=NOW)
+    new_token = issue_token(TokenKeyring(None, {"payments-2": new}), subject="pay",
+                            role=Role.CASHIER, now=NOW)  # fmt: skip
+    during = PUBLIC.merged(TokenKeyring(None, {"payments-2": new.public_only()}))
+    for token in (old_token, new_token):
+        assert verify_token(token, during, now=NOW).role is Role.CASHIER
+    after = TokenKeyring(None, {k: v for k, v in during.keys.items() if k != "payments-1"})
+    assert verify_token(new_token, after, now=NOW).subject == "pay"
+    with pytest.raises(BadSignature, match="'payments-1' is not one this service accepts"):
+        verify_token(old_token, after, now=NOW)
+    # Both private keys on the issuer during the switch: the current one signs.
+    both = TokenKeyring("payments-2", {"payments-1": PAYMENTS, "payments-2": new})
+    token = issue_token(both, subject="pay", role=Role.CASHIER, now=NOW)
+    assert jwt.get_unverified_header(token)["kid"] == "payments-2"
+    with pytest.raises(NoSigningKey, match="several keys"):
+        issue_token(TokenKeyring(None, both.keys), subject="pay", role=Role.CASHIER, now=NOW)
+
+
+def test_the_file_form_round_trips_and_bad_entries_say_why(tmp_path: Path) -> None:
+    ring = TokenKeyring(None, {**ISSUERS, "legacy": TokenKey.hmac(b"s" * 32, [Role.PLAYER])})
+    path = tmp_path / "ring.json"
+    path.write_text(ring.to_json())
+    assert TokenKeyring.load(path) == ring
+    assert PAYMENTS.private is not None and b64(PAYMENTS.private) not in repr(ring)
+    assert TokenKeyring.from_json(PUBLIC.to_json()) == PUBLIC
+    pub = base64.b64encode(PAYMENTS.key).decode()
+    other = base64.b64encode(LOGIN.private or b"").decode()
+    bad = {
+        "no roles": {"alg": "EdDSA", "public": pub},
+        "empty roles": {"alg": "EdDSA", "public": pub, "roles": []},
+        "unknown role": {"alg": "EdDSA", "public": pub, "roles": ["god"]},
+        "roles a string": {"alg": "EdDSA", "public": pub, "roles": "cashier"},
+        "no alg": {"public": pub, "roles": ["cashier"]},
+        "alg none": {"alg": "none", "public": pub, "roles": ["cashier"]},
+        "short public": {"alg": "EdDSA", "public": pub[:8], "roles": ["cashier"]},
+        "wrong private": {"alg": "EdDSA", "public": pub, "private": other, "roles": ["dealer"]},
+        "hs256 with a public": {"alg": "HS256", "public": pub, "roles": ["cashier"]},
+        "extra field": {"alg": "EdDSA", "public": pub, "roles": ["cashier"], "x": 1},
+    }  # fmt: skip
+    for name, entry in bad.items():
+        with pytest.raises(ValueError, match="token key 'k'"):
+            TokenKeyring.from_json(json.dumps({"keys": {"k": entry}}))
+        assert name
+    with pytest.raises(ValueError, match="needs a current key"):
+        TokenKeyring.from_json(json.dumps({"keys": {"k": base64.b64encode(b"s" * 32).decode()}}))
+
+
+def test_the_command_makes_a_key_pair_and_the_public_ring(tmp_path: Path) -> None:
+    key_file, public_file = tmp_path / "payments.json", tmp_path / "public.json"
+    assert tokens.main(["new-key", "payments-2027", "--role", "cashier", str(key_file)]) == 0
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert tokens.main(["new-key", "payments-2027", "--role", "cashier", str(key_file)]) != 0
+    dealer_file = tmp_path / "dealer.json"
+    assert tokens.main(["new-key", "dealer-a", "--role", "dealer", str(dealer_file)]) == 0
+    assert tokens.main(["public", str(key_file), str(dealer_file), "-o", str(public_file)]) == 0
+    public = TokenKeyring.load(public_file)
+    assert set(public.keys) == {"payments-2027", "dealer-a"}
+    assert not public.signing_roles() and "private" not in public_file.read_text()
+    token = issue_token(TokenKeyring.load(key_file), subject="pay", role=Role.CASHIER, now=NOW)
+    assert verify_token(token, public, now=NOW).role is Role.CASHIER
