@@ -20,7 +20,9 @@ from poker.servicekit.settings import (
     add_env_flags,
     add_log_keys_flag,
     add_token_secret_flags,
+    add_token_signing_flag,
     check_replicas,
+    check_token_keys,
     client_tls,
     default_owner_id,
     env_name,
@@ -29,7 +31,9 @@ from poker.servicekit.settings import (
     server_tls,
     token_keys,
     token_secret,
+    token_signing_keys,
 )
+from poker.servicekit.tokens import Role, TokenKeyring
 from poker.tablelog.secrets import DeckKeyError, DeckKeys, load_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 
@@ -144,6 +148,7 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     add_env_flags(parser, _FLAGS, env, _ENV_PREFIX, _defaults())
     add_token_secret_flags(parser, env, _ENV_PREFIX)
+    add_token_signing_flag(parser, env, _ENV_PREFIX, Role.DEALER)
     add_log_keys_flag(parser, env, _ENV_PREFIX)
     parser.add_argument(
         "--deck-key",
@@ -163,6 +168,23 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="host:port of the wallet service (comma-separated for a standby); else dev wallet",
     )
     return parser
+
+
+def _check_dealer_token_keys(
+    verify: TokenKeyring | None, signing: TokenKeyring | None, wallet_address: str
+) -> None:
+    """The dealer's ring holds no issuer's private key; with a wallet it can sign its own
+    dealer token (its key, unless the ring is a legacy shared one)."""
+    if verify is None:
+        return  # one shared secret: the legacy mode
+    check_token_keys(verify, "dealer", _ENV_PREFIX, {Role.DEALER})
+    ring = verify if signing is None else verify.merged(signing)
+    if wallet_address and Role.DEALER not in ring.signing_roles():
+        raise SystemExit(
+            "the dealer signs a dealer token for the wallet: give it its own dealer key with "
+            f"--token-signing-key PATH (or {_ENV_PREFIX}TOKEN_SIGNING_KEY); see "
+            "docs/security/tokens.md"
+        )
 
 
 def load_settings(
@@ -189,9 +211,12 @@ def load_settings(
     given = {name: getattr(args, name) for name, _ in _FLAGS.values()}
     if not args.owner_id:
         del given["owner_id"]
+    verify_keys, signing_keys = token_keys(args), token_signing_keys(args, Role.DEALER)
+    _check_dealer_token_keys(verify_keys, signing_keys, args.wallet_address)
     return DealerSettings(
         token_secret=token_secret(args),
-        token_keys=token_keys(args),
+        token_keys=verify_keys,
+        token_signing_keys=signing_keys,
         log_keys=log_keyring(args),
         deck_keys=deck_keys,
         crash_rule=CrashRule(args.crash_rule),

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from poker.eventstore.sealing import Keyring, KeyringError, Writer, load_keyring
 from poker.servicekit.tls import ClientTls, ServerTls
-from poker.servicekit.tokens import TokenKeyring
+from poker.servicekit.tokens import ISSUER_OF, Role, TokenKeyring
 
 #: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
 COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
@@ -65,9 +65,12 @@ class ServiceSettings:
     """The settings every service has (the fields of :data:`COMMON_FLAGS` and the keys); each
     service's settings class extends it with its own fields and its own ports."""
 
-    # The token keys: a keyring (--token-keys), else the one secret of --token-secret.
+    # The token keys: a keyring (--token-keys), else the one secret of --token-secret; and the
+    # ring of this service's own private key (--token-signing-key: the dealer's, for its
+    # dealer-role token to the wallet).
     token_secret: bytes = b""
     token_keys: TokenKeyring | None = None
+    token_signing_keys: TokenKeyring | None = None
     # The writer keys sealing the table log and the snapshots (--log-keys); required to serve.
     log_keys: Keyring | None = None
     nats_url: str = DEFAULT_NATS_URL
@@ -91,8 +94,10 @@ class ServiceSettings:
 
     @property
     def token_keyring(self) -> TokenKeyring:
-        """The keys the service verifies tokens with and signs its own with."""
-        return self.token_keys or TokenKeyring.single(self.token_secret)
+        """The keys the service verifies tokens with and signs its own with (the verify ring,
+        with the service's own signing key merged in)."""
+        ring = self.token_keys or TokenKeyring.single(self.token_secret)
+        return ring if self.token_signing_keys is None else ring.merged(self.token_signing_keys)
 
 
 def env_name(prefix: str, flag: str) -> str:
@@ -180,6 +185,54 @@ def load_token_keys(path: str) -> TokenKeyring:
         raise SystemExit(f"cannot read the token keyring {path}: {error.strerror}") from error
     except ValueError as error:
         raise SystemExit(f"the token keyring {path} is not valid: {error}") from error
+
+
+def add_token_signing_flag(
+    parser: argparse.ArgumentParser, env: Mapping[str, str], prefix: str, role: Role
+) -> None:
+    """``--token-signing-key PATH`` (``<PREFIX>TOKEN_SIGNING_KEY``): the keyring of this
+    service's own private key, which signs ``role`` tokens only."""
+    parser.add_argument(
+        "--token-signing-key",
+        default=env.get(env_name(prefix, "token-signing-key"), ""),
+        help=f"JSON keyring of this service's own EdDSA private key (it signs {role} tokens "
+        "only; python -m poker.servicekit.tokens new-key makes one)",
+    )
+
+
+def token_signing_keys(args: argparse.Namespace, role: Role) -> TokenKeyring | None:
+    """The keyring of ``--token-signing-key`` (None when not given); exits unless it can sign
+    ``role`` tokens and no other role's."""
+    path: str = getattr(args, "token_signing_key", "")
+    if not path:
+        return None
+    if not getattr(args, "token_keys", ""):
+        raise SystemExit("--token-signing-key goes with --token-keys (the ring it verifies with)")
+    ring = load_token_keys(path)
+    if ring.signing_roles() != {role}:
+        roles = ", ".join(sorted(r.value for r in ring.signing_roles())) or "no role"
+        raise SystemExit(
+            f"the token signing key {path} must sign {role} tokens only, not {roles}: "
+            f"give this service its own {role} key"
+        )
+    return ring
+
+
+def check_token_keys(ring: TokenKeyring, service: str, prefix: str, signs: set[Role]) -> None:
+    """Exit if ``ring`` holds a private key of a role this service does not issue (it signs
+    ``signs`` only: the wallet none, a dealer ``dealer``): such a key on a service host lets
+    whoever takes the host mint that role's tokens. A legacy shared HS256 key cannot be split
+    and is allowed (the mode to migrate from, docs/security/tokens.md)."""
+    for kid, key in ring.keys.items():
+        roles = key.roles or frozenset()
+        if key.private is not None and not roles <= signs:
+            others = ", ".join(sorted(role.value for role in roles - signs))
+            issuers = ", ".join(sorted({ISSUER_OF[role] for role in roles - signs}))
+            raise SystemExit(
+                f"the {service}'s token keyring ({prefix}TOKEN_KEYS) holds the private key "
+                f"{kid!r}, which may sign {others} tokens: that key is the {issuers}'s; give "
+                "the service the public ring (python -m poker.servicekit.tokens public ...)"
+            )
 
 
 def token_secret(args: argparse.Namespace) -> bytes:

@@ -12,9 +12,12 @@ options, with dashes as underscores::
     [bots]
     count = 4
 
-The token keys: ``--token-keys`` (a keyring file), else ``POKER_TOKEN_SECRET`` (hex), else
-``--secret-file``, else ``var/token-secret`` of ``--home``, of the nearest folder up from the
-working directory that has one, or of the checkout pokerctl itself runs from.
+The token keys: ``--token-keys`` (a keyring file: the private keys of the roles pokerctl signs,
+e.g. the operator's), else ``POKER_TOKEN_SECRET`` (hex), else ``--secret-file``, else the local
+setup's issuer keyring ``var/token-keys/pokerctl.json`` (the player, cashier and operator keys
+``make run`` made; docs/security/tokens.md), else the legacy shared ``var/token-secret``, each
+looked for in ``--home``, the nearest folder up from the working directory that has one, or the
+checkout pokerctl itself runs from.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ DEFAULT_WALLET: Final = "127.0.0.1:50061"
 #: How long pokerctl waits for a service to answer the connection before it says so.
 CONNECT_TIMEOUT_S: Final = 2.0
 _SECRET: Final = Path("var") / "token-secret"
+#: The local setup's issuer keyring (``make run`` writes it): pokerctl's private keys.
+LOCAL_ISSUER_KEYS: Final = Path("var") / "token-keys" / "pokerctl.json"
 #: The checkout pokerctl runs from (an editable install: poker/tools/ctlconfig.py -> root).
 _OWN_CHECKOUT: Final = Path(__file__).resolve().parents[2]
 
@@ -90,30 +95,36 @@ class Settings:
         """The token secret file this run uses (see the module doc)."""
         if self.secret_file:
             return Path(self.secret_file).expanduser()
+        return self._local_folder() / _SECRET
+
+    def _local_folder(self) -> Path:
+        """The checkout whose local keys pokerctl uses: ``--home``, else the nearest folder up
+        from here with an issuer keyring or a secret, else pokerctl's own checkout."""
         if self.home:
-            return Path(self.home).expanduser() / _SECRET
+            return Path(self.home).expanduser()
         here = Path.cwd().resolve()
         for folder in (here, *here.parents):
-            if (folder / _SECRET).exists():
-                return folder / _SECRET
-        return _OWN_CHECKOUT / _SECRET
+            if (folder / LOCAL_ISSUER_KEYS).exists() or (folder / _SECRET).exists():
+                return folder
+        return _OWN_CHECKOUT
 
     def signing_keys(self) -> TokenKeys:
         """The keys pokerctl signs its tokens with."""
         if self.token_keys:
-            try:
-                return load_token_keys(self.token_keys)
-            except SystemExit as error:
-                raise CtlError(str(error)) from None
+            return _keyring(Path(self.token_keys).expanduser())
         text = os.environ.get("POKER_TOKEN_SECRET", "")
         source = "POKER_TOKEN_SECRET"
+        issuers = self._local_folder() / LOCAL_ISSUER_KEYS
+        if not text and not self.secret_file and issuers.exists():
+            return _keyring(issuers)
         if not text:
             path = self.secret_path()
             if not path.exists():
                 raise CtlError(
-                    f"no token secret at {path}: start the services with `make run` in the "
-                    "checkout, or say where it is with --home / POKER_HOME (the checkout) or "
-                    "--secret-file / POKER_SECRET_FILE"
+                    f"no token keys at {issuers} nor {path}: start the services with `make run` "
+                    "in the checkout, or say where they are with --home / POKER_HOME (the "
+                    "checkout), --token-keys / POKER_TOKEN_KEYS or --secret-file / "
+                    "POKER_SECRET_FILE"
                 )
             text = path.read_text(encoding="ascii").strip()
             source = str(path)
@@ -123,6 +134,13 @@ class Settings:
         except ValueError as error:
             raise CtlError(f"the token secret in {source} is not usable: {error}") from None
         return secret
+
+
+def _keyring(path: Path) -> TokenKeyring:
+    try:
+        return load_token_keys(str(path))
+    except SystemExit as error:
+        raise CtlError(str(error)) from None
 
 
 def rpc_sentence(error: grpc.aio.AioRpcError) -> str:

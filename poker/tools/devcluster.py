@@ -18,8 +18,9 @@ lease owners are printed.
 
 Everything is a child process in a session of its own, each logging to
 ``var/cluster/logs/<name>.log``; Ctrl-C (or SIGTERM) stops the dealers first (they release their
-leases), then the wallets, then the nodes, each by its pid. The token secret is ``make run``'s
-(``var/token-secret``), so ``pokerctl`` signs for both.
+leases), then the wallets, then the nodes, each by its pid. The token keys are ``make run``'s
+(``var/token-keys/``: the services verify with the public ring, both dealers sign their dealer
+token with the dealer's key), so ``pokerctl`` signs for both.
 
 Addresses (fixed, beside ``make run``'s): NATS 127.0.0.1:4231-4233 (routes 6231-6233,
 monitoring 8231-8233), dealers 127.0.0.1:50151-50152 (metrics 9471-9472), wallets
@@ -58,6 +59,7 @@ from poker.tools.devrun import (
     _private_file,
     _stop,
     provision,
+    token_key_files,
 )
 from poker.tools.devrun import wait_until_listening as wait_for_port
 
@@ -108,12 +110,9 @@ def _route_password() -> str:
     return path.read_text(encoding="ascii").strip()
 
 
-def _token_secret() -> Path:
-    """``make run``'s token secret (pokerctl's default), made here if it does not exist yet."""
-    path = ROOT / "var" / "token-secret"
-    if not path.exists():
-        _private_file(path, secrets.token_hex(32) + "\n")
-    return path
+def _token_keys() -> dict[str, Path]:
+    """``make run``'s token keyrings (pokerctl's default), made here if they do not exist yet."""
+    return token_key_files(ROOT / "var" / "token-keys", "local")
 
 
 def _log_keys() -> tuple[Path, Path]:
@@ -163,7 +162,7 @@ def _spawn(name: str, args: list[str]) -> Child:
 
 
 def _service_args(
-    module: str, index: int, secret: Path, keys: Path, credentials: Path
+    module: str, index: int, tokens: dict[str, Path], keys: Path, credentials: Path
 ) -> list[str]:
     grpc_port, metrics = (
         (DEALER_PORT, DEALER_METRICS) if module == "poker.dealer" else (WALLET_PORT, WALLET_METRICS)
@@ -183,8 +182,9 @@ def _service_args(
         str(grpc_port + index),
         "--metrics-port",
         str(metrics + index),
-        "--token-secret-file",
-        str(secret),
+        "--token-keys",
+        str(tokens["public"]),
+        *(["--token-signing-key", str(tokens["dealer"])] if prefix == "dealer" else []),
         "--log-keys",
         str(keys),
         "--owner-id",
@@ -192,7 +192,7 @@ def _service_args(
     ]
 
 
-def _pokerctl(secret: Path, *args: str, dealer: int = 0) -> subprocess.CompletedProcess[str]:
+def _pokerctl(issuers: Path, *args: str, dealer: int = 0) -> subprocess.CompletedProcess[str]:
     """pokerctl against dealer ``dealer`` and both wallets' leader (the first wallet's address:
     it leads, the second stands by)."""
     return subprocess.run(
@@ -200,8 +200,8 @@ def _pokerctl(secret: Path, *args: str, dealer: int = 0) -> subprocess.Completed
             sys.executable,
             "-m",
             "poker.tools.pokerctl",
-            "--secret-file",
-            str(secret),
+            "--token-keys",
+            str(issuers),
             "--address",
             f"{HOST}:{DEALER_PORT + dealer}",
             "--wallet",
@@ -216,27 +216,27 @@ def _pokerctl(secret: Path, *args: str, dealer: int = 0) -> subprocess.Completed
     )
 
 
-def _wait_leading(secret: Path, wallet: Child) -> None:
+def _wait_leading(issuers: Path, wallet: Child) -> None:
     """Until the first wallet answers as the leader (bounded)."""
     deadline = time.monotonic() + START_BUDGET_S
-    while _pokerctl(secret, "audit").returncode != 0:  # an operator call only a leader answers
+    while _pokerctl(issuers, "audit").returncode != 0:  # an operator call only a leader answers
         if wallet.process.poll() is not None or time.monotonic() > deadline:
             raise SystemExit(f"the first wallet did not lead; see {wallet.log.name}")
         time.sleep(0.5)
 
 
-def _seed(secret: Path) -> None:
+def _seed(issuers: Path) -> None:
     """Fund the demo accounts (idempotent keys: once per account, ever)."""
     for player, amount in DEMO_ACCOUNTS.items():
-        _pokerctl(secret, "deposit", player, str(amount), "--key", f"cluster-seed-{player}")
+        _pokerctl(issuers, "deposit", player, str(amount), "--key", f"cluster-seed-{player}")
 
 
-def _create_tables(secret: Path) -> dict[str, int]:
+def _create_tables(issuers: Path) -> dict[str, int]:
     """``{table id: dealer index}``: real-money tables created on each dealer."""
     tables = {}
     for dealer in range(2):
         for _ in range(TABLES_PER_DEALER):
-            created = _pokerctl(secret, "create", "--real-money", dealer=dealer)
+            created = _pokerctl(issuers, "create", "--real-money", dealer=dealer)
             if created.returncode == 0:
                 tables[created.stdout.strip()] = dealer
     return tables
@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     (HOME / "logs").mkdir(parents=True, exist_ok=True)
-    secret, (keys, wallet_keys), credentials = _token_secret(), _log_keys(), _credentials()
+    tokens, (keys, wallet_keys), credentials = _token_keys(), _log_keys(), _credentials()
     children: list[Child] = []
     try:
         nodes = _start_nodes(credentials)
@@ -354,17 +354,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         wallets = []
         for index in range(2):
             args_ = _service_args(
-                "poker.wallet", index, secret, wallet_keys, credentials[WALLET_USER]
+                "poker.wallet", index, tokens, wallet_keys, credentials[WALLET_USER]
             )
             wallets.append(_spawn(f"wallet-{index + 1}", args_))
             children.append(wallets[-1])
             wait_for_port((HOST, WALLET_PORT + index), wallets[-1].process, wallets[-1].name)
-            if index == 0:
-                _wait_leading(secret, wallets[0])  # the first leads, the second stands by
+            if index == 0:  # the first leads, the second stands by
+                _wait_leading(tokens["pokerctl"], wallets[0])
         wallet_addresses = ",".join(f"{HOST}:{WALLET_PORT + i}" for i in range(2))
         dealers = []
         for index in range(2):
-            args_ = _service_args("poker.dealer", index, secret, keys, credentials[DEALER_USER])
+            args_ = _service_args("poker.dealer", index, tokens, keys, credentials[DEALER_USER])
             # A stop plays running hands out for at most 10 s: within the 15 s _stop waits.
             flags = ["--wallet-address", wallet_addresses, "--drain-timeout", "10"]
             flags += ["--deck-key", str(_deck_key())]
@@ -373,8 +373,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for index, dealer in enumerate(dealers):
             wait_for_port((HOST, DEALER_PORT + index), dealer.process, dealer.name)
         _print_addresses(dealers, wallets)
-        _seed(secret)
-        tables = _create_tables(secret)
+        _seed(tokens["pokerctl"])
+        tables = _create_tables(tokens["pokerctl"])
         owners = asyncio.run(lease_owners(credentials[ADMIN_USER], list(tables)))
         _print_tables(tables, owners)
         print(f"accounts     {', '.join(DEMO_ACCOUNTS)} funded. Ctrl-C stops them all.", flush=True)

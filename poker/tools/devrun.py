@@ -4,8 +4,12 @@ dealer, until Ctrl-C.
 All run as child processes; Ctrl-C (or SIGTERM) stops the dealer gracefully first (it releases
 its leases and drains NATS), then the wallet, then nats-server. The dealer holds buy-ins through
 the wallet (``--wallet-address``), and demo accounts (``DEMO_ACCOUNTS``) are funded once, with
-fixed idempotency keys, so a restart does not fund them again. The token secret of the local
-setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
+fixed idempotency keys, so a restart does not fund them again. The token keys of the local
+setup are created once in ``var/token-keys/`` (0600; docs/security/tokens.md): ``pokerctl.json``,
+the private keys of the local player, cashier and operator issuers (pokerctl is all three here;
+it reads them from there), ``dealer.json``, the dealer's own key (it signs dealer tokens only),
+and ``public.json``, the public ring both services verify with: neither service can sign a
+cashier's or an operator's token. The log
 keyrings are created once (mode 0600): ``var/log-keys.json`` for the dealer (the dealer's and the
 wallet's keys sealing the table log and the snapshots) and ``var/wallet-keys.json`` for the
 wallet (the same plus the ledger key sealing the wallet's journal, which the dealer never
@@ -43,6 +47,7 @@ from pathlib import Path
 from poker.eventstore.sealing import split_keyring_files
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.servicekit.tokens import Role, TokenKey, TokenKeyring, public_ring, write_private
 from poker.tablelog.secrets import DeckKeys, write_deck_keys
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,13 +81,26 @@ def _nats_server_binary() -> str:
     return found
 
 
-def _secret_file() -> Path:
-    path = ROOT / "var" / "token-secret"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        path.write_text(secrets.token_hex(32) + "\n", encoding="ascii")
-        path.chmod(0o600)
-    return path
+#: The local issuers (pokerctl stands in for each) and the roles their keys sign.
+LOCAL_ISSUERS = {"login": Role.PLAYER, "payments": Role.CASHIER, "operator": Role.OPERATOR}
+
+
+def token_key_files(folder: Path, label: str) -> dict[str, Path]:
+    """The local token keyrings in ``folder``, made (0600) unless all exist: ``pokerctl``
+    (the issuers' private keys), ``dealer`` (the dealer's own key) and ``public`` (what the
+    services verify with)."""
+    files = {name: folder / f"{name}.json" for name in ("pokerctl", "dealer", "public")}
+    if all(path.exists() for path in files.values()):
+        return files
+    issuers = {
+        f"{label}-{name}-1": TokenKey.generate([role]) for name, role in LOCAL_ISSUERS.items()
+    }
+    dealer = {f"{label}-dealer-1": TokenKey.generate([Role.DEALER])}
+    rings = {"pokerctl": TokenKeyring(None, issuers), "dealer": TokenKeyring(None, dealer)}
+    rings["public"] = public_ring(rings.values())
+    for name, ring in rings.items():
+        write_private(files[name], ring.to_json() + "\n", replace=True)
+    return files
 
 
 def _log_keys_files() -> tuple[Path, Path]:
@@ -190,9 +208,9 @@ def wait_until_listening(
     raise SystemExit(f"make run: {name} did not listen on {address[0]}:{address[1]} in time")
 
 
-def _seed_accounts(secret: Path) -> list[str]:
+def _seed_accounts(token_keys: Path) -> list[str]:
     """Fund the demo accounts through pokerctl (idempotent keys: once per account, ever); the
-    players whose deposit failed (pokerctl printed why). This run's wallet and secret only: the
+    players whose deposit failed (pokerctl printed why). This run's wallet and keys only: the
     user's own pokerctl settings (``POKER_*`` variables, a config file) may point elsewhere."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("POKER_")}
     env["POKERCTL_CONFIG"] = os.devnull  # an empty config file: the flags below and defaults
@@ -203,8 +221,8 @@ def _seed_accounts(secret: Path) -> list[str]:
                 sys.executable,
                 "-m",
                 "poker.tools.pokerctl",
-                "--secret-file",
-                str(secret),
+                "--token-keys",
+                str(token_keys),
                 "--wallet",
                 f"{WALLET_ADDRESS[0]}:{WALLET_ADDRESS[1]}",
                 "deposit",
@@ -280,7 +298,7 @@ def main() -> None:
     """Run NATS, the wallet and the dealer until interrupted."""
     check_ports_free()
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
-    secret = _secret_file()
+    token_keys = token_key_files(ROOT / "var" / "token-keys", "local")
     log_keys, wallet_keys = _log_keys_files()
     deck_key = _deck_key_file()
     credentials = _nats_credentials()
@@ -308,8 +326,8 @@ def main() -> None:
                 sys.executable,
                 "-m",
                 "poker.wallet",
-                "--token-secret-file",
-                str(secret),
+                "--token-keys",
+                str(token_keys["public"]),
                 "--log-keys",
                 str(wallet_keys),
                 "--nats-credentials",
@@ -326,8 +344,10 @@ def main() -> None:
                 sys.executable,
                 "-m",
                 "poker.dealer",
-                "--token-secret-file",
-                str(secret),
+                "--token-keys",
+                str(token_keys["public"]),
+                "--token-signing-key",
+                str(token_keys["dealer"]),
                 "--nats-credentials",
                 str(credentials[DEALER_USER]),
                 "--wallet-address",
@@ -341,7 +361,7 @@ def main() -> None:
             start_new_session=True,
         )
         wait_until_listening(DEALER_ADDRESS, dealer, "the dealer")
-        failed = _seed_accounts(secret)
+        failed = _seed_accounts(token_keys["pokerctl"])
         print(
             "dealer       grpc 127.0.0.1:50051, metrics http://127.0.0.1:9464/metrics\n"
             f"{accounts_line(failed)}\n"

@@ -78,7 +78,7 @@ from poker.servicekit.nats_connect import (
     url_has_user,
 )
 from poker.servicekit.tls import aio_channel
-from poker.servicekit.tokens import Role, TokenKeys, issue_token
+from poker.servicekit.tokens import NoSigningKey, Role, TokenKeys, issue_token
 from poker.tablelog.feed import JetStreamFeed, is_table_id
 from poker.tablelog.seals import TableSeals
 from poker.tablelog.secrets import DeckKeyError, DeckKeys, load_deck_keys
@@ -268,7 +268,8 @@ _GAME_HELP = "The game: " + ", ".join(f"{key} ({game.name})" for key, game in GA
     envvar="POKER_TOKEN_KEYS",
     default="",
     show_default=False,
-    help="A token keyring file (JSON) whose current key signs; wins over the secret.",
+    help="A token keyring file (JSON) holding the private key of each role pokerctl signs "
+    "(operator; cashier for deposits); wins over the secret.",
 )
 @click.option(
     "--tls-ca",
@@ -822,7 +823,12 @@ async def _fund(ctl: Ctl, name: str, amount: int) -> None:
 @_json_option
 @_run
 async def token(ctl: Ctl, subject: str, role: str) -> None:
-    """Print a bearer token for other gRPC clients (grpcurl ...)."""
+    """Print a bearer token for other gRPC clients (grpcurl ...).
+
+    It is signed with the private key of the role's issuer in pokerctl's keyring (--token-keys;
+    the local `make run` setup: var/token-keys/pokerctl.json): a player token needs the login
+    service's key, a cashier token the payments service's, an operator token the operator's,
+    a dealer token a dealer's; a keyring without it is refused with the key it needs."""
     text = issue_token(ctl.keys(), subject=subject, role=Role(role))
     ctl.emit({"token": text, "subject": subject, "role": role}, lambda: print(text))
 
@@ -1557,6 +1563,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(error.exit_code)
     except CtlError as error:
         _fail(str(error))
+    except NoSigningKey as error:
+        _fail(f"{error}; give pokerctl a keyring holding it: --token-keys PATH (POKER_TOKEN_KEYS)")
     except grpc.aio.AioRpcError as error:
         _fail(ctlconfig.rpc_sentence(error))
     except KeyboardInterrupt:

@@ -20,6 +20,7 @@ from poker.servicekit.settings import (
     add_log_keys_flag,
     add_token_secret_flags,
     check_replicas,
+    check_token_keys,
     default_owner_id,
     log_keyring,
     server_tls,
@@ -161,6 +162,9 @@ def load_settings(
         log_keys=log_keyring(args),
         **given,
     )
+    if settings.token_keys is not None:
+        # The wallet issues no token: it verifies only, with the public ring.
+        check_token_keys(settings.token_keys, "wallet", _ENV_PREFIX, set())
     server_tls(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
     check_replicas(settings.replicas)
     if not 0 <= settings.journal_unsealed_before < 2**64:

@@ -263,3 +263,36 @@ def test_the_command_makes_a_key_pair_and_the_public_ring(tmp_path: Path) -> Non
     assert not public.signing_roles() and "private" not in public_file.read_text()
     token = issue_token(TokenKeyring.load(key_file), subject="pay", role=Role.CASHIER, now=NOW)
     assert verify_token(token, public, now=NOW).role is Role.CASHIER
+
+
+# --- the services' configuration ---------------------------------------------------------------
+
+
+def test_the_services_take_the_public_ring_and_the_dealer_only_its_own_key(tmp_path: Path) -> None:
+    from poker.dealer.config import load_settings as dealer_settings
+    from poker.wallet.config import load_settings as wallet_settings
+
+    files = {}
+    for name, ring in {
+        "public": PUBLIC,
+        "dealer": issuer("dealer-1"),
+        "payments": issuer("payments-1"),
+        "all": TokenKeyring(None, ISSUERS),
+    }.items():
+        files[name] = str(tmp_path / f"{name}.json")
+        Path(files[name]).write_text(ring.to_json())
+    wallet = wallet_settings(["--token-keys", files["public"]], environ={})
+    assert wallet.token_keyring.signing_roles() == frozenset()
+    with pytest.raises(SystemExit, match=r"holds the private key '\w+-1', which may sign"):
+        wallet_settings(["--token-keys", files["all"]], environ={})
+    dealer_flags = ["--token-keys", files["public"], "--wallet-address", "127.0.0.1:1"]
+    with pytest.raises(SystemExit, match="--token-signing-key"):
+        dealer_settings(dealer_flags, environ={})
+    dealer = dealer_settings([*dealer_flags, "--token-signing-key", files["dealer"]], environ={})
+    assert dealer.token_keyring.signing_roles() == {Role.DEALER}
+    token = issue_token(dealer.token_keyring, subject="dealer-a", role=Role.DEALER, now=NOW)
+    assert verify_token(token, wallet.token_keyring, now=NOW).role is Role.DEALER
+    with pytest.raises(SystemExit, match="must sign dealer tokens only, not cashier"):
+        dealer_settings([*dealer_flags, "--token-signing-key", files["payments"]], environ={})
+    with pytest.raises(SystemExit, match="holds the private key"):
+        dealer_settings(["--token-keys", files["all"]], environ={})
