@@ -120,7 +120,7 @@ async def open_room(server: NatsServer, **dealer_overrides: Any) -> AsyncIterato
     nc = await nats.connect(server.url)
     try:
         async with WalletHarness(wallet_settings(dealer_settings, hold_ttl_s=600)) as wallet:
-            port = GrpcWallet([wallet.address], dealer_settings.token_secret)
+            port = GrpcWallet([wallet.address], dealer_settings.token_keyring)
             try:
                 async with DealerHarness(dealer_settings, wallet=port) as dealer:
                     yield Room(wallet, dealer, nc.jetstream())
