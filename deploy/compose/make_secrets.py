@@ -16,7 +16,14 @@ writes, each mode 0600 (as root, also owned by the image's user, uid 10001):
   (``--log-keys`` of every dealer: a dealer and a wallet key);
 - ``wallet-keys.json``: the wallets' (``--log-keys`` of every wallet): the same plus the ledger
   key sealing the wallet's journal, which no dealer holds (docs/security/journal.md);
-- ``token-keys.json``: the bearer-token keyring (``--token-keys``, the same for both services);
+- ``token-keys.json``: the public bearer-token ring (``--token-keys`` of both services): the
+  Ed25519 public keys of every issuer, each naming the roles it may sign; it signs nothing;
+- ``dealer-token-key.json``: the dealers' own private token key (``--token-signing-key`` of
+  every dealer): it signs ``dealer`` tokens only, never mounted into a wallet;
+- ``payments-token-key.json``, ``login-token-key.json``, ``operator-token-key.json``: the
+  private keys of the payments service (cashier tokens), the login service (player tokens) and
+  the operators' ``pokerctl --token-keys`` (operator tokens), for those issuers' hosts only:
+  no service mounts them (docs/security/tokens.md);
 - ``deck-key.json``: the deck key ring that encrypts every hand's deck, seeds and private cards
   in the table log and the dealers' snapshots (``--deck-key``): the dealers' (and the
   operator's, for audits) only, never mounted into a wallet.
@@ -29,7 +36,6 @@ directory's files are kept unless ``--force``: rotating keys is a procedure
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import secrets
@@ -38,6 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from poker.eventstore.sealing import Writer, keyring_document, new_keyring
+from poker.servicekit.tokens import Role, TokenKey, TokenKeyring, public_ring
 from poker.tablelog.secrets import DeckKeys
 
 #: The uid and gid of the image's user (deploy/docker/Dockerfile).
@@ -82,10 +89,30 @@ def secret_files(route_hosts: Sequence[str] = COMPOSE_ROUTE_HOSTS) -> dict[str, 
     dealer_keys = wallet_keys.without(Writer.LEDGER)
     files["log-keys.json"] = json.dumps(keyring_document(dealer_keys), indent=2) + "\n"
     files["wallet-keys.json"] = json.dumps(keyring_document(wallet_keys), indent=2) + "\n"
-    kid = f"token-{secrets.token_hex(3)}"
-    token_key = base64.b64encode(secrets.token_bytes(32)).decode("ascii")
-    files["token-keys.json"] = json.dumps({"current": kid, "keys": {kid: token_key}}) + "\n"
+    files.update(token_key_files())
     files["deck-key.json"] = json.dumps(DeckKeys.generate().document(), indent=2) + "\n"
+    return files
+
+
+#: The token issuers (file name prefix) and the one role each one's key signs.
+TOKEN_ISSUERS = {
+    "dealer": Role.DEALER,
+    "payments": Role.CASHIER,
+    "login": Role.PLAYER,
+    "operator": Role.OPERATOR,
+}
+
+
+def token_key_files() -> dict[str, str]:
+    """Each issuer's private token key (``<issuer>-token-key.json``) and the public ring of
+    them all (``token-keys.json``), fresh."""
+    stamp = secrets.token_hex(3)
+    rings = {
+        issuer: TokenKeyring(None, {f"{issuer}-{stamp}": TokenKey.generate([role])})
+        for issuer, role in TOKEN_ISSUERS.items()
+    }
+    files = {f"{issuer}-token-key.json": ring.to_json() + "\n" for issuer, ring in rings.items()}
+    files["token-keys.json"] = public_ring(rings.values()).to_json() + "\n"
     return files
 
 
@@ -121,7 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
     hosts = options.route_hosts or COMPOSE_ROUTE_HOSTS
-    written = write(options.directory, secret_files(hosts), force=options.force)
+    files = secret_files(hosts)
+    if (options.directory / "token-keys.json").exists() and not options.force:
+        # The token keys are one set: new issuer keys beside an old ring would not verify.
+        files = {name: text for name, text in files.items() if "token-key" not in name}
+    written = write(options.directory, files, force=options.force)
     for path in written:
         print(f"wrote {path}")
     if written and os.geteuid() != 0:

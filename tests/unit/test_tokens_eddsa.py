@@ -296,3 +296,49 @@ def test_the_services_take_the_public_ring_and_the_dealer_only_its_own_key(tmp_p
         dealer_settings([*dealer_flags, "--token-signing-key", files["payments"]], environ={})
     with pytest.raises(SystemExit, match="holds the private key"):
         dealer_settings(["--token-keys", files["all"]], environ={})
+
+
+# --- the deployment's keys ---------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_make_secrets_gives_each_issuer_its_key_and_the_services_the_public_ring() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_secrets", ROOT / "deploy" / "compose" / "make_secrets.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    files = {name: TokenKeyring.from_json(text) for name, text in module.token_key_files().items()}
+    public = files.pop("token-keys.json")
+    assert public.signing_roles() == frozenset() and not public.legacy
+    signs = {name: ring.signing_roles() for name, ring in files.items()}
+    assert signs == {
+        "dealer-token-key.json": {Role.DEALER},
+        "payments-token-key.json": {Role.CASHIER},
+        "login-token-key.json": {Role.PLAYER},
+        "operator-token-key.json": {Role.OPERATOR},
+    }
+    for ring in files.values():
+        (role,) = ring.signing_roles()
+        assert verify_token(issue_token(ring, subject="s", role=role, now=NOW), public, now=NOW)
+
+
+def test_no_wallet_mounts_a_private_token_key_and_the_dealer_only_its_own() -> None:
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose" / "compose.yaml").read_text())
+    for name, service in compose["services"].items():
+        mounted = {secret["source"] for secret in service.get("secrets", [])}
+        private = {source for source in mounted if source.endswith("token-key")}
+        assert private == ({"dealer-token-key"} if name == "dealer" else set()), name
+    kustomization = yaml.safe_load((ROOT / "deploy" / "k8s" / "kustomization.yaml").read_text())
+    for generator in kustomization["secretGenerator"]:
+        private = {f for f in generator["files"] if f.endswith("-token-key.json")}
+        expected = (
+            {"secrets/dealer-token-key.json"} if generator["name"] == "poker-dealer" else set()
+        )
+        assert private == expected, generator["name"]
