@@ -342,3 +342,23 @@ def test_no_wallet_mounts_a_private_token_key_and_the_dealer_only_its_own() -> N
             {"secrets/dealer-token-key.json"} if generator["name"] == "poker-dealer" else set()
         )
         assert private == expected, generator["name"]
+
+
+def test_the_migration_ring_verifies_the_shared_secret_and_the_issuers_keys() -> None:
+    """Step 1 of the migration: the shared secret (current) beside the public keys."""
+    secret = secrets.token_bytes(32)
+    document = json.loads(PUBLIC.to_json())
+    document["current"] = "default"
+    document["keys"]["default"] = base64.b64encode(secret).decode()
+    ring = TokenKeyring.from_json(json.dumps(document))
+    assert ring.legacy
+    old = issue_token(TokenKeyring.single(secret), subject="pay", role=Role.CASHIER, now=NOW)
+    new = issue_token(issuer("payments-1"), subject="pay", role=Role.CASHIER, now=NOW)
+    for token in (old, new):
+        assert verify_token(token, ring, now=NOW).role is Role.CASHIER
+    dealer = ring.merged(issuer("dealer-1"))
+    assert dealer.signing_key(Role.DEALER)[0] == "default"  # until default is removed
+    after = TokenKeyring(None, {k: v for k, v in dealer.keys.items() if k != "default"})
+    assert after.signing_key(Role.DEALER)[0] == "dealer-1"
+    with pytest.raises(BadSignature, match="'default' is not one"):
+        verify_token(old, after, now=NOW)
