@@ -4,19 +4,23 @@ Nothing here knows gRPC: the interceptor that authenticates every call with thes
 call metadata and the current caller are :mod:`poker.servicekit.auth`'s, at the edge; tools and
 settings that only issue tokens or read key files import this module alone.
 
-A token is a JWT (RFC 7519) signed with HMAC-SHA256 (``HS256``, the only algorithm accepted).
-Its header names the signing key (``kid``); its claims are ``sub`` (the player or service id),
-``role`` (player, cashier, dealer or operator), ``iat`` (issued at) and ``exp`` (expiry), all
-required, times in unix seconds. Keys live in a :class:`TokenKeyring`: every key of the ring
-verifies, the ``current`` one signs, so a key is rotated with the old and the new valid side by
-side (see ``docs/security/tokens.md``). A bare secret (``--token-secret``) is the one-key ring
-``{"current": "default", "keys": {"default": <secret>}}``.
+A token is a JWT (RFC 7519) signed with Ed25519 (``EdDSA``) by its issuer's private key, or,
+in the legacy mode, with HMAC-SHA256 (``HS256``) under a shared secret. Its header names the
+signing key (``kid``); its claims are ``sub`` (the player or service id), ``role`` (player,
+cashier, dealer or operator), ``iat`` (issued at) and ``exp`` (expiry), all required, times in
+unix seconds. Keys live in a :class:`TokenKeyring` of :class:`TokenKey`: each names its
+algorithm (the key decides it, never the token's header) and the roles it may sign; every key
+verifies, and a host signs a role only with a key whose private part it holds. The services
+verify with the public ring; each issuer holds its own private key (see
+``docs/security/tokens.md``). A bare secret (``--token-secret``) is the legacy one-key ring
+``{"current": "default", "keys": {"default": <secret>}}``, which signs and verifies any role.
 
 Checked in order, each failure its own error (all UNAUTHENTICATED): present
 (:class:`MissingToken`), at most :data:`MAX_TOKEN_CHARS` of JWT characters, three parts, a header
-with ``alg: HS256`` and a known ``kid`` (:class:`MalformedToken`, or :class:`BadSignature` for
-another algorithm, ``none`` included, or a key id the ring does not hold), the signature
-(:class:`BadSignature`), the claims (:class:`MalformedToken`), then the times
+with ``alg`` EdDSA or HS256 and a known ``kid`` (:class:`MalformedToken`, or
+:class:`BadSignature` for another algorithm, ``none`` included, a key id the ring does not hold,
+or an algorithm that is not that key's), the signature (:class:`BadSignature`), the claims
+(:class:`MalformedToken`), a role the key may sign (:class:`BadSignature`), then the times
 (:class:`TokenExpired`). ``exp`` is strict; ``iat`` may lie up to :data:`CLOCK_SKEW_S` in the
 future (an issuer whose clock runs slightly ahead).
 

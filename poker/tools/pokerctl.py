@@ -20,9 +20,11 @@ Every command takes ``--json`` (one JSON object, or one per line for ``watch`` a
 Where things are (flag, else environment variable, else the config file, else the default; see
 :mod:`poker.tools.ctlconfig`): the dealer ``--dealer``/``POKER_DEALER``, the wallet
 ``--wallet``/``POKER_WALLET``, the token keys (``--token-keys``/``POKER_TOKEN_KEYS``, a keyring
-file; else ``POKER_TOKEN_SECRET`` in hex; else ``--secret-file``/``POKER_SECRET_FILE``; else
-``var/token-secret`` of ``--home``/``POKER_HOME``, of the nearest folder up from here that has
-one, or of the checkout pokerctl runs from - what ``make run`` writes), and TLS
+file holding the private keys of the roles it signs; else ``POKER_TOKEN_SECRET`` in hex; else
+``--secret-file``/``POKER_SECRET_FILE``; else ``var/token-keys/pokerctl.json`` - the local
+issuers' keys ``make run`` writes - or the legacy ``var/token-secret``, of ``--home``/
+``POKER_HOME``, of the nearest folder up from here that has one, or of the checkout pokerctl
+runs from), and TLS
 (``--tls-ca/--tls-cert/--tls-key``, ``POKER_TLS_*``; none: plaintext, the loopback ``make run``).
 Deposits and withdrawals (the bots' funding included) go with a cashier token, as the payments
 service's would; ``pokerctl token SUBJECT --role cashier`` prints one.
@@ -253,7 +255,7 @@ _GAME_HELP = "The game: " + ", ".join(f"{key} ({game.name})" for key, game in GA
     envvar="POKER_HOME",
     default="",
     show_default=False,
-    help="The checkout whose var/token-secret `make run` wrote (env POKER_HOME; default: the "
+    help="The checkout whose var/token-keys/ `make run` wrote (env POKER_HOME; default: the "
     "nearest folder up from here with one, else pokerctl's own checkout).",
 )
 @click.option(
@@ -261,7 +263,8 @@ _GAME_HELP = "The game: " + ", ".join(f"{key} ({game.name})" for key, game in GA
     envvar="POKER_SECRET_FILE",
     default="",
     show_default=False,
-    help="The local token secret (env POKER_SECRET_FILE; default: <home>/var/token-secret).",
+    help="A legacy shared token secret (env POKER_SECRET_FILE; default: "
+    "<home>/var/token-secret when <home> has no var/token-keys/pokerctl.json).",
 )
 @click.option(
     "--token-keys",

@@ -362,3 +362,40 @@ def test_the_migration_ring_verifies_the_shared_secret_and_the_issuers_keys() ->
     assert after.signing_key(Role.DEALER)[0] == "dealer-1"
     with pytest.raises(BadSignature, match="'default' is not one"):
         verify_token(old, after, now=NOW)
+
+
+def test_make_runs_keys_serve_the_services_and_pokerctl_which_names_a_missing_key(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from poker.dealer.config import load_settings as dealer_settings
+    from poker.tools.devrun import token_key_files
+    from poker.wallet.config import load_settings as wallet_settings
+
+    files = token_key_files(tmp_path / "var" / "token-keys", "local")
+    assert token_key_files(tmp_path / "var" / "token-keys", "local") == files  # made once
+    assert all(path.stat().st_mode & 0o777 == 0o600 for path in files.values())
+    public = ["--token-keys", str(files["public"])]
+    wallet = wallet_settings(public, environ={})
+    dealer = dealer_settings(
+        [*public, "--token-signing-key", str(files["dealer"]), "--wallet-address", "x:1"],
+        environ={},
+    )
+    assert dealer.token_keyring.signing_roles() == {Role.DEALER}
+
+    def pokerctl(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "POKER_HOME": str(tmp_path), "POKERCTL_CONFIG": os.devnull}
+        env = {k: v for k, v in env.items() if k not in ("POKER_TOKEN_SECRET", "POKER_TOKEN_KEYS")}
+        command = [sys.executable, "-m", "poker.tools.pokerctl", *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+
+    done = pokerctl("token", "payments", "--role", "cashier")
+    assert done.returncode == 0, done.stderr
+    assert verify_token(done.stdout.strip(), wallet.token_keyring).role is Role.CASHIER
+    refused = pokerctl("token", "dealer-x", "--role", "dealer")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "no private key that may sign a dealer token: it needs the dealer's" in refused.stderr
+    assert "--token-keys" in refused.stderr
