@@ -326,7 +326,7 @@ async def test_a_tampered_dealer_snapshot_is_ignored_and_the_table_replayed(
     settings = room.dealer.settings
     marker = tmp_path / "code-ran"
     raw = JetStreamSnapshotStore(
-        room.wallet_attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
+        room.attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
     )
     assert await raw.bind_bucket()
     assert await raw.save(table_id, 10**9, pickle.dumps(_Marker(marker)))
