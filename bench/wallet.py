@@ -133,11 +133,13 @@ _LISTENING: Final = re.compile(r"wallet listening grpc=(\S+)")
 class WalletProcess(ServiceProcess):
     """``python -m poker.wallet`` as a child process on loopback port 0 (as in tests/faults)."""
 
-    def __init__(self, nats_url: str, secret: bytes, log: Path) -> None:
-        # The default room (the names here), as the operator provisions it before the wallet.
-        provision_as_admin([nats_url], Room())
+    def __init__(self, nats_url: str, secret: bytes, log: Path, wallet_url: str) -> None:
+        # The default room (the names here), as the operator provisions it before the wallet:
+        # each account's admin its own side. The wallet connects as the WALLET account's admin
+        # (``wallet_url``): the dealer's side through the account's imports, as in production.
+        provision_as_admin([nats_url], Room(), wallet_servers=[wallet_url])
         flags = {
-            "nats-url": nats_url,
+            "nats-url": wallet_url,
             "grpc-host": "127.0.0.1",
             "grpc-port": "0",
             "metrics-port": "0",
@@ -639,7 +641,7 @@ async def _run_all() -> list[Result]:
         server.start()
         try:
             log = Path(os.environ.get("BENCH_WALLET_LOG", Path(work) / "wallet.log"))
-            with running(WalletProcess(server.url, secret, log)) as wallet:
+            with running(WalletProcess(server.url, secret, log, server.wallet_url)) as wallet:
                 results += await _measure(server.url, secret, wallet, histories)
         finally:
             server.stop()

@@ -4,14 +4,15 @@
 
 writes, each mode 0600 (as root, also owned by the image's user, uid 10001):
 
-- ``nats-passwords.conf``: ``DEALER_PASSWORD``, ``WALLET_PASSWORD`` and ``ADMIN_PASSWORD``, the
+- ``nats-passwords.conf``: ``DEALER_PASSWORD``, ``WALLET_PASSWORD``, ``ADMIN_PASSWORD`` and
+  ``WALLET_ADMIN_PASSWORD``, the
   variables the NATS nodes' config includes (plaintext here; for a real deployment put bcrypt
   hashes there, see docs/security/nats.md);
 - ``nats-cluster.conf``: the nodes' ``cluster`` block, with the routes' own user and password
   (NATS does not expand variables inside the route URLs, so the block is generated whole), for
   the route hosts given (``--route-host``, default the compose file's nats-1, nats-2, nats-3);
-- ``dealer-nats.json``, ``wallet-nats.json``, ``admin-nats.json``: each user's credentials file
-  (``--nats-credentials``);
+- ``dealer-nats.json``, ``wallet-nats.json``, ``admin-nats.json``, ``wallet-admin-nats.json``:
+  each user's credentials file (``--nats-credentials``; the two admins' for the provisioning);
 - ``log-keys.json``: the dealers' writer keys sealing the table log and the snapshots
   (``--log-keys`` of every dealer: a dealer and a wallet key);
 - ``wallet-keys.json``: the wallets' (``--log-keys`` of every wallet): the same plus the ledger
@@ -50,7 +51,8 @@ from poker.tablelog.secrets import DeckKeys
 #: The uid and gid of the image's user (deploy/docker/Dockerfile).
 IMAGE_UID = 10001
 
-USERS = ("dealer", "wallet", "admin")
+#: The NATS users: the services' and each account's admin (TABLES: admin, WALLET: wallet-admin).
+USERS = ("dealer", "wallet", "admin", "wallet-admin")
 
 
 def _password() -> str:
@@ -79,7 +81,8 @@ def secret_files(route_hosts: Sequence[str] = COMPOSE_ROUTE_HOSTS) -> dict[str, 
     passwords = {user: _password() for user in USERS}
     files = {
         "nats-passwords.conf": "".join(
-            f'{user.upper()}_PASSWORD: "{password}"\n' for user, password in passwords.items()
+            f'{user.upper().replace("-", "_")}_PASSWORD: "{password}"\n'
+            for user, password in passwords.items()
         ),
         "nats-cluster.conf": cluster_block(route_hosts, _password()),
     }

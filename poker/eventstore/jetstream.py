@@ -13,6 +13,8 @@ bytes are a retry that landed, other bytes raise :class:`~poker.eventstore.api.D
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 import nats.errors
 import nats.js.errors
+from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
@@ -63,11 +66,22 @@ class StreamSettings:
 class JetStreamEventStore:
     """:class:`poker.eventstore.api.EventStore` over a JetStream stream that never deletes
     history. The stream must exist (provisioned by the operator): nothing here creates or
-    reconfigures it."""
+    reconfigures it.
 
-    def __init__(self, js: JetStreamContext, settings: StreamSettings | None = None) -> None:
+    Logs are read through ordered consumers, or, given ``direct``, by batch direct get (a
+    stream of another NATS account, reached through imported JetStream API services: an
+    ordered consumer's deliveries cannot cross into the reader's account)."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        settings: StreamSettings | None = None,
+        *,
+        direct: BatchDirectGet | None = None,
+    ) -> None:
         self._js = js
         self.settings = settings or StreamSettings()
+        self._direct = direct
 
     def subject(self, key: str) -> str:
         """The subject of ``key``'s log; keys are single subject tokens."""
@@ -192,7 +206,7 @@ class JetStreamEventStore:
 
     async def read_batches(self, key: str, after: int = 0) -> AsyncIterator[list[Record]]:
         """See :meth:`poker.eventstore.api.EventStore.read_batches`; an ordered consumer from
-        ``after + 1``.
+        ``after + 1`` (or batch direct gets, see the class).
 
         A consumer that stops delivering (on a cluster, a read's consumer may be placed on a node
         that just died, before the others noticed) or cannot be created is replaced by a new one
@@ -204,7 +218,18 @@ class JetStreamEventStore:
         position = after
         deadline = time.monotonic() + self.settings.retry_budget_s
         while position < end:
-            reader = self._read_consumer(key, position, end)
+            reader = (
+                self._read_consumer(key, position, end)
+                if self._direct is None
+                else self._direct.read(
+                    self.settings.stream,
+                    self.subject(key),
+                    key,
+                    after=position,
+                    end=end,
+                    timeout_s=self.settings.request_timeout_s,
+                )
+            )
             try:
                 while True:
                     try:
@@ -281,6 +306,99 @@ class JetStreamEventStore:
                 yield batch
         finally:
             await subscription.unsubscribe()
+
+
+class BatchDirectGet:
+    """Reads a log by batch direct get: ``DIRECT.GET.<stream>`` with ``{"seq": n,
+    "next_by_subj": subject, "batch": N}``; the server answers with up to N messages of that
+    subject from ``n`` on, one by one, then a status message (``204`` end of batch, ``404``
+    nothing there) ends the batch. One request, one reply subject per batch; no consumer is
+    made, so it works through a JetStream API imported from another account (``api_prefix``,
+    e.g. ``$JS.TABLES.API``), where an ordered consumer's deliveries could not reach the
+    reader. On a replicated stream any replica may answer, a lagging one with fewer records:
+    the store's read asks again from the last record it got until the log's end."""
+
+    def __init__(self, client: Client, api_prefix: str = "$JS.API", batch: int = 256) -> None:
+        self._client = client
+        self.api_prefix = api_prefix
+        self.batch = batch
+        self._requests = itertools.count(1)
+
+    async def read(
+        self, stream: str, subject: str, key: str, *, after: int, end: int, timeout_s: float
+    ) -> AsyncGenerator[list[Record], None]:
+        """The records ``after + 1`` .. ``end`` of ``subject``, a list per answered batch.
+        Nothing arriving for ``timeout_s`` raises ``nats.errors.TimeoutError``; the records
+        end early (returns) when the answering replica has no more."""
+        arrived: deque[Msg] = deque()
+        wake = asyncio.Event()
+        inbox = self._client.new_inbox()
+
+        async def deliver(message: Msg) -> None:
+            arrived.append(message)
+            wake.set()
+
+        subscription = await self._client.subscribe(
+            f"{inbox}.*", cb=deliver, pending_msgs_limit=-1, pending_bytes_limit=-1
+        )
+        prefix = f"{key}:"
+        position = after
+        try:
+            while position < end:
+                reply = f"{inbox}.{next(self._requests)}"
+                request = {"seq": position + 1, "next_by_subj": subject, "batch": self.batch}
+                await self._client.publish(
+                    f"{self.api_prefix}.DIRECT.GET.{stream}",
+                    json.dumps(request).encode(),
+                    reply=reply,
+                )
+                batch, done = await self._one_batch(
+                    arrived, wake, reply=reply, prefix=prefix, key=key, timeout_s=timeout_s
+                )
+                batch = [record for record in batch if position < record.position <= end]
+                if batch:
+                    position = batch[-1].position
+                    yield batch
+                if done or not batch:
+                    return
+        finally:
+            await subscription.unsubscribe()
+
+    async def _one_batch(
+        self,
+        arrived: deque[Msg],
+        wake: asyncio.Event,
+        *,
+        reply: str,
+        prefix: str,
+        key: str,
+        timeout_s: float,
+    ) -> tuple[list[Record], bool]:
+        """The records of one batch, and whether the subject has none after them (``404``, or
+        an end of batch with nothing pending)."""
+        batch: list[Record] = []
+        while True:
+            if not arrived:
+                wake.clear()
+                try:
+                    await asyncio.wait_for(wake.wait(), timeout_s)
+                except TimeoutError:
+                    raise nats.errors.TimeoutError from None
+            while arrived:
+                message = arrived.popleft()
+                if message.subject != reply:
+                    continue  # a late answer to an earlier request of this read
+                headers = message.headers or {}
+                status = headers.get(api.Header.STATUS)
+                if status is not None:
+                    if status not in ("204", "404"):
+                        raise nats.errors.TimeoutError  # a refusal: retried like a lost answer
+                    pending = headers.get("Nats-Num-Pending", "0")
+                    return batch, status == "404" or pending == "0"
+                position = int(headers.get("Nats-Sequence", "0"))
+                msg_id = headers.get("Nats-Msg-Id", "").removeprefix(prefix)
+                own = writer_headers(headers)
+                batch.append(Record(key, position, msg_id, message.data, own))
 
 
 def writer_headers(headers: Mapping[str, str]) -> dict[str, str]:

@@ -220,22 +220,39 @@ _UNANSWERED: Final = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """A stream looked up through another JetStream context than the monitor's: one of another
+    NATS account, through the API its account imports under a prefix (the wallet's view of the
+    table stream)."""
+
+    name: str
+    js: JetStreamContext
+
+
 class JetStreamMonitor:
-    """Polls the watched streams and consumers every ``interval_s`` (0 or less: never)."""
+    """Polls the watched streams and consumers every ``interval_s`` (0 or less: never); a
+    stream named by its name is looked up through ``js``, a :class:`Watched` one through its
+    own context."""
 
     def __init__(
         self,
         js: JetStreamContext,
         metrics: JetStreamMetrics,
         *,
-        streams: Sequence[str],
-        consumers: Sequence[tuple[str, str]] = (),
+        streams: Sequence[str | Watched],
+        consumers: Sequence[tuple[str | Watched, str]] = (),
         interval_s: float = DEFAULT_JETSTREAM_POLL_S,
     ) -> None:
         self._js = js
         self._metrics = metrics
-        self.streams = tuple(streams)
-        self.consumers = tuple(consumers)
+        self._contexts = {
+            each.name: each.js
+            for each in (*streams, *(stream for stream, _ in consumers))
+            if isinstance(each, Watched)
+        }
+        self.streams = tuple(_name(stream) for stream in streams)
+        self.consumers = tuple((_name(stream), consumer) for stream, consumer in consumers)
         self.interval_s = interval_s
         self._task = BackgroundTask(self._run, name="jetstream-monitor")
 
@@ -265,17 +282,17 @@ class JetStreamMonitor:
 
     async def _poll_stream(self, stream: str) -> None:
         try:
-            info = await asyncio.wait_for(self._js.stream_info(stream), _REQUEST_TIMEOUT_S)
+            js = self._contexts.get(stream, self._js)
+            info = await asyncio.wait_for(js.stream_info(stream), _REQUEST_TIMEOUT_S)
         except NotFoundError:
             self._metrics.observe_stream_missing(stream)
         else:
             self._metrics.observe_stream(info)
 
     async def _poll_consumer(self, stream: str, consumer: str) -> None:
+        js = self._contexts.get(stream, self._js)
         try:
-            info = await asyncio.wait_for(
-                self._js.consumer_info(stream, consumer), _REQUEST_TIMEOUT_S
-            )
+            info = await asyncio.wait_for(js.consumer_info(stream, consumer), _REQUEST_TIMEOUT_S)
         except NotFoundError:
             self._metrics.observe_consumer_missing(stream, consumer)
         else:
@@ -290,3 +307,7 @@ class JetStreamMonitor:
                 self._metrics.poll_failures.inc()
                 _log.warning("jetstream_poll_error", error=repr(error))
             await asyncio.sleep(self.interval_s)
+
+
+def _name(stream: str | Watched) -> str:
+    return stream.name if isinstance(stream, Watched) else stream

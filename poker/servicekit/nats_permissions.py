@@ -1,6 +1,16 @@
-"""The NATS subject permissions of the services' users, as data: one source for the deployed
-config (``deploy/nats/permissions.conf`` is this module's output), ``make run`` and the tests'
-authorizing nats-server.
+"""The NATS accounts, users and subject permissions of the services, as data: one source for
+the deployed config (``deploy/nats/permissions.conf`` is this module's output), ``make run`` and
+the tests' authorizing nats-server.
+
+Two accounts (issue #24): ``TABLES`` (the dealer's user and the operator's ``admin``: the table
+stream and the dealer's buckets) and ``WALLET`` (the wallet's user and ``wallet-admin``: the
+journal and its buckets). A stream captures messages of its own account only and the JetStream
+API answers inside the requester's account, so no request of one service can make the server
+write into the other's streams, whatever reply subject it names. What the wallet needs of the
+dealer's side crosses as *service* exports of ``TABLES``, imported by ``WALLET`` (JetStream API
+calls under the prefix :data:`TABLES_API_PREFIX`): the server answers an imported service on a
+reserved ``_R_`` reply of its own, so the wallet cannot choose where ``TABLES`` answers, and
+``TABLES`` imports nothing of ``WALLET``.
 
 Every grant names its subject and why it is there. A user may publish only to the subjects
 listed and subscribe only to its own inbox prefix (``_INBOX.<user>.>``): nothing is read by a
@@ -17,22 +27,46 @@ durable consumer: the operator provisions them (poker.servicekit.provisioning, a
 True
 >>> inbox_prefix("wallet")
 '_INBOX.wallet'
+>>> [s.local for s in shared_services(TableNames(), WalletNames())][:2]
+['$JS.TABLES.API.STREAM.INFO.POKER_TABLES', '$JS.TABLES.API.DIRECT.GET.POKER_TABLES']
 
-``python -m poker.servicekit.nats_permissions`` prints the config of the default names, with
-``--markdown`` the table of docs/security/nats.md.
+``python -m poker.servicekit.nats_permissions`` prints the include file of the default names
+(deploy/nats/permissions.conf), with ``--accounts`` the accounts block of deploy/nats/nats.conf,
+with ``--markdown`` the table of docs/security/nats.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 DEALER_USER: Final = "dealer"
 WALLET_USER: Final = "wallet"
+#: The operator's user of the TABLES account (provisioning, the table log's tools).
 ADMIN_USER: Final = "admin"
+#: The operator's user of the WALLET account (provisioning of the journal and its buckets).
+WALLET_ADMIN_USER: Final = "wallet-admin"
+#: Every user, in the order the credentials files are made.
+NATS_USERS: Final = (DEALER_USER, WALLET_USER, ADMIN_USER, WALLET_ADMIN_USER)
+
+TABLES_ACCOUNT: Final = "TABLES"
+WALLET_ACCOUNT: Final = "WALLET"
+#: ``{account: its users}``: each user belongs to exactly one account.
+ACCOUNT_USERS: Final = {
+    TABLES_ACCOUNT: (DEALER_USER, ADMIN_USER),
+    WALLET_ACCOUNT: (WALLET_USER, WALLET_ADMIN_USER),
+}
+#: The JetStream API prefix under which the wallet's account imports the calls it may make on
+#: the dealer's side (``nc.jetstream(prefix=TABLES_API_PREFIX)``).
+TABLES_API_PREFIX: Final = "$JS.TABLES.API"
 
 _API: Final = "$JS.API"
+
+
+def password_variable(user: str) -> str:
+    """The config variable holding ``user``'s password (``passwords.conf`` defines it)."""
+    return f"{user.upper().replace('-', '_')}_PASSWORD"
 
 
 def inbox_prefix(user: str) -> str:
@@ -146,14 +180,6 @@ def _bucket_reads(bucket: str, whose: str) -> list[Grant]:
     ]
 
 
-def _read_bucket(bucket: str, whose: str) -> list[Grant]:
-    """A KV bucket read, never written or reconfigured."""
-    return [
-        Grant(f"{_API}.STREAM.INFO.KV_{bucket}", f"bind to {whose} bucket {bucket} (read only)"),
-        *_bucket_reads(bucket, whose),
-    ]
-
-
 def dealer_grants(tables: TableNames) -> Grants:
     """The dealer: writes the table stream and its two buckets; nothing of the wallet's."""
     publish = [
@@ -164,32 +190,86 @@ def dealer_grants(tables: TableNames) -> Grants:
     return Grants(tuple(publish), _inbox(DEALER_USER))
 
 
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """One service the TABLES account exports to the WALLET account, which imports it as
+    ``local`` (the wallet's user may publish there, nothing else of the dealer's side).
+    ``stream_response``: the answer is several messages (a batch direct get, a fetch)."""
+
+    subject: str
+    local: str
+    why: str
+    stream_response: bool = False
+
+
+def _api(call: str) -> tuple[str, str]:
+    """A JetStream API call's subject in TABLES and its name under the wallet's prefix."""
+    return f"{_API}.{call}", f"{TABLES_API_PREFIX}.{call}"
+
+
+def shared_services(tables: TableNames, wallet: WalletNames) -> list[Shared]:
+    """What the wallet may reach of the dealer's side, each with its reason: the table stream
+    (looked up, read by batch direct get and the last message of a table), its provisioned
+    durable consumer (looked up, fetched from, acked), the dealer's lease bucket (read), and
+    the table subjects for the close of an abandoned table. No consumer creation: a push or
+    ordered consumer would deliver into the wallet's account only through a stream export of
+    its inbox, which would let TABLES write there."""
+    stream, durable = tables.stream, f"{tables.stream}.{wallet.consumer}"
+    leases = f"KV_{tables.lease_bucket}"
+    return [
+        Shared(*_api(f"STREAM.INFO.{stream}"), f"check {stream} at start; its gauges"),
+        Shared(
+            *_api(f"DIRECT.GET.{stream}"),
+            f"records of {stream} by position, one or a batch (every read of a table's log: "
+            "the reaper's rebuild, the audit's chain check)",
+            stream_response=True,
+        ),
+        Shared(*_api(f"STREAM.MSG.GET.{stream}"), f"the last message of a subject of {stream}"),
+        Shared(
+            *_api(f"CONSUMER.INFO.{durable}"),
+            f"check and bind to its provisioned durable consumer {wallet.consumer}; its lag "
+            "(never creates or changes it)",
+        ),
+        Shared(
+            *_api(f"CONSUMER.MSG.NEXT.{durable}"),
+            f"fetch from {wallet.consumer}",
+            stream_response=True,
+        ),
+        Shared(
+            f"$JS.ACK.{durable}.>",
+            f"$JS.ACK.{durable}.>",
+            f"ack and nak {wallet.consumer}'s messages (the ack subjects of its deliveries)",
+        ),
+        Shared(
+            f"{tables.subject_prefix}.*",
+            f"{tables.subject_prefix}.*",
+            "append the close of an abandoned table, answered with the append's ack (the batch "
+            "seal and the abandoned-table rule limit what it may write)",
+        ),
+        # Not the dealer's snapshots: encrypted to the deck key it never holds (the reaper
+        # replays a table from its log).
+        Shared(
+            *_api(f"STREAM.INFO.{leases}"), f"bind to the dealer's bucket {tables.lease_bucket}"
+        ),
+        Shared(
+            *_api(f"STREAM.MSG.GET.{leases}"),
+            f"read keys of the dealer's bucket {tables.lease_bucket} (read only)",
+        ),
+        Shared(
+            *_api(f"DIRECT.GET.{leases}.>"),
+            f"read keys of the dealer's bucket {tables.lease_bucket} (direct)",
+        ),
+    ]
+
+
 def wallet_grants(tables: TableNames, wallet: WalletNames) -> Grants:
-    """The wallet: writes its stream and buckets; reads the table stream through its
-    provisioned durable consumer and ordered consumers, reads the dealer's lease bucket, and appends
-    to the table subjects only for the close of an abandoned table."""
-    durable = f"{tables.stream}.{wallet.consumer}"
+    """The wallet: writes its stream and buckets (in its own account); reaches the dealer's side
+    only through the services its account imports (:func:`shared_services`)."""
     publish = [
         *_own_stream(wallet.stream, wallet.subject_prefix, "ledger batches"),
         *_own_bucket(wallet.snapshot_bucket),
         *_own_bucket(wallet.lease_bucket),
-        Grant(f"{_API}.STREAM.INFO.{tables.stream}", f"check {tables.stream} at start"),
-        *_stream_reads(tables.stream),
-        Grant(
-            f"{_API}.CONSUMER.INFO.{durable}",
-            f"check and bind to its provisioned durable consumer {wallet.consumer}; its lag "
-            "(never creates or changes it)",
-        ),
-        Grant(f"{_API}.CONSUMER.MSG.NEXT.{durable}", f"fetch from {wallet.consumer}"),
-        Grant(f"$JS.ACK.{durable}.>", f"ack and nak {wallet.consumer}'s messages"),
-        Grant(
-            f"{tables.subject_prefix}.*",
-            "append the close of an abandoned table (the batch seal and the abandoned-table rule "
-            "limit what it may write)",
-        ),
-        # Not the dealer's snapshots: encrypted to the deck key it never holds (the reaper
-        # replays a table from its log).
-        *_read_bucket(tables.lease_bucket, "the dealer's"),
+        *(Grant(shared.local, shared.why) for shared in shared_services(tables, wallet)),
     ]
     return Grants(tuple(publish), _inbox(WALLET_USER))
 
@@ -250,38 +330,117 @@ def render_grants(name: str, grants: Grants, *, comments: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def shared_over(namespaces: Sequence[Namespace]) -> list[Shared]:
+    """The services TABLES exports to WALLET over ``namespaces`` (those with a wallet), once
+    each."""
+    found: dict[str, Shared] = {}
+    for each in namespaces:
+        if each.wallet is not None:
+            shared = shared_services(each.tables, each.wallet)
+            found.update((service.subject, service) for service in shared)
+    return list(found.values())
+
+
 HEADER: Final = """\
-# The subject permissions of the services' NATS users; included by nats.conf (the same file on
-# every node of a cluster). Generated by `python -m poker.servicekit.nats_permissions` from
-# poker/servicekit/nats_permissions.py (tests/unit/test_nats_permissions.py checks it is current):
-# change the Python, then regenerate, never edit by hand.
+# The subject permissions of the services' NATS users, and what the TABLES account exports to the
+# WALLET account (TABLES_EXPORTS, WALLET_IMPORTS); included by nats.conf, whose accounts block
+# reads these variables (the same file on every node of a cluster). Generated by
+# `python -m poker.servicekit.nats_permissions` from poker/servicekit/nats_permissions.py
+# (tests/unit/test_nats_permissions.py checks it is current): change the Python, then
+# regenerate, never edit by hand.
 #
-# Each user may publish only to the subjects listed and subscribe only to its own inbox
-# (_INBOX.<user>.>): streams are read through JetStream consumers delivering to that inbox.
-# No user here may create, update, delete or purge a stream, delete messages, or create,
-# change or delete a durable consumer: the operator provisions them as admin
+# Two accounts: a stream captures only its own account's messages, and the JetStream API answers
+# inside the requester's account, so no request of one service can make the server write into
+# the other's streams, whatever reply subject it names (docs/security/nats.md). The wallet reaches
+# the dealer's side only through the services TABLES exports and WALLET imports here; replies
+# to them go to reserved _R_ subjects the server picks. Within each account, each service user
+# may publish only to the subjects listed and subscribe only to its own inbox (_INBOX.<user>.>).
+# No service user may create, update, delete or purge a stream, delete messages, or create,
+# change or delete a durable consumer: the operator provisions them as admin and wallet-admin
 # (python -m poker.servicekit.provision).
 """
 
 
+def _export_line(shared: Shared) -> str:
+    response = ", response_type: stream" if shared.stream_response else ""
+    only = f"accounts: [{_quoted(WALLET_ACCOUNT)}]"
+    return f"{{service: {_quoted(shared.subject)}{response}, {only}}}"
+
+
+def _import_line(shared: Shared) -> str:
+    source = f"{{account: {_quoted(TABLES_ACCOUNT)}, subject: {_quoted(shared.subject)}}}"
+    to = f", to: {_quoted(shared.local)}" if shared.local != shared.subject else ""
+    return f"{{service: {source}{to}}}"
+
+
+def _user_line(user: str, passwords: Mapping[str, str] | None) -> str:
+    permissions = {DEALER_USER: "$DEALER_PERMISSIONS", WALLET_USER: "$WALLET_PERMISSIONS"}
+    grant = f", permissions: {permissions[user]}" if user in permissions else ""
+    password = f"${password_variable(user)}" if passwords is None else _quoted(passwords[user])
+    return f"{{user: {_quoted(user)}, password: {password}{grant}}}"
+
+
+_USER_WHY: Final = {
+    DEALER_USER: "every dealer process: the table stream and its two buckets",
+    ADMIN_USER: "the operator's tooling on the dealer's side: every permission in TABLES",
+    WALLET_USER: "the wallet leader and its standby: the journal and its buckets",
+    WALLET_ADMIN_USER: "the operator's tooling on the wallet's side: every permission in WALLET",
+}
+
+
+def _render_shared(name: str, shared: Sequence[Shared], render: Any, comments: bool) -> str:
+    lines = [f"{name} = ["]
+    for each in shared:
+        if comments:
+            lines.append(f"  # {each.why}")
+        lines.append(f"  {render(each)}")
+    lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
 def render_permissions_conf(namespaces: Sequence[Namespace] = (Namespace(),)) -> str:
-    """The permissions include file: one variable per service user."""
+    """The include file: one permissions variable per service user, ``TABLES_EXPORTS`` (what
+    the TABLES account exports to WALLET) and ``WALLET_IMPORTS`` (what WALLET imports of it),
+    read by the accounts block (:func:`render_users`)."""
+    comments = len(namespaces) == 1
+    shared = shared_over(namespaces)
     parts = [HEADER]
     for name, grants in permission_variables(namespaces).items():
-        parts.append(render_grants(name, grants, comments=len(namespaces) == 1))
+        parts.append(render_grants(name, grants, comments=comments))
+    parts.append(_render_shared("TABLES_EXPORTS", shared, _export_line, comments))
+    parts.append(_render_shared("WALLET_IMPORTS", shared, _import_line, comments))
     return "\n".join(parts)
 
 
-def render_users(passwords: dict[str, str]) -> str:
-    """The ``authorization`` block: the dealer and wallet with their permission variables and
-    the admin with every permission (operator tooling). No anonymous user: clients without one
-    of these users are refused."""
-    permissions = {DEALER_USER: "$DEALER_PERMISSIONS", WALLET_USER: "$WALLET_PERMISSIONS"}
-    lines = ["authorization {", "  users = ["]
-    for user, password in passwords.items():
-        grant = f", permissions: {permissions[user]}" if user in permissions else ""
-        lines.append(f"    {{user: {_quoted(user)}, password: {_quoted(password)}{grant}}}")
-    lines += ["  ]", "}"]
+def render_users(passwords: Mapping[str, str] | None = None) -> str:
+    """The ``accounts`` block: each account with JetStream, its users (with ``passwords``, or
+    the ``<USER>_PASSWORD`` variables an operator's ``passwords.conf`` defines; the services'
+    permissions from their variables; each admin has every permission within its account),
+    TABLES's exports and WALLET's imports from their variables. No anonymous user: a client
+    without one of these users is refused. nats-server resolves a variable only in the file
+    that uses it and the files it includes, so this block sits in the main config, after the
+    includes."""
+    lines = [
+        "# Two accounts: a stream captures only its own account's messages and the JetStream API",
+        "# answers inside the requester's account (docs/security/nats.md).",
+        "accounts {",
+    ]
+    for account, users in ACCOUNT_USERS.items():
+        lines += [f"  {account} {{", "    jetstream: enabled", "    users = ["]
+        for user in users:
+            lines.append(f"      # {_USER_WHY[user]}")
+            lines.append(f"      {_user_line(user, passwords)}")
+        lines.append("    ]")
+        if account == TABLES_ACCOUNT:
+            lines.append(
+                "    # the services the wallet may call on the dealer's side, to WALLET only"
+            )
+            lines.append("    exports = $TABLES_EXPORTS")
+        else:
+            lines.append("    # those services, the JetStream API ones under $JS.TABLES.API")
+            lines.append("    imports = $WALLET_IMPORTS")
+        lines.append("  }")
+    lines.append("}")
     return "\n".join(lines) + "\n"
 
 
@@ -298,18 +457,25 @@ def _cell(text: str) -> str:
 
 
 def render_rights_table(namespaces: Sequence[Namespace] = (Namespace(),)) -> str:
-    """Every service user's grants as a Markdown table (user, publish or subscribe, subject,
-    why), the default names: docs/security/nats.md's table."""
+    """Every service user's grants as a Markdown table (account, user, publish or subscribe,
+    subject, why; an imported subject names what it reaches in TABLES), the default names:
+    docs/security/nats.md's table."""
     users = {DEALER_USER: "DEALER_PERMISSIONS", WALLET_USER: "WALLET_PERMISSIONS"}
+    accounts = {user: account for account, each in ACCOUNT_USERS.items() for user in each}
+    imported = {shared.local: shared.subject for shared in shared_over(namespaces)}
     variables = permission_variables(namespaces)
-    lines = ["| user | may | subject | why |", "|---|---|---|---|"]
+    lines = ["| account | user | may | subject | why |", "|---|---|---|---|---|"]
     for user, variable in users.items():
         grants = variables[variable]
         for verb, each in (("publish", grants.publish), ("subscribe", grants.subscribe)):
-            lines.extend(
-                f"| `{user}` | {verb} | `{_cell(grant.subject)}` | {_cell(grant.why)} |"
-                for grant in each
-            )
+            for grant in each:
+                may = verb
+                if verb == "publish" and grant.subject in imported:
+                    may = f"publish, imported: `{_cell(imported[grant.subject])}` in TABLES"
+                lines.append(
+                    f"| {accounts[user]} | `{user}` | {may} | `{_cell(grant.subject)}` "
+                    f"| {_cell(grant.why)} |"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -318,5 +484,8 @@ if __name__ == "__main__":
 
     if sys.argv[1:] == ["--markdown"]:
         print(render_rights_table(), end="")
+        raise SystemExit(0)
+    if sys.argv[1:] == ["--accounts"]:
+        print(render_users(), end="")
         raise SystemExit(0)
     print(render_permissions_conf(), end="")

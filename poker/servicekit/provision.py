@@ -2,11 +2,18 @@
 the wallet's durable consumer, as the operator (the NATS user ``admin``), before the services
 start. Idempotent: run it at every deployment; what already fits is left alone.
 
+Each service's streams live in its own NATS account (docs/security/nats.md), so it connects
+twice: as ``admin`` of the TABLES account (``--nats-credentials``: the table stream, the
+dealer's buckets, the wallet's durable consumer on the table stream) and as ``wallet-admin`` of
+the WALLET account (``--wallet-nats-credentials``: the journal and its buckets; not needed with
+``--no-wallet``).
+
 The names are the services' own flags and variables: the dealer's (``--stream``,
 ``--subject-prefix``, ``--snapshot-bucket``, ``--lease-bucket``, ``--lease-ttl``, read from
 ``DEALER_<FLAG>`` too) and the wallet's (``--wallet-stream`` reads ``WALLET_STREAM``,
 ``--consumer-name`` reads ``WALLET_CONSUMER_NAME``...). The connection: ``--nats-url``,
-``--nats-credentials`` (the admin's JSON credentials file) and the NATS TLS files, read from
+``--nats-credentials`` and ``--wallet-nats-credentials`` (the admins' JSON credentials
+files) and the NATS TLS files, read from
 ``PROVISION_<FLAG>`` too. Prints one line per resource (created, updated, unchanged) and exits
 1 with one sentence if the server refuses something.
 
@@ -52,6 +59,7 @@ _WALLET = WalletNames()
 _FLAGS: dict[str, tuple[str, str]] = {
     "nats-url": ("PROVISION_NATS_URL", DEFAULT_NATS_URL),
     "nats-credentials": ("PROVISION_NATS_CREDENTIALS", ""),
+    "wallet-nats-credentials": ("PROVISION_WALLET_NATS_CREDENTIALS", ""),
     "nats-tls-ca": ("PROVISION_NATS_TLS_CA", ""),
     "nats-tls-cert": ("PROVISION_NATS_TLS_CERT", ""),
     "nats-tls-key": ("PROVISION_NATS_TLS_KEY", ""),
@@ -131,21 +139,40 @@ def _print(outcome: Outcome) -> None:
 
 
 async def run(args: argparse.Namespace) -> list[Outcome]:
-    """Connect as the credentials' user and provision the room of ``args``."""
+    """Connect as each account's admin and provision the room of ``args``."""
     room = room_of(args)
-    settings = NatsSettings(
-        servers=server_urls(args.nats_url),
-        name="provision",
-        credentials=args.nats_credentials,
-        tls_ca=args.nats_tls_ca,
-        tls_cert=args.nats_tls_cert,
-        tls_key=args.nats_tls_key,
-    )
-    client = await connect_nats(settings)
+
+    def settings(credentials: str) -> NatsSettings:
+        return NatsSettings(
+            servers=server_urls(args.nats_url),
+            name="provision",
+            credentials=credentials,
+            tls_ca=args.nats_tls_ca,
+            tls_cert=args.nats_tls_cert,
+            tls_key=args.nats_tls_key,
+        )
+
+    if room.wallet is not None and not args.wallet_nats_credentials:
+        raise SystemExit(
+            "provision: --wallet-nats-credentials (the WALLET account's admin) is needed for "
+            "the wallet's journal and buckets (or --no-wallet)"
+        )
+    tables = await connect_nats(settings(args.nats_credentials))
     try:
-        return await provision(client.jetstream(timeout=10.0), room, _print)
+        if room.wallet is None:
+            return await provision(tables.jetstream(timeout=10.0), room, _print)
+        wallet = await connect_nats(settings(args.wallet_nats_credentials))
+        try:
+            return await provision(
+                tables.jetstream(timeout=10.0),
+                room,
+                _print,
+                wallet_js=wallet.jetstream(timeout=10.0),
+            )
+        finally:
+            await wallet.close()
     finally:
-        await client.close()
+        await tables.close()
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> None:

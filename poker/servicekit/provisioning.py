@@ -1,6 +1,7 @@
 """The room's streams, KV buckets and durable consumer, as data: the one place that says what
 they are. The operator's provisioning creates or updates them (:func:`provision`, run as the NATS
-user ``admin`` by ``python -m poker.servicekit.provision``); each service checks at start that
+users ``admin`` and ``wallet-admin``, one per NATS account, by
+``python -m poker.servicekit.provision``); each service checks at start that
 what exists is what it needs (:func:`verify`) and refuses to start otherwise. No service's NATS
 user may create, update, delete or purge a stream, nor create a durable consumer: a service that
 could reconfigure a stream could republish its subjects into another stream (minting money),
@@ -426,14 +427,19 @@ def dealer_needs(spec: TablesSpec) -> list[StreamResource]:
     return table_streams(spec)
 
 
-def wallet_needs(
+def wallet_needs(spec: WalletSpec) -> list[StreamResource]:
+    """What the wallet checks at start in its own account: its journal and buckets."""
+    return wallet_streams(spec)
+
+
+def wallet_table_needs(
     spec: WalletSpec, tables: TableNames
 ) -> tuple[list[StreamResource], list[ConsumerResource]]:
-    """What the wallet checks at start: its journal and buckets, the table stream (any number
-    of replicas: the dealer's setting) and its durable consumer on it."""
+    """What the wallet checks at start on the dealer's side, through its account's imports: the
+    table stream (any number of replicas: the dealer's setting) and its durable consumer on it."""
     table_stream = table_streams(TablesSpec(tables))[0]
     any_replicas = replace(table_stream, config=replace(table_stream.config, num_replicas=None))
-    return [*wallet_streams(spec), any_replicas], [wallet_consumer(tables, spec.names)]
+    return [any_replicas], [wallet_consumer(tables, spec.names)]
 
 
 # --- provisioning (the operator) ---------------------------------------------------------------
@@ -500,16 +506,27 @@ async def _server_call(label: str, action: str, call: Awaitable[Any]) -> None:
 
 
 async def provision(
-    js: JetStreamContext, room: Room, report: Callable[[Outcome], None] | None = None
+    js: JetStreamContext,
+    room: Room,
+    report: Callable[[Outcome], None] | None = None,
+    *,
+    wallet_js: JetStreamContext | None = None,
 ) -> list[Outcome]:
     """Create or update every stream, bucket and consumer of ``room`` to exactly its
-    configuration (idempotent: what fits is left alone). Needs the admin's JetStream rights.
-    Raises :class:`ProvisioningFailed` if the server refuses one (a sealed stream cannot be
-    unsealed, a storage type cannot change...)."""
+    configuration (idempotent: what fits is left alone). ``js``: the TABLES account's admin
+    (the table stream, the dealer's buckets and the wallet's durable consumer on the table
+    stream); ``wallet_js``: the WALLET account's admin (the journal and its buckets), needed when
+    the room has a wallet. Raises :class:`ProvisioningFailed` if the server refuses one (a
+    sealed stream cannot be unsealed, a storage type cannot change...)."""
+    if room.wallet is not None and wallet_js is None:
+        raise ValueError("a room with a wallet needs the WALLET account's admin (wallet_js)")
     steps: list[Callable[[], Awaitable[Outcome]]] = [
-        *(_retried(js, stream, apply_stream) for stream in streams_of(room)),
-        *(_retried(js, consumer, _apply_consumer) for consumer in consumers_of(room)),
+        _retried(js, stream, apply_stream) for stream in table_streams(room.tables)
     ]
+    if room.wallet is not None:
+        assert wallet_js is not None
+        steps += [_retried(wallet_js, each, apply_stream) for each in wallet_streams(room.wallet)]
+    steps += [_retried(js, consumer, _apply_consumer) for consumer in consumers_of(room)]
     outcomes = []
     for step in steps:
         outcome = await retry_while_unavailable(step)

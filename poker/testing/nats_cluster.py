@@ -114,8 +114,13 @@ class NatsCluster:
 
     @property
     def servers(self) -> list[str]:
-        """The admin URLs of the nodes, for ``nats.connect(servers=...)``."""
+        """The TABLES admin's URLs of the nodes, for ``nats.connect(servers=...)``."""
         return [node.url for node in self.nodes]
+
+    @property
+    def wallet_servers(self) -> list[str]:
+        """The WALLET admin's URLs of the nodes (the wallet's journal and buckets)."""
+        return [node.wallet_url for node in self.nodes]
 
     @property
     def client_tls(self) -> tuple[str, str, str]:
@@ -144,7 +149,7 @@ class NatsCluster:
     def provision(self, room: Room) -> None:
         """Create or update ``room``'s streams, buckets and consumer as the admin, through
         whichever node answers."""
-        provision_as_admin(self.servers, room, self.client_tls)
+        provision_as_admin(self.servers, room, self.client_tls, self.wallet_servers)
 
     # --- life cycle -----------------------------------------------------------------------------
 

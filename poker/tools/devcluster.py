@@ -50,7 +50,14 @@ from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from poker.eventstore.sealing import split_keyring_files
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_connect import load_credentials
-from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.servicekit.nats_permissions import (
+    ADMIN_USER,
+    DEALER_USER,
+    NATS_USERS,
+    WALLET_ADMIN_USER,
+    WALLET_USER,
+    render_users,
+)
 from poker.tablelog.secrets import DeckKeys, write_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG
 from poker.tools.devrun import (
@@ -93,7 +100,7 @@ def _node_urls() -> str:
 def _credentials() -> dict[str, Path]:
     """``{user: credentials file}``, each made with a random password on the first start."""
     files = {}
-    for user in (DEALER_USER, WALLET_USER, ADMIN_USER):
+    for user in NATS_USERS:
         path = HOME / "nats-credentials" / f"{user}.json"
         if not path.exists():
             password = secrets.token_urlsafe(24)
@@ -350,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         nodes = _start_nodes(credentials)
         children += nodes
         # As the operator, before any service: every stream, bucket and consumer at R3.
-        provision(_node_urls(), credentials[ADMIN_USER], REPLICAS)
+        provision(_node_urls(), credentials[ADMIN_USER], credentials[WALLET_ADMIN_USER], REPLICAS)
         wallets = []
         for index in range(2):
             args_ = _service_args(

@@ -21,13 +21,15 @@ created once in ``var/deck-key.json`` (0600) and given to the dealer only: the w
 reads a card.
 
 NATS authorizes: the first start writes one credentials file per NATS user
-(``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
-writes ``var/nats.conf`` (0600) from them, with the permissions of ``deploy/nats/permissions.conf``
-and the loopback listener of ``deploy/nats/nats.conf``, and passes each service its own file
-(``--nats-credentials``). Loopback only, so no TLS here. ``var/nats-credentials/admin.json``
-is the operator's: with it every start provisions the streams, buckets and the wallet's durable
+(``var/nats-credentials/{dealer,wallet,admin,wallet-admin}.json``, random passwords, mode
+0600); every start writes ``var/nats.conf`` (0600) from them, with the accounts and permissions
+of ``deploy/nats/permissions.conf`` and the loopback listener of ``deploy/nats/nats.conf``, and
+passes each service its own file (``--nats-credentials``). Loopback only, so no TLS here.
+``admin.json`` (the TABLES account) and ``wallet-admin.json`` (the WALLET account) are the
+operator's: with them every start provisions the streams, buckets and the wallet's durable
 consumer (``python -m poker.servicekit.provision``) before the services start, which create
-nothing; it is also for tooling (e.g. ``nats --user admin --password ...``).
+nothing; they are also for tooling (e.g. ``nats --user admin --password ...`` for the table
+stream, ``wallet-admin`` for the journal).
 """
 
 from __future__ import annotations
@@ -46,7 +48,14 @@ from pathlib import Path
 
 from poker.eventstore.sealing import split_keyring_files
 from poker.servicekit.nats_connect import load_credentials
-from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.servicekit.nats_permissions import (
+    ADMIN_USER,
+    DEALER_USER,
+    NATS_USERS,
+    WALLET_ADMIN_USER,
+    WALLET_USER,
+    render_users,
+)
 from poker.servicekit.tokens import Role, TokenKey, TokenKeyring, public_ring, write_private
 from poker.tablelog.secrets import DeckKeys, write_deck_keys
 
@@ -132,7 +141,7 @@ def _private_file(path: Path, text: str) -> None:
 def _nats_credentials() -> dict[str, Path]:
     """``{user: credentials file}``, each made with a random password on the first start."""
     files = {}
-    for user in (DEALER_USER, WALLET_USER, ADMIN_USER):
+    for user in NATS_USERS:
         path = ROOT / "var" / "nats-credentials" / f"{user}.json"
         if not path.exists():
             password = secrets.token_urlsafe(24)
@@ -254,10 +263,12 @@ def accounts_line(failed: list[str]) -> str:
 PROVISION_TIMEOUT_S = 60.0
 
 
-def provision(nats_url: str, admin_credentials: Path, replicas: int = 1) -> None:
+def provision(
+    nats_url: str, admin_credentials: Path, wallet_admin_credentials: Path, replicas: int = 1
+) -> None:
     """Create or update the streams, buckets and the wallet's consumer as the operator does
-    (``python -m poker.servicekit.provision`` with the admin's credentials), before any
-    service starts: the services create nothing and refuse to start without them."""
+    (``python -m poker.servicekit.provision`` with each account's admin credentials), before
+    any service starts: the services create nothing and refuse to start without them."""
     done = subprocess.run(
         [
             sys.executable,
@@ -267,6 +278,8 @@ def provision(nats_url: str, admin_credentials: Path, replicas: int = 1) -> None
             nats_url,
             "--nats-credentials",
             str(admin_credentials),
+            "--wallet-nats-credentials",
+            str(wallet_admin_credentials),
             "--replicas",
             str(replicas),
         ],
@@ -319,7 +332,7 @@ def main() -> None:
             flush=True,
         )
         host, port = NATS_ADDRESS
-        provision(f"nats://{host}:{port}", credentials[ADMIN_USER])
+        provision(f"nats://{host}:{port}", credentials[ADMIN_USER], credentials[WALLET_ADMIN_USER])
         print("provisioned  streams, buckets and the wallet's consumer (as admin)", flush=True)
         wallet = subprocess.Popen(
             [

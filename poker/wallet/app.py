@@ -22,16 +22,22 @@ from nats.aio.client import Client
 from prometheus_client import CollectorRegistry
 
 from poker.eventstore.api import EventStore
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore, StreamSettings
 from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
-from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
+from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor, Watched
 from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
-from poker.servicekit.nats_permissions import WalletNames
+from poker.servicekit.nats_permissions import TABLES_API_PREFIX, WalletNames
 from poker.servicekit.observability import GrpcMetrics
-from poker.servicekit.provisioning import WalletSpec, bind_provisioned, verify, wallet_needs
+from poker.servicekit.provisioning import (
+    WalletSpec,
+    bind_provisioned,
+    verify,
+    wallet_needs,
+    wallet_table_needs,
+)
 from poker.servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ServerTls
@@ -202,6 +208,10 @@ async def build_wallet(
     seals = TableSeals(keyring, Writer.WALLET)
     nats = await connect_nats(service_nats_settings(settings, f"wallet-{settings.owner_id}"))
     js = nats.jetstream()
+    # The dealer's side lives in the TABLES account: the wallet reaches it only through the
+    # JetStream API services its account imports under this prefix (docs/security/nats.md),
+    # and appends a close to the table subjects it imports as they are.
+    tables_js = nats.jetstream(prefix=TABLES_API_PREFIX)
     # The wallet's own stream and buckets, at --replicas copies (3 on a cluster: the journal is
     # the money; an append is acknowledged once a quorum of the nodes has it).
     replicas = settings.replicas
@@ -216,8 +226,10 @@ async def build_wallet(
         settings.consumer_name,
     )
     tables = table_log.names
+    spec = WalletSpec(own, replicas, settings.lease_ttl_s)
     try:
-        await verify(js, *wallet_needs(WalletSpec(own, replicas, settings.lease_ttl_s), tables))
+        await verify(js, wallet_needs(spec))
+        await verify(tables_js, *wallet_table_needs(spec, tables))
     except BaseException:
         await nats.close()  # not serving: no connection left behind
         raise
@@ -236,10 +248,13 @@ async def build_wallet(
         LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=replicas),
     )
     await bind_provisioned(f"bucket {own.lease_bucket}", leases.bind_bucket())
-    # The dealer's side, read only here: the table stream (checked at start above). Not the
+    # The dealer's side, read only here: the table stream (checked at start above), read by
+    # batch direct get (an ordered consumer's deliveries cannot cross the accounts). Not the
     # dealer's snapshots: they are encrypted to the deck key the wallet never holds (the reaper
     # replays).
-    table_store = JetStreamEventStore(js, table_log.stream_settings)
+    table_store = JetStreamEventStore(
+        tables_js, table_log.stream_settings, direct=BatchDirectGet(nats, TABLES_API_PREFIX)
+    )
     table_snapshots = NoSnapshots()
 
     metrics = WalletMetrics(registry)
@@ -262,7 +277,7 @@ async def build_wallet(
     )
     applier = BatchApplier(book, table_store, metrics, seals)
     consumer = TableConsumer(
-        js,
+        tables_js,
         applier,
         metrics,
         stream=table_log.stream,
@@ -284,7 +299,7 @@ async def build_wallet(
     reaper = Reaper(
         book,
         repository,
-        DealerLeases(js, table_log.lease_bucket),
+        DealerLeases(tables_js, table_log.lease_bucket),
         metrics,
         abandon_after_s=settings.abandon_after_s,
         interval_s=settings.reaper_interval_s,
@@ -341,8 +356,8 @@ async def build_wallet(
         on_deposed=deposed,
         poll_s=settings.standby_poll_s,
     )
-    # Its own stream and buckets, the table stream and its durable consumer, as JetStream
-    # reports them (the wallet's user may look up exactly these).
+    # Its own stream and buckets, the table stream and its durable consumer (through the
+    # imports), as JetStream reports them (the wallet's user may look up exactly these).
     jetstream = JetStreamMonitor(
         js,
         JetStreamMetrics("wallet", registry),
@@ -350,9 +365,9 @@ async def build_wallet(
             settings.stream,
             f"KV_{settings.snapshot_bucket}",
             f"KV_{settings.lease_bucket}",
-            table_log.stream,
+            Watched(table_log.stream, tables_js),
         ),
-        consumers=((table_log.stream, settings.consumer_name),),
+        consumers=((Watched(table_log.stream, tables_js), settings.consumer_name),),
         interval_s=settings.jetstream_poll_s,
     )
     wallet = Wallet(

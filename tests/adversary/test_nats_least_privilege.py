@@ -11,9 +11,13 @@ real, as the attacker's own NATS user, against a provisioned room with a wallet 
 must be refused by the server (its permissions violation names the API subject) and change
 nothing: the streams' configs and records, and the money.
 
-The last test documents what permissions cannot stop on one NATS account (docs/security/nats.md,
-"What permissions cannot stop"): a JetStream API answer goes to a reply subject the requester
-chooses, with the server's rights.
+The last tests perform what permissions could not stop on one NATS account: a JetStream API
+answer goes to a reply subject the requester chooses, with the server's rights, so the dealer's
+user could have the server store a table record in the wallet's journal and the wallet's user a
+stream's info as a table's lease (issue #24, points 1, 2 and 4). With one account per service
+(docs/security/nats.md) the server answers inside the requester's account, or, for a service the
+wallet's account imports, on a reserved reply of its own: every route is tried, each in both
+directions, and nothing lands.
 """
 
 from __future__ import annotations
@@ -35,7 +39,14 @@ from nats.js import JetStreamContext, api
 
 from poker.dealer.config import DealerSettings
 from poker.servicekit.nats_connect import load_credentials
-from poker.servicekit.nats_permissions import DEALER_USER, WALLET_USER, inbox_prefix
+from poker.servicekit.nats_permissions import (
+    DEALER_USER,
+    WALLET_USER,
+    TableNames,
+    WalletNames,
+    inbox_prefix,
+    shared_services,
+)
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
@@ -59,11 +70,23 @@ class Room:
     wallet: WalletSettings
     operator: WalletClient
     admin: Client
+    wallet_admin: Client
 
     @property
     def js(self) -> JetStreamContext:
-        """The admin's view, to read what the attacks would have changed."""
+        """The TABLES admin's view, to read what the attacks would have changed."""
         return self.admin.jetstream()
+
+    @property
+    def wallet_js(self) -> JetStreamContext:
+        """The WALLET admin's view (the journal and the wallet's buckets)."""
+        return self.wallet_admin.jetstream()
+
+    def js_of(self, stream: str) -> JetStreamContext:
+        """The admin's view of the account ``stream`` lives in."""
+        w = self.wallet
+        own = (w.stream, f"KV_{w.snapshot_bucket}", f"KV_{w.lease_bucket}")
+        return self.wallet_js if stream in own else self.js
 
     def streams(self) -> list[str]:
         d, w = self.dealer, self.wallet
@@ -76,13 +99,15 @@ async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
     dealer = namespace_settings(nats_server.url, new_secret())
     wallet = wallet_settings(dealer)
     admin = await nats.connect(nats_server.url)
+    wallet_admin = await nats.connect(nats_server.wallet_url)
     try:
         async with WalletHarness(wallet) as harness, DealerHarness(dealer) as dealers:
             operator = harness.client("operator", Role.OPERATOR)
             await operator.deposit("ann", DEPOSIT)
             await open_holdem(dealers.client("op", Role.OPERATOR))
-            yield Room(nats_server, dealer, wallet, operator, admin)
+            yield Room(nats_server, dealer, wallet, operator, admin, wallet_admin)
     finally:
+        await wallet_admin.close()
         await admin.close()
 
 
@@ -99,7 +124,7 @@ async def snapshot(room: Room) -> Snapshot:
     configs, states = {}, {}
     leases = {f"KV_{room.dealer.lease_bucket}", f"KV_{room.wallet.lease_bucket}"}
     for stream in room.streams():
-        info = await room.js.stream_info(stream)
+        info = await room.js_of(stream).stream_info(stream)
         configs[stream] = info.config.as_dict()
         # A lease bucket's sequence moves with every renewal of the holders; its keys do not.
         last = 0 if stream in leases else info.state.last_seq
@@ -152,10 +177,15 @@ class Attacker:
         """``attempt`` gets no answer, and the server refused ``subject`` to this user."""
         with pytest.raises((nats.errors.TimeoutError, asyncio.TimeoutError)):
             await attempt()
-        # A request the user may make, answered after the server's refusals of everything sent
-        # before it (they come on this connection, in order): no waiting on the clock.
-        await self.client.request(f"$JS.API.STREAM.INFO.{self.room.dealer.stream}", b"", timeout=10)
+        await self.answered()
         assert subject.lower() in self.refused, (subject, self.refused)
+
+    async def answered(self) -> None:
+        """A request the user may make (its own stream's info, in its own account), answered
+        after the server's refusals of everything sent before it (they come on this
+        connection, in order): no waiting on the clock."""
+        own = self.room.dealer.stream if self.user == DEALER_USER else self.room.wallet.stream
+        await self.client.request(f"$JS.API.STREAM.INFO.{own}", b"", timeout=10)
 
 
 async def assert_unchanged(room: Room, before: Snapshot) -> None:
@@ -167,7 +197,7 @@ async def assert_unchanged(room: Room, before: Snapshot) -> None:
 
 
 async def _config(room: Room, stream: str) -> api.StreamConfig:
-    return (await room.js.stream_info(stream)).config
+    return (await room.js_of(stream).stream_info(stream)).config
 
 
 # --- (1) the dealer republishes the table subjects into the wallet's journal ---
@@ -251,6 +281,8 @@ async def test_4_the_dealer_cannot_source_the_wallets_journal(room: Room) -> Non
     await assert_unchanged(room, before)
     with pytest.raises(nats.js.errors.NotFoundError):
         await room.js.stream_info(copy)
+    with pytest.raises(nats.js.errors.NotFoundError):
+        await room.wallet_js.stream_info(copy)
 
 
 # --- durable consumers, deletes and purges ---
@@ -278,7 +310,7 @@ async def test_no_user_can_make_a_durable_consumer_on_the_other_services_stream(
         )
     await assert_unchanged(room, before)
     with pytest.raises(nats.js.errors.NotFoundError):
-        await room.js.consumer_info(stream, name)
+        await room.js_of(stream).consumer_info(stream, name)
 
 
 async def test_the_wallet_cannot_recreate_or_delete_its_own_durable_consumer(room: Room) -> None:
@@ -315,45 +347,165 @@ async def test_no_user_can_delete_or_purge_a_stream_or_a_record(room: Room, user
     await assert_unchanged(room, before)
 
 
-# --- what permissions cannot stop on one account ---
+# --- server answers steered into another service's stream (issue #24, points 1, 2 and 4) ---
 
 
-async def _landed(room: Room, stream: str, before: int) -> int:
-    """The records ``stream`` holds, once one more than ``before`` landed (bounded wait)."""
-    messages = before
-    for _ in range(100):
-        messages = (await room.js.stream_info(stream)).state.messages
-        if messages != before:
-            return messages
+@dataclass(frozen=True)
+class Landing:
+    """What a steered answer would change: the record count of each subject of each stream
+    (by its admin), and the table's lease."""
+
+    subjects: dict[str, dict[str, int]]
+    lease: bytes | None
+
+
+async def landing(room: Room, table: str) -> Landing:
+    subjects = {}
+    for stream in room.streams():
+        info = await room.js_of(stream).stream_info(stream, subjects_filter=">")
+        subjects[stream] = dict(info.state.subjects or {})
+    lease = await _lease(room, table)
+    return Landing(subjects, lease)
+
+
+async def _lease(room: Room, table: str) -> bytes | None:
+    bucket = await room.js.key_value(room.dealer.lease_bucket)
+    try:
+        entry = await bucket.get(table)
+    except nats.js.errors.KeyNotFoundError:
+        return None
+    return entry.value
+
+
+async def assert_nothing_landed(room: Room, table: str, before: Landing) -> None:
+    """No stream gained or lost a subject or a record (a lease bucket's key counts stay put as
+    its holders renew), the table's lease still names its dealer, and the dealer keeps its
+    table: a renewal after the attack succeeds (the lease's revision moves, its owner stays)."""
+    assert before.lease is not None and json.loads(before.lease) == {"owner": room.dealer.owner_id}
+    bucket = await room.js.key_value(room.dealer.lease_bucket)
+    first = await bucket.get(table)
+    renewed = first
+    for _ in range(200):  # bounded: renewals come every third of the 2 s TTL
+        renewed = await bucket.get(table)
+        if renewed.revision != first.revision:
+            break
         await asyncio.sleep(0.02)
-    return messages
+    assert renewed.revision != first.revision, "the dealer stopped renewing its lease"
+    assert json.loads(renewed.value or b"") == {"owner": room.dealer.owner_id}
+    # Compared after the renewal: every answer to the attack was sent long before.
+    after = await landing(room, table)
+    assert after.subjects == before.subjects
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one NATS account: server replies cross the permission boundary; "
-    "see docs/security/nats.md",
-)
-@pytest.mark.parametrize("how", ["direct-get reply", "stream-info reply"])
-async def test_server_answers_cannot_be_steered_into_another_services_stream(
-    room: Room, how: str
-) -> None:
-    """Each request below is one the attacker's user may make; its answer goes to the reply
-    subject it names, another service's stream, and is stored there."""
+async def _the_table(room: Room) -> str:
+    """The id of the room's one table (the only subject of the table stream)."""
+    info = await room.js.stream_info(room.dealer.stream, subjects_filter=">")
+    (subject,) = (info.state.subjects or {}).keys()
+    return subject.rsplit(".", 1)[1]
+
+
+def _wallet_imports(room: Room, table: str) -> list[tuple[str, bytes]]:
+    """Every service the wallet's account imports, as ``(subject, body)`` requests the wallet's
+    user may send: valid bodies, so that the dealer's account answers each (the close's append
+    is made to fail, see the test)."""
     d, w = room.dealer, room.wallet
-    if how == "stream-info reply":
-        user, target, landing = WALLET_USER, f"KV_{d.lease_bucket}", f"$KV.{d.lease_bucket}.t1"
-    else:
-        user, target, landing = DEALER_USER, w.stream, f"{w.subject_prefix}.ledger"
-    before = (await room.js.stream_info(target)).state.messages
-    async with Attacker(room, user) as attacker:
-        if how == "direct-get reply":
-            table = (await room.js.stream_info(d.stream)).state.last_seq
-            record = await room.js.get_msg(d.stream, table)
-            request = f"$JS.API.DIRECT.GET.{d.stream}.{record.subject}"
-            await attacker.client.publish(request, b"", reply=landing)
+    shared = shared_services(
+        TableNames(d.stream, d.subject_prefix, d.snapshot_bucket, d.lease_bucket),
+        WalletNames(w.stream, w.subject_prefix, w.snapshot_bucket, w.lease_bucket, w.consumer_name),
+    )
+    subject = f"{d.subject_prefix}.{table}"
+    requests = []
+    for service in shared:
+        local = service.local
+        if ".DIRECT.GET." in local and local.endswith(".>"):
+            local = local.removesuffix(">") + f"$KV.{d.lease_bucket}.{table}"
+            body = b""
+        elif ".DIRECT.GET." in local:
+            body = json.dumps({"seq": 1, "next_by_subj": subject, "batch": 10}).encode()
+        elif ".STREAM.MSG.GET." in local and "KV_" in local:
+            body = json.dumps({"last_by_subj": f"$KV.{d.lease_bucket}.{table}"}).encode()
+        elif ".STREAM.MSG.GET." in local:
+            body = json.dumps({"last_by_subj": subject}).encode()
+        elif ".MSG.NEXT." in local:
+            body = json.dumps({"batch": 1, "no_wait": True}).encode()
+        elif local.endswith(".>"):  # an ack subject: of no delivery
+            local, body = local.removesuffix(">") + "1.1.1.1.1", b""
+        elif local.endswith(".*"):  # the close's append
+            local, body = subject, b"probe"
         else:
-            await attacker.client.publish(f"$JS.API.STREAM.INFO.{w.stream}", b"", reply=landing)
-        await attacker.client.request(f"$JS.API.STREAM.INFO.{d.stream}", b"", timeout=10)
-        assert not attacker.refused  # every call above is one the user may make
-    assert await _landed(room, target, before) == before, f"{how}: the server wrote {landing}"
+            body = b""
+        requests.append((local, body))
+    return requests
+
+
+_NOT_APPENDED = {"Nats-Expected-Last-Subject-Sequence": "0"}
+
+
+@pytest.mark.parametrize(
+    "reply", ["lease", "table"], ids=["reply into the lease", "reply into the table log"]
+)
+async def test_the_wallets_requests_cannot_steer_answers_into_the_dealers_side(
+    room: Room, reply: str
+) -> None:
+    """Point 2 of the issue: on one account the wallet's user sent a request with reply
+    ``$KV.<leases>.<table>`` and the answer became that table's lease, the holder's next
+    renewal failed and the table was taken over, voiding the hand. Now every service the
+    wallet's account imports is tried with replies into the lease and the table's log: the
+    answers go back to the wallet's account, where nothing captures them."""
+    d = room.dealer
+    table = await _the_table(room)
+    target = f"$KV.{d.lease_bucket}.{table}" if reply == "lease" else f"{d.subject_prefix}.{table}"
+    requests = _wallet_imports(room, table)
+    before = await landing(room, table)
+    async with Attacker(room, WALLET_USER) as wallet:
+        for subject, body in requests:
+            # An append expecting an empty log: JetStream refuses it (the table has records)
+            # and answers the refusal, so the route is tried and the log is left alone.
+            await wallet.client.publish(subject, body, reply=target, headers=_NOT_APPENDED)
+        # Also through its own account's API (answered there: nothing of TABLES captures it).
+        await wallet.client.publish(f"$JS.API.STREAM.INFO.{room.wallet.stream}", b"", reply=target)
+        # Answered after the requests above (the same path, in order): no clock.
+        await wallet.client.request(f"$JS.TABLES.API.STREAM.INFO.{d.stream}", b"", timeout=10)
+        await wallet.answered()
+        assert not wallet.refused, wallet.refused  # every request above is one it may send
+    await assert_nothing_landed(room, table, before)
+
+
+@pytest.mark.parametrize(
+    "reply", ["journal", "wallet lease"], ids=["reply into the journal", "reply into its lease"]
+)
+async def test_the_dealers_requests_cannot_steer_answers_into_the_wallets_side(
+    room: Room, reply: str
+) -> None:
+    """Points 1 and 4 of the issue: on one account the dealer's user sent ``STREAM.INFO`` or a
+    direct get of a table record with reply ``poker.wallet.ledger`` and the server stored the
+    answer, headers included, in the wallet's journal (for ever: the journal denies deletes).
+    Now every JetStream API request the dealer may make is tried with replies into the
+    journal and the wallet's lease: the server answers in the TABLES account, which has
+    neither, and imports nothing of WALLET."""
+    d, w = room.dealer, room.wallet
+    table = await _the_table(room)
+    target = f"{w.subject_prefix}.ledger" if reply == "journal" else f"$KV.{w.lease_bucket}.wallet"
+    record = f"{d.subject_prefix}.{table}"
+    requests = [
+        (f"$JS.API.STREAM.INFO.{d.stream}", b""),
+        (f"$JS.API.DIRECT.GET.{d.stream}", json.dumps({"seq": 1}).encode()),
+        (
+            f"$JS.API.DIRECT.GET.{d.stream}",
+            json.dumps({"seq": 1, "next_by_subj": record, "batch": 10}).encode(),
+        ),
+        (f"$JS.API.STREAM.MSG.GET.{d.stream}", json.dumps({"last_by_subj": record}).encode()),
+        (f"$JS.API.STREAM.INFO.KV_{d.lease_bucket}", b""),
+        (f"$JS.API.STREAM.INFO.KV_{d.snapshot_bucket}", b""),
+        (
+            f"$JS.API.STREAM.MSG.GET.KV_{d.lease_bucket}",
+            json.dumps({"last_by_subj": f"$KV.{d.lease_bucket}.{table}"}).encode(),
+        ),
+    ]
+    before = await landing(room, table)
+    async with Attacker(room, DEALER_USER) as dealer:
+        for subject, body in requests:
+            await dealer.client.publish(subject, body, reply=target)
+        await dealer.answered()
+        assert not dealer.refused, dealer.refused
+    await assert_nothing_landed(room, table, before)

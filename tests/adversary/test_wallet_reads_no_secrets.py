@@ -19,9 +19,9 @@ import pytest
 from nats.aio.client import Client as Nats
 
 from poker.dealer.wallet_client import GrpcWallet
-from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore
 from poker.servicekit.nats_connect import load_credentials
-from poker.servicekit.nats_permissions import WALLET_USER, inbox_prefix
+from poker.servicekit.nats_permissions import TABLES_API_PREFIX, WALLET_USER, inbox_prefix
 from poker.tablelog.secrets import take_secrets
 from poker.testing.dealer import TEST_DECK_KEYS, DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
@@ -78,8 +78,10 @@ async def stolen_bytes(room: Room, server: NatsServer, table_id: str) -> tuple[b
     settings = room.dealer.settings
     attacker = await as_wallet_user(server)
     try:
-        js = attacker.jetstream(timeout=2.0)
-        store = JetStreamEventStore(js, settings.table_log.stream_settings)
+        # The dealer's side, as the wallet reaches it: its account's imports.
+        js = attacker.jetstream(timeout=2.0, prefix=TABLES_API_PREFIX)
+        direct = BatchDirectGet(attacker, TABLES_API_PREFIX)
+        store = JetStreamEventStore(js, settings.table_log.stream_settings, direct=direct)
         records = [record async for record in store.read(table_id)]
         stolen = [record.data for record in records]
         for record in records:
@@ -201,7 +203,9 @@ async def test_the_wallet_closes_an_abandoned_table_without_reading_its_seed(
     attacker = await as_wallet_user(nats_server)
     try:
         store = JetStreamEventStore(
-            attacker.jetstream(), room.dealer.settings.table_log.stream_settings
+            attacker.jetstream(prefix=TABLES_API_PREFIX),
+            room.dealer.settings.table_log.stream_settings,
+            direct=BatchDirectGet(attacker, TABLES_API_PREFIX),
         )
         batches = [pb.TableEventBatch.FromString(r.data) async for r in store.read(table_id)]
     finally:

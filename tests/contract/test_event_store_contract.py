@@ -1,4 +1,7 @@
-"""One contract, two event stores: the in-memory one and JetStream on a real nats-server."""
+"""One contract, three event stores: the in-memory one, JetStream on a real nats-server, and
+JetStream as the wallet reaches the table log: from its own NATS account, through the services
+it imports (the API under ``$JS.TABLES.API``, appends to the table subjects), reading by batch
+direct get (small batches here, so that every read spans several)."""
 
 from __future__ import annotations
 
@@ -11,13 +14,15 @@ import nats.js.errors
 import pytest
 
 from poker.eventstore.api import ConcurrencyConflict, DuplicateAppend, EventStore, Record
-from poker.eventstore.jetstream import StreamSettings
+from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore, StreamSettings
 from poker.eventstore.memory import InMemoryEventStore
+from poker.servicekit.nats_connect import load_credentials
+from poker.servicekit.nats_permissions import TABLES_API_PREFIX, WALLET_USER, inbox_prefix
 from poker.testing.nats_server import NatsServer
 from poker.testing.provisioning import provisioned_event_store
 
 
-@pytest.fixture(params=["memory", "jetstream"])
+@pytest.fixture(params=["memory", "jetstream", "jetstream-imported"])
 async def store(
     request: pytest.FixtureRequest, nats_server: NatsServer
 ) -> AsyncIterator[EventStore]:
@@ -27,7 +32,27 @@ async def store(
         return
     client = await nats.connect(nats_server.url)
     try:
-        yield await provisioned_event_store(client.jetstream())
+        provisioned = await provisioned_event_store(client.jetstream())
+        if request.param == "jetstream":
+            yield provisioned
+            return
+        # The deployed names (the test server's first namespace): the wallet's user, its
+        # account importing them from the dealer's.
+        credentials = load_credentials(str(nats_server.credentials(WALLET_USER)))
+        wallet = await nats.connect(
+            nats_server.service_url,
+            user=credentials.user,
+            password=credentials.password,
+            inbox_prefix=inbox_prefix(WALLET_USER),
+        )
+        try:
+            yield JetStreamEventStore(
+                wallet.jetstream(prefix=TABLES_API_PREFIX),
+                provisioned.settings,
+                direct=BatchDirectGet(wallet, TABLES_API_PREFIX, batch=7),
+            )
+        finally:
+            await wallet.drain()
     finally:
         await client.drain()
 

@@ -151,6 +151,16 @@ async def admin(nats_cluster: NatsCluster) -> AsyncIterator[Nats]:
         await nc.close()
 
 
+@pytest.fixture
+async def wallet_admin(nats_cluster: NatsCluster) -> AsyncIterator[Nats]:
+    """The WALLET account's admin (the journal and the wallet's buckets live there)."""
+    nc = await nats.connect(servers=nats_cluster.wallet_servers)
+    try:
+        yield nc
+    finally:
+        await nc.close()
+
+
 def start(process: Process, processes: list[Process]) -> Process:
     processes.append(process)
     process.start()
@@ -179,7 +189,11 @@ async def table_events(nc: Nats, settings: DealerSettings, table_id: str) -> lis
 
 
 async def test_a_real_money_table_survives_leader_dealer_and_wallet_kills(
-    nats_cluster: NatsCluster, admin: Nats, processes: list[Process], tmp_path: Path
+    nats_cluster: NatsCluster,
+    admin: Nats,
+    wallet_admin: Nats,
+    processes: list[Process],
+    tmp_path: Path,
 ) -> None:
     secret = new_secret()
     settings = namespace_settings(
@@ -250,8 +264,9 @@ async def test_a_real_money_table_survives_leader_dealer_and_wallet_kills(
             """Until every node is back and every stream has its three current replicas (else
             the next kill could take a stream's quorum: that is two faults, not one)."""
             await asyncio.to_thread(nats_cluster.wait_ready)
-            for stream in streams:
-                await nats_cluster.wait_stream_current(admin, stream, REPLICAS)
+            for index, stream in enumerate(streams):
+                account = admin if index < 3 else wallet_admin  # the table side, the wallet's
+                await nats_cluster.wait_stream_current(account, stream, REPLICAS)
 
         # 1. The leader of the table stream.
         leader = nats_cluster.node(await nats_cluster.stream_leader(admin, settings.stream))

@@ -107,9 +107,10 @@ async def _forge(
         elif variant == "foreign_subject":
             # The dealer's user may publish only on a table's own subject (one token), but the
             # server sends a JetStream answer wherever the caller's reply subject says: the
-            # stream's info (JSON) lands below the table's subject (one NATS account:
-            # docs/security/nats.md, "What permissions cannot stop"). (A direct get's copy of a
-            # record would carry the record's Nats-Msg-Id, and the stream drops it as a
+            # stream's info (JSON) lands below the table's subject: within its own account the
+            # server still answers there (docs/security/nats.md, "Server answers steered by the
+            # requester": the accounts keep it out of the other service's). (A direct get's copy
+            # of a record would carry the record's Nats-Msg-Id, and the stream drops it as a
             # duplicate within its window.)
             foreign = f"{names.subject_prefix}.0.{table_id}"
             await client.publish(f"$JS.API.STREAM.INFO.{names.stream}", b"", reply=foreign)

@@ -35,12 +35,16 @@ REPLICAS = 3
 
 
 class ClusterRoom:
-    """A wallet and a dealer on the cluster at R3, and an admin connection to it."""
+    """A wallet and a dealer on the cluster at R3, and each account's admin connection to it
+    (``nc``: TABLES, ``wallet_nc``: WALLET)."""
 
-    def __init__(self, wallet: WalletHarness, dealer: DealerHarness, nc: Nats) -> None:
+    def __init__(
+        self, wallet: WalletHarness, dealer: DealerHarness, nc: Nats, wallet_nc: Nats
+    ) -> None:
         self.wallet = wallet
         self.dealer = dealer
         self.nc = nc
+        self.wallet_nc = wallet_nc
         self.operator: WalletClient = wallet.client("op", Role.OPERATOR)
         self.dealer_op: Client = dealer.client("op", Role.OPERATOR)
 
@@ -57,6 +61,10 @@ class ClusterRoom:
             f"KV_{wallet.lease_bucket}",
         ]
 
+    def nc_of(self, stream: str) -> Nats:
+        """The admin connection of the account ``stream`` lives in."""
+        return self.wallet_nc if self.streams.index(stream) >= 3 else self.nc
+
 
 @pytest.fixture
 async def room(nats_cluster: NatsCluster) -> AsyncIterator[ClusterRoom]:
@@ -65,6 +73,7 @@ async def room(nats_cluster: NatsCluster) -> AsyncIterator[ClusterRoom]:
         nats_cluster.url, new_secret(), replicas=REPLICAS, snapshot_every=5, lease_ttl_s=5.0
     )
     nc = await nats.connect(servers=nats_cluster.servers)
+    wallet_nc = await nats.connect(servers=nats_cluster.wallet_servers)
     try:
         settings = wallet_settings(
             dealer_settings, replicas=REPLICAS, hold_ttl_s=600, lease_ttl_s=5.0
@@ -73,10 +82,11 @@ async def room(nats_cluster: NatsCluster) -> AsyncIterator[ClusterRoom]:
             port = GrpcWallet([wallet.address], dealer_settings.token_secret)
             try:
                 async with DealerHarness(dealer_settings, wallet=port) as dealer:
-                    yield ClusterRoom(wallet, dealer, nc)
+                    yield ClusterRoom(wallet, dealer, nc, wallet_nc)
             finally:
                 await port.close()
     finally:
+        await wallet_nc.close()
         await nc.close()
 
 
@@ -137,7 +147,7 @@ async def test_a_real_money_table_plays_with_every_log_at_three_replicas(room: C
     await assert_accounted(room, table_id, view)
     js = room.nc.jetstream()
     for stream in room.streams:
-        info = await js.stream_info(stream)
+        info = await room.nc_of(stream).jetstream().stream_info(stream)
         assert info.config.num_replicas == REPLICAS, stream
         assert info.cluster is not None and info.cluster.leader, stream
         assert len(info.cluster.replicas or []) == REPLICAS - 1, stream
@@ -165,7 +175,7 @@ async def test_killing_a_node_that_leads_nothing_keeps_the_table_playing(
     finally:
         victim.start()
     for stream in room.streams:
-        await nats_cluster.wait_stream_current(room.nc, stream, REPLICAS)
+        await nats_cluster.wait_stream_current(room.nc_of(stream), stream, REPLICAS)
 
 
 async def _a_follower_node(room: ClusterRoom, cluster: NatsCluster) -> ClusterNode:
@@ -179,8 +189,9 @@ async def _a_follower_node(room: ClusterRoom, cluster: NatsCluster) -> ClusterNo
     )
     settings = room.wallet.settings
     await cluster.move_leaders_off(
-        room.nc, victim, room.streams, [(settings.table_stream, settings.consumer_name)]
+        room.nc, victim, room.streams[:3], [(settings.table_stream, settings.consumer_name)]
     )
+    await cluster.move_leaders_off(room.wallet_nc, victim, room.streams[3:])
     return victim
 
 

@@ -40,12 +40,16 @@ def cid() -> str:
 
 
 class Room:
-    """A wallet and a dealer that holds buy-ins through it, plus an attacker's NATS client."""
+    """A wallet and a dealer that holds buy-ins through it, plus an attacker's NATS clients
+    (each account's admin: the table log's, and ``wallet_attacker`` the wallet's buckets)."""
 
-    def __init__(self, wallet: WalletHarness, dealer: DealerHarness, attacker: Nats) -> None:
+    def __init__(
+        self, wallet: WalletHarness, dealer: DealerHarness, attacker: Nats, wallet_attacker: Nats
+    ) -> None:
         self.wallet = wallet
         self.dealer = dealer
         self.attacker = attacker
+        self.wallet_attacker = wallet_attacker
         self.operator = wallet.client("op", Role.OPERATOR)
         self.dealer_op = dealer.client("op", Role.OPERATOR)
         settings = dealer.settings
@@ -106,15 +110,17 @@ class Room:
 async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
     dealer_settings = namespace_settings(nats_server.url, new_secret(), snapshot_every=1000)
     attacker = await nats.connect(nats_server.url)
+    wallet_attacker = await nats.connect(nats_server.wallet_url)
     try:
         async with WalletHarness(wallet_settings(dealer_settings, hold_ttl_s=60)) as wallet:
             port = GrpcWallet([wallet.address], dealer_settings.token_secret)
             try:
                 async with DealerHarness(dealer_settings, wallet=port) as dealer:
-                    yield Room(wallet, dealer, attacker)
+                    yield Room(wallet, dealer, attacker, wallet_attacker)
             finally:
                 await port.close()
     finally:
+        await wallet_attacker.drain()
         await attacker.drain()
 
 
@@ -266,7 +272,7 @@ async def test_a_tampered_wallet_snapshot_is_never_unpickled_and_the_ledger_is_r
     marker = tmp_path / "code-ran"
     evil = pickle.dumps((3, _Marker(marker)))
     raw = JetStreamSnapshotStore(
-        room.attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
+        room.wallet_attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
     )
     assert await raw.bind_bucket()
     assert await raw.save(LEDGER_KEY, 10**9, evil)  # finding 2: a pickle that would run code

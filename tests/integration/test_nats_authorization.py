@@ -24,14 +24,20 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 
 from poker.dealer.config import DealerSettings
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore, StreamSettings
 from poker.servicekit.nats_connect import (
     NatsSettings,
     NatsUnavailable,
     connect_nats,
     load_credentials,
 )
-from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, inbox_prefix
+from poker.servicekit.nats_permissions import (
+    DEALER_USER,
+    NATS_USERS,
+    TABLES_API_PREFIX,
+    WALLET_USER,
+    inbox_prefix,
+)
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
@@ -146,6 +152,16 @@ async def admin(nats_server: NatsServer) -> AsyncIterator[Client]:
         await client.close()
 
 
+@pytest.fixture
+async def wallet_admin(nats_server: NatsServer) -> AsyncIterator[Client]:
+    """The WALLET account's admin (the journal and its buckets live there)."""
+    client = await nats.connect(nats_server.wallet_url)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
 # --- who may connect -------------------------------------------------------------------------
 
 
@@ -164,14 +180,14 @@ def test_an_anonymous_client_is_refused(nats_server: NatsServer) -> None:
     assert answer.startswith(b"-ERR 'Authorization Violation'")
 
 
-@pytest.mark.parametrize("user", [DEALER_USER, WALLET_USER, ADMIN_USER, "nobody"])
+@pytest.mark.parametrize("user", [*NATS_USERS, "nobody"])
 def test_a_wrong_password_is_refused(nats_server: NatsServer, user: str) -> None:
     _, answer = _raw_connect(nats_server.port, {"user": user, "pass": "not-the-password-123"})
     assert answer.startswith(b"-ERR 'Authorization Violation'")
 
 
 def test_each_user_with_its_password_gets_in(nats_server: NatsServer) -> None:
-    for user in (DEALER_USER, WALLET_USER, ADMIN_USER):
+    for user in NATS_USERS:
         credentials = load_credentials(str(nats_server.credentials(user)))
         connect = {"user": credentials.user, "pass": credentials.password, "verbose": False}
         assert _raw_connect(nats_server.port, connect)[1] == b"PONG\r\n"
@@ -265,11 +281,16 @@ async def test_the_wallet_cannot_subscribe_to_table_subjects_or_the_dealers_inbo
 async def test_the_wallet_reads_the_table_log_and_may_append_to_a_table(
     room: Room, admin: Client, intruders: list[Intruder]
 ) -> None:
-    """What the wallet needs: reads of the table stream, and the close's append (the batch MAC,
-    not NATS, limits what that append may say)."""
+    """What the wallet needs: reads of the table stream (batch direct gets through its
+    account's imports), and the close's append (the batch seal, not NATS, limits what that
+    append may say)."""
     wallet = await connect_as(room.server, WALLET_USER, intruders)
     settings = StreamSettings(stream=room.dealer.stream, subject_prefix=room.dealer.subject_prefix)
-    store = JetStreamEventStore(wallet.client.jetstream(), settings)
+    store = JetStreamEventStore(
+        wallet.client.jetstream(prefix=TABLES_API_PREFIX),
+        settings,
+        direct=BatchDirectGet(wallet.client, TABLES_API_PREFIX),
+    )
     position = await store.append("t-wallet", b"close", expected_position=0, msg_id="c1")
     records = [record async for record in store.read("t-wallet")]
     assert [(r.position, r.data) for r in records] == [(position, b"close")]
@@ -312,10 +333,10 @@ async def test_the_dealer_cannot_read_the_wallets_stream_or_buckets(
 
 
 async def test_the_dealer_cannot_append_to_the_wallets_stream_or_buckets(
-    room: Room, admin: Client, intruders: list[Intruder]
+    room: Room, wallet_admin: Client, intruders: list[Intruder]
 ) -> None:
     dealer = await connect_as(room.server, DEALER_USER, intruders)
-    before = await admin.jetstream().stream_info(room.wallet.stream)
+    before = await wallet_admin.jetstream().stream_info(room.wallet.stream)
     subject = f"{room.wallet.subject_prefix}.ledger"
     await dealer.refused(dealer.js.publish(subject, b"forged ledger batch"), subject)
     for bucket in (room.wallet.snapshot_bucket, room.wallet.lease_bucket):
@@ -324,7 +345,7 @@ async def test_the_dealer_cannot_append_to_the_wallets_stream_or_buckets(
         )
     await dealer.client.publish(subject, b"forged, no reply")  # a plain publish, same refusal
     await dealer.client.flush()
-    after = await admin.jetstream().stream_info(room.wallet.stream)
+    after = await wallet_admin.jetstream().stream_info(room.wallet.stream)
     assert after.state.messages == before.state.messages
 
 

@@ -17,10 +17,12 @@ valid requests), so probing changes nothing a refused call would have changed.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
+import nats
 import pytest
 from nats.aio.client import Client
 
@@ -28,6 +30,7 @@ from poker.dealer.config import DealerSettings
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import (
     DEALER_USER,
+    TABLES_API_PREFIX,
     WALLET_USER,
     Grants,
     inbox_prefix,
@@ -92,7 +95,15 @@ class Room:
 
 
 def api_probes(room: Room) -> Iterator[str]:
-    """Every JetStream API (and ack, flow-control) subject a user could reach in ``room``."""
+    """Every JetStream API (and ack, flow-control) subject a user could reach in ``room``, in
+    its own account and, under the wallet's import prefix, in the dealer's."""
+    for probe in _own_api_probes(room):
+        yield probe
+        if probe.startswith("$JS.API."):
+            yield TABLES_API_PREFIX + probe.removeprefix("$JS.API")
+
+
+def _own_api_probes(room: Room) -> Iterator[str]:
     yield from _ACCOUNT_CALLS
     for stream, subject in room.streams().items():
         consumer = room.wallet.consumer_name if stream == room.dealer.stream else "probe"
@@ -186,7 +197,8 @@ async def test_the_server_allows_each_user_exactly_its_grants(
     for subject in subscriptions:
         await probe.client.subscribe(subject)
     # Answered after every refusal of the probes has reached error_cb (see the module).
-    await probe.client.request(f"$JS.API.STREAM.INFO.{room.dealer.stream}", b"", timeout=10)
+    own = room.dealer.stream if user == DEALER_USER else room.wallet.stream
+    await probe.client.request(f"$JS.API.STREAM.INFO.{own}", b"", timeout=10)
     assert not probe.client.is_closed
 
     # The grants the server has: every namespace authorized on it so far, merged.
@@ -209,3 +221,71 @@ async def test_the_server_allows_each_user_exactly_its_grants(
         consumer = room.wallet.consumer_name if stream == room.dealer.stream else "probe"
         for call in ("CREATE", "DURABLE.CREATE", "DELETE", "PAUSE"):
             assert _refused(probe, "publish", f"$JS.API.CONSUMER.{call}.{stream}.{consumer}")
+
+
+# --- what each account reaches: the server's accounts, not the users' permissions ------------
+
+
+async def _info(client: Client, subject: str) -> dict[str, object]:
+    reply = await client.request(subject, b"", timeout=10)
+    answer = json.loads(reply.data)
+    assert isinstance(answer, dict)
+    return answer
+
+
+async def test_each_account_sees_only_its_own_streams(nats_server: NatsServer, room: Room) -> None:
+    """The admins have every permission, each in its own account: the TABLES admin finds no
+    wallet stream and the WALLET admin no table stream (JetStream is per account), so no
+    permission is what keeps them apart."""
+    d, w = room.dealer, room.wallet
+    tables = await nats.connect(nats_server.url)
+    wallet = await nats.connect(nats_server.wallet_url)
+    try:
+        for client, own, other in ((tables, d.stream, w.stream), (wallet, w.stream, d.stream)):
+            assert (await _info(client, f"$JS.API.STREAM.INFO.{own}"))["config"]
+            missing = await _info(client, f"$JS.API.STREAM.INFO.{other}")
+            assert missing["error"]["err_code"] == 10059, missing  # type: ignore[index]
+    finally:
+        await wallet.close()
+        await tables.close()
+
+
+async def test_the_wallet_reaches_the_dealers_side_only_through_its_imports(
+    room: Room, connect: object
+) -> None:
+    """Every JetStream API service the wallet's account imports is answered by the TABLES
+    account (the table stream, the wallet's durable consumer on it, the lease bucket); the
+    dealer's user reaches nothing of the wallet's, imported or not: its account imports
+    nothing."""
+    d, w = room.dealer, room.wallet
+    wallet = await connect(WALLET_USER)  # type: ignore[operator]
+    prefix = TABLES_API_PREFIX
+    table = await _info(wallet.client, f"{prefix}.STREAM.INFO.{d.stream}")
+    assert table["config"]["name"] == d.stream  # type: ignore[index]
+    leases = await _info(wallet.client, f"{prefix}.STREAM.INFO.KV_{d.lease_bucket}")
+    assert leases["config"]["name"] == f"KV_{d.lease_bucket}"  # type: ignore[index]
+    durable = await _info(wallet.client, f"{prefix}.CONSUMER.INFO.{d.stream}.{w.consumer_name}")
+    assert durable["name"] == w.consumer_name
+    # Not imported (and not granted): the dealer's snapshots, another consumer, creating one.
+    for subject in (
+        f"{prefix}.STREAM.INFO.KV_{d.snapshot_bucket}",
+        f"{prefix}.CONSUMER.INFO.{d.stream}.probe",
+        f"{prefix}.CONSUMER.CREATE.{d.stream}",
+    ):
+        await wallet.client.publish(subject, b"")
+    await wallet.client.request(f"$JS.API.STREAM.INFO.{w.stream}", b"", timeout=10)
+    assert {subject for _, subject in wallet.refused} == {
+        f"{prefix}.STREAM.INFO.KV_{d.snapshot_bucket}".lower(),
+        f"{prefix}.CONSUMER.INFO.{d.stream}.probe".lower(),
+        f"{prefix}.CONSUMER.CREATE.{d.stream}".lower(),
+    }
+
+    dealer = await connect(DEALER_USER)  # type: ignore[operator]
+    for subject in (
+        f"$JS.API.STREAM.INFO.{w.stream}",
+        f"$JS.WALLET.API.STREAM.INFO.{w.stream}",
+        f"{prefix}.STREAM.INFO.{d.stream}",
+    ):
+        await dealer.client.publish(subject, b"")
+    await dealer.client.request(f"$JS.API.STREAM.INFO.{d.stream}", b"", timeout=10)
+    assert len(dealer.refused) == 3, dealer.refused

@@ -117,6 +117,8 @@ def _provision(
             nats_server.service_url,
             "--nats-credentials",
             str(nats_server.credentials("admin")),
+            "--wallet-nats-credentials",
+            str(nats_server.credentials("wallet-admin")),
             "--stream",
             names.stream,
             "--subject-prefix",
@@ -152,6 +154,9 @@ def test_the_command_provisions_a_room_as_the_admin_and_is_idempotent(
         "--consumer-name",
         f"pc-{name}",
     ]
+    # The journal and its buckets are the WALLET account's: its admin provisions them.
+    without = _provision(nats_server, names, *wallet, "--wallet-nats-credentials", "")
+    assert without.returncode == 1 and "--wallet-nats-credentials" in without.stderr
     first = _provision(nats_server, names, *wallet)
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()

@@ -39,12 +39,24 @@ class Appended:
 
 
 class Room:
-    """A wallet and a dealer that holds buy-ins through it, with a JetStream view of both logs."""
+    """A wallet and a dealer that holds buy-ins through it, with a JetStream view of both logs
+    (``js``: the TABLES account's admin, ``wallet_js``: the WALLET account's)."""
 
-    def __init__(self, wallet: WalletHarness, dealer: DealerHarness, js: JetStreamContext):
+    def __init__(
+        self,
+        wallet: WalletHarness,
+        dealer: DealerHarness,
+        js: JetStreamContext,
+        wallet_js: JetStreamContext,
+    ):
         self.wallet = wallet
         self.dealer = dealer
         self.js = js
+        self.wallet_js = wallet_js
+
+    def js_of(self, stream: str) -> JetStreamContext:
+        """The admin's view of the account ``stream`` lives in."""
+        return self.wallet_js if stream == self.wallet_stream else self.js
 
     def dealer_client(self, subject: str, role: Role = Role.PLAYER) -> Client:
         """A Dealer client calling as ``subject``."""
@@ -67,14 +79,14 @@ class Room:
     async def last_sequences(self) -> tuple[int, int]:
         """The last sequence of the tables stream and of the wallet stream."""
         tables = await self.js.stream_info(self.table_stream)
-        wallet = await self.js.stream_info(self.wallet_stream)
+        wallet = await self.wallet_js.stream_info(self.wallet_stream)
         return int(tables.state.last_seq), int(wallet.state.last_seq)
 
     async def appended(self, stream: str, after: int, upto: int) -> list[Appended]:
         """The records of ``stream`` with sequences ``after + 1`` .. ``upto``."""
         records = []
         for sequence in range(after + 1, upto + 1):
-            message = await self.js.get_msg(stream, sequence)
+            message = await self.js_of(stream).get_msg(stream, sequence)
             headers = message.headers or {}
             records.append(
                 Appended(
@@ -118,13 +130,15 @@ async def open_room(server: NatsServer, **dealer_overrides: Any) -> AsyncIterato
     """A wallet, a dealer using it and a JetStream client, each stopped on the way out."""
     dealer_settings = namespace_settings(server.url, new_secret(), **dealer_overrides)
     nc = await nats.connect(server.url)
+    wallet_nc = await nats.connect(server.wallet_url)
     try:
         async with WalletHarness(wallet_settings(dealer_settings, hold_ttl_s=600)) as wallet:
             port = GrpcWallet([wallet.address], dealer_settings.token_keyring)
             try:
                 async with DealerHarness(dealer_settings, wallet=port) as dealer:
-                    yield Room(wallet, dealer, nc.jetstream())
+                    yield Room(wallet, dealer, nc.jetstream(), wallet_nc.jetstream())
             finally:
                 await port.close()
     finally:
+        await wallet_nc.close()
         await nc.close()

@@ -87,7 +87,7 @@ def secrets_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_make_secrets_writes_every_file_the_services_read(secrets_dir: Path) -> None:
-    for user in ("dealer", "wallet", "admin"):
+    for user in ("dealer", "wallet", "admin", "wallet-admin"):
         assert load_credentials(str(secrets_dir / f"{user}-nats.json")).user == user
     dealer_keys = load_keyring(secrets_dir / "log-keys.json")
     wallet_keys = load_keyring(secrets_dir / "wallet-keys.json")
@@ -96,7 +96,12 @@ def test_make_secrets_writes_every_file_the_services_read(secrets_dir: Path) -> 
     assert dealer_keys == wallet_keys.without(Writer.LEDGER)
     TokenKeyring.load(secrets_dir / "token-keys.json")
     passwords = (secrets_dir / "nats-passwords.conf").read_text(encoding="utf-8")
-    assert re.findall(r"^(\w+)_PASSWORD:", passwords, re.M) == ["DEALER", "WALLET", "ADMIN"]
+    assert re.findall(r"^(\w+)_PASSWORD:", passwords, re.M) == [
+        "DEALER",
+        "WALLET",
+        "ADMIN",
+        "WALLET_ADMIN",
+    ]
     for path in secrets_dir.iterdir():
         assert path.stat().st_mode & 0o077 == 0, f"{path.name} is readable by others"
 

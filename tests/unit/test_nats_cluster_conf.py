@@ -44,7 +44,8 @@ def _check(config: Path) -> subprocess.CompletedProcess[str]:
 def test_nats_server_accepts_the_deployed_config(tmp_path: Path, clustered: bool) -> None:
     for name in ("nats.conf", "permissions.conf", "cluster.conf"):
         shutil.copy(DEPLOY / name, tmp_path / name)
-    passwords = {user: f"{user}-password-long-enough" for user in ("DEALER", "WALLET", "ADMIN")}
+    users = ("DEALER", "WALLET", "ADMIN", "WALLET_ADMIN")
+    passwords = {user: f"{user}-password-long-enough" for user in users}
     (tmp_path / "passwords.conf").write_text(
         "".join(f'{user}_PASSWORD: "{password}"\n' for user, password in passwords.items())
     )
@@ -57,13 +58,14 @@ def test_nats_server_accepts_the_deployed_config(tmp_path: Path, clustered: bool
 
 
 def test_nats_server_accepts_a_node_of_make_cluster(tmp_path: Path) -> None:
+    from poker.servicekit.nats_permissions import NATS_USERS
     from poker.tools.devcluster import node_config
 
     (tmp_path / "deploy" / "nats").mkdir(parents=True)
     shutil.copy(DEPLOY / "permissions.conf", tmp_path / "deploy" / "nats" / "permissions.conf")
     home = tmp_path / "var" / "cluster"
     home.mkdir(parents=True)
-    passwords = {user: f"{user}-password-long-enough" for user in ("dealer", "wallet", "admin")}
+    passwords = {user: f"{user}-password-long-enough" for user in NATS_USERS}
     config = home / "n2.conf"
     config.write_text(node_config(1, passwords, "route-password-long-enough"))
     checked = _check(config)

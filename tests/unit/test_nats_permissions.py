@@ -27,6 +27,8 @@ from poker.servicekit.nats_permissions import (
     dealer_grants,
     render_permissions_conf,
     render_rights_table,
+    render_users,
+    shared_services,
     wallet_grants,
 )
 from poker.testing.nats_server import nats_server_binary
@@ -52,6 +54,14 @@ def test_the_deployed_permissions_are_the_generators_output() -> None:
     )
 
 
+def test_the_deployed_accounts_block_is_the_generators_output() -> None:
+    assert render_users() in (DEPLOY / "nats.conf").read_text(), (
+        "copy `python -m poker.servicekit.nats_permissions --accounts` into deploy/nats/nats.conf"
+    )
+    node = DEPLOY.parent / "compose" / "nats-node.conf"
+    assert render_users() in node.read_text(), f"and into {node}"
+
+
 def test_the_deployed_config_is_valid_with_its_passwords_and_refuses_without(
     tmp_path: Path,
 ) -> None:
@@ -64,6 +74,7 @@ def test_the_deployed_config_is_valid_with_its_passwords_and_refuses_without(
         f'DEALER_PASSWORD: "{"d" * 24}"\n'
         f'WALLET_PASSWORD: "{"w" * 24}"\n'
         f'ADMIN_PASSWORD: "{bcrypt}"\n'  # a bcrypt hash, as a deployment should keep them
+        f'WALLET_ADMIN_PASSWORD: "{bcrypt}"\n'
     )
     assert _valid(config).returncode == 0, _valid(config).stderr
     with config.open("a") as handle:
@@ -85,9 +96,9 @@ def test_make_run_writes_private_credentials_once_and_a_valid_config(
     config = devrun._nats_config(first)
     for path in (*first.values(), config):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert sorted(first) == ["admin", "dealer", "wallet"]
+    assert sorted(first) == ["admin", "dealer", "wallet", "wallet-admin"]
     passwords = {load_credentials(str(path)).password for path in first.values()}
-    assert len(passwords) == 3 and all(password in config.read_text() for password in passwords)
+    assert len(passwords) == 4 and all(password in config.read_text() for password in passwords)
     assert "no_auth_user" not in config.read_text()
     assert _valid(config).returncode == 0, _valid(config).stderr
 
@@ -161,10 +172,27 @@ def test_no_service_user_manages_a_stream_a_bucket_or_a_durable_consumer() -> No
         assert all(s.count(".") == 4 and not s.endswith(">") for s in creates), creates
     durable = f"{tables.stream}.{wallet.consumer}"
     assert {s for s in wallet_grants(tables, wallet).publish_subjects() if durable in s} == {
-        f"$JS.API.CONSUMER.INFO.{durable}",
-        f"$JS.API.CONSUMER.MSG.NEXT.{durable}",
+        f"$JS.TABLES.API.CONSUMER.INFO.{durable}",
+        f"$JS.TABLES.API.CONSUMER.MSG.NEXT.{durable}",
         f"$JS.ACK.{durable}.>",
     }
+
+
+def test_the_wallet_reaches_the_dealers_side_only_through_its_imports() -> None:
+    """Accounts (issue #24): every grant of the wallet on the dealer's side is an imported
+    service, the JetStream API ones under the TABLES prefix; none creates a consumer there."""
+    tables, wallet = TableNames(), WalletNames()
+    shared = shared_services(tables, wallet)
+    own = (wallet.stream, wallet.snapshot_bucket, wallet.lease_bucket, wallet.subject_prefix)
+    for subject in wallet_grants(tables, wallet).publish_subjects():
+        if not any(name in subject for name in own):
+            assert subject in {each.local for each in shared}, subject
+    for each in shared:
+        assert ".CREATE." not in each.subject and not each.subject.startswith("$JS.FC.")
+        if each.subject.startswith("$JS.API."):
+            assert each.local == "$JS.TABLES.API." + each.subject.removeprefix("$JS.API.")
+        else:
+            assert each.local == each.subject
 
 
 def test_the_rights_table_of_the_docs_is_the_generators_output() -> None:
