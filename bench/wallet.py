@@ -141,7 +141,7 @@ class WalletProcess(ServiceProcess):
             "hold-ttl": str(HOLD_TTL_S),
             "abandon-after": "3600",  # no dealer holds the tables' leases here
             "log-level": "warning",
-            "log-keys": str(harness_log_keys_file(log.parent)),
+            "log-keys": str(harness_log_keys_file(log.parent, "wallet")),
         }
         args = [f"--{name}={value}" for name, value in flags.items()]
         profile = os.environ.get("BENCH_WALLET_PROFILE")

@@ -21,7 +21,7 @@ import socket
 from collections.abc import Mapping
 from typing import Any, Final
 
-from poker.eventstore.sealing import Keyring, KeyringError, load_keyring
+from poker.eventstore.sealing import Keyring, KeyringError, Writer, load_keyring
 from poker.servicekit.tls import ClientTls, ServerTls
 from poker.servicekit.tokens import TokenKeyring
 
@@ -219,12 +219,23 @@ def log_keyring(args: argparse.Namespace) -> Keyring | None:
 
 
 def require_log_keys(keyring: Keyring | None, service: str, prefix: str) -> Keyring:
-    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs."""
+    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs, and
+    the dealer and the wallet each sign as their own writer, so each keyring must hold that
+    writer's signing key (its private half: ``log-keys-dealer.json`` for the dealer,
+    ``log-keys-wallet.json`` for the wallet; the public file is for tools only)."""
     if keyring is None:
         raise SystemExit(
             f"the {service} needs its log keyring: --log-keys PATH (or {prefix}LOG_KEYS); "
             "see docs/security/table-log.md"
         )
+    try:
+        keyring.signer(Writer(service))
+    except KeyringError as error:
+        raise SystemExit(
+            f"the {service}'s log keyring cannot sign as the {service} ({error}): give it the "
+            f"{service}'s own keyring file (log-keys-{service}.json); see "
+            "docs/security/table-log.md"
+        ) from None
     return keyring
 
 

@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry
 from poker.dealer.app import Dealer, build_dealer
 from poker.dealer.config import CrashRule, DealerSettings
 from poker.dealer.wallet_port import WalletPort
-from poker.eventstore.sealing import Keyring, Writer, new_keyring
+from poker.eventstore.sealing import Keyring, ServiceKeyrings, Writer, new_service_keyrings
 from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
@@ -33,14 +33,24 @@ from poker.tablelog.seals import TableSeals
 from poker.tools.client import Client
 from poker.v1 import events_pb2 as pb
 
-#: The log keyring of every test harness (one for all, so dealers and wallets of one namespace,
-#: started separately, trust each other's records).
-TEST_LOG_KEYS: Keyring = new_keyring("test")
+#: The log keyrings of every test harness, one room for all (so dealers and wallets of one
+#: namespace, started separately, trust each other's records), split as a room's are: the
+#: dealer's (its private key, the wallet's public one), the wallet's, the public one.
+TEST_KEYRINGS: ServiceKeyrings = new_service_keyrings("test")
+#: The dealer's log keyring of every test harness.
+TEST_LOG_KEYS: Keyring = TEST_KEYRINGS.dealer
+#: The wallet's log keyring of every test harness.
+TEST_WALLET_LOG_KEYS: Keyring = TEST_KEYRINGS.wallet
+
+
+def harness_keyring(writer: Writer = Writer.DEALER) -> Keyring:
+    """The test harnesses' log keyring of the service that writes as ``writer``."""
+    return TEST_WALLET_LOG_KEYS if writer is Writer.WALLET else TEST_LOG_KEYS
 
 
 def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
-    """The table-log seals of ``writer`` under :data:`TEST_LOG_KEYS`."""
-    return TableSeals(TEST_LOG_KEYS, writer)
+    """The table-log seals of ``writer`` under its test keyring (:func:`harness_keyring`)."""
+    return TableSeals(harness_keyring(writer), writer)
 
 
 class NatsAuthority(Protocol):

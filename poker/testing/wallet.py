@@ -22,7 +22,13 @@ from poker.dealer.config import DealerSettings
 from poker.servicekit.nats_permissions import WALLET_USER, Namespace, WalletNames
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
-from poker.testing.dealer import nats_access, nats_authority, table_names
+from poker.testing.dealer import (
+    TEST_LOG_KEYS,
+    TEST_WALLET_LOG_KEYS,
+    nats_access,
+    nats_authority,
+    table_names,
+)
 from poker.tools.client import WalletClient
 from poker.wallet.app import Wallet, build_wallet
 from poker.wallet.config import WalletSettings
@@ -38,7 +44,9 @@ def wallet_settings(
     settings = WalletSettings(
         token_secret=dealer.token_secret,
         token_keys=dealer.token_keys,
-        log_keys=dealer.log_keys,
+        # The wallet's own keyring beside the harness dealer's (its private key, the dealer's
+        # public one); a test that gave the dealer another keyring gives the wallet the same.
+        log_keys=TEST_WALLET_LOG_KEYS if dealer.log_keys is TEST_LOG_KEYS else dealer.log_keys,
         nats_url=dealer.nats_url,
         grpc_port=0,
         metrics_port=0,

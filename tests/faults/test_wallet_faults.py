@@ -66,7 +66,7 @@ def wallet_args(settings: WalletSettings) -> list[str]:
         "consumer-name": settings.consumer_name,
         "standby-poll": "0.2",
         "log-level": "warning",
-        "log-keys": str(harness_log_keys_file()),
+        "log-keys": str(harness_log_keys_file(service="wallet")),
     }
     return [sys.executable, "-m", "poker.wallet", *[f"--{k}={v}" for k, v in flags.items()]]
 
@@ -86,7 +86,7 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "scan-interval": "0.3",
         "wallet-address": wallet_address,
         "log-level": "warning",
-        "log-keys": str(harness_log_keys_file()),
+        "log-keys": str(harness_log_keys_file(service="wallet")),
     }
     return [sys.executable, "-m", "poker.dealer", *[f"--{k}={v}" for k, v in flags.items()]]
 
