@@ -12,8 +12,10 @@ writes, each mode 0600 (as root, also owned by the image's user, uid 10001):
   the route hosts given (``--route-host``, default the compose file's nats-1, nats-2, nats-3);
 - ``dealer-nats.json``, ``wallet-nats.json``, ``admin-nats.json``: each user's credentials file
   (``--nats-credentials``);
-- ``log-keys.json``: the writer keys sealing the table log and the snapshots (``--log-keys``,
-  the same file for every dealer and wallet);
+- ``log-keys-dealer.json``, ``log-keys-wallet.json``: the keyrings sealing the table log and
+  the snapshots (``--log-keys``): each service's own Ed25519 key pair and the other's public
+  key, so neither can write as the other; ``log-keys-public.json``: both public keys, for
+  ``pokerctl`` and audits (docs/security/table-log.md);
 - ``token-keys.json``: the bearer-token keyring (``--token-keys``, the same for both services).
 
 The Kubernetes manifests read the same files as Secrets (deploy/k8s/README.md). An existing
@@ -32,7 +34,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from poker.eventstore.sealing import keyring_document, new_keyring
+from poker.eventstore.sealing import new_service_keyrings, service_keyring_texts
 
 #: The uid and gid of the image's user (deploy/docker/Dockerfile).
 IMAGE_UID = 10001
@@ -72,7 +74,7 @@ def secret_files(route_hosts: Sequence[str] = COMPOSE_ROUTE_HOSTS) -> dict[str, 
     }
     for user, password in passwords.items():
         files[f"{user}-nats.json"] = json.dumps({"user": user, "password": password}) + "\n"
-    files["log-keys.json"] = json.dumps(keyring_document(new_keyring()), indent=2) + "\n"
+    files.update(service_keyring_texts(new_service_keyrings()))
     kid = f"token-{secrets.token_hex(3)}"
     token_key = base64.b64encode(secrets.token_bytes(32)).decode("ascii")
     files["token-keys.json"] = json.dumps({"current": kid, "keys": {kid: token_key}}) + "\n"

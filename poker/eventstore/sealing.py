@@ -825,3 +825,36 @@ def write_keyring(keyring: Keyring, path: str | os.PathLike[str], *, mode: int =
         handle.write("\n")
     target.chmod(mode)
     return target
+
+
+#: The file names of a room's table-log keyrings (:func:`write_service_keyrings`).
+SERVICE_KEYRING_FILES: Final = {
+    "dealer": "log-keys-dealer.json",
+    "wallet": "log-keys-wallet.json",
+    "public": "log-keys-public.json",
+}
+
+
+def service_keyring_texts(keyrings: ServiceKeyrings) -> dict[str, str]:
+    """``{file name: JSON text}`` of a room's three keyrings (:data:`SERVICE_KEYRING_FILES`)."""
+    return {
+        SERVICE_KEYRING_FILES[part]: json.dumps(keyring_document(keyring), indent=2) + "\n"
+        for part, keyring in keyrings._asdict().items()
+    }
+
+
+def write_service_keyrings(
+    directory: str | os.PathLike[str], keyrings: ServiceKeyrings
+) -> dict[str, Path]:
+    """Write a room's keyrings into ``directory``: the dealer's and the wallet's 0600 (each
+    holds a private key), the public one 0644. ``{part: path}``, parts as in
+    :data:`SERVICE_KEYRING_FILES`."""
+    folder = Path(directory)
+    return {
+        part: write_keyring(
+            keyring,
+            folder / SERVICE_KEYRING_FILES[part],
+            mode=0o644 if part == "public" else 0o600,
+        )
+        for part, keyring in keyrings._asdict().items()
+    }

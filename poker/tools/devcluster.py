@@ -44,7 +44,11 @@ from typing import IO, Final
 import nats
 
 from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
-from poker.eventstore.sealing import new_keyring, write_keyring
+from poker.eventstore.sealing import (
+    SERVICE_KEYRING_FILES,
+    new_service_keyrings,
+    write_service_keyrings,
+)
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
@@ -107,13 +111,17 @@ def _token_secret() -> Path:
     return path
 
 
-def _log_keys() -> Path:
-    """The cluster's log keyring, made on the first start."""
-    path = HOME / "log-keys.json"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_keyring(new_keyring("cluster-1"), path)
-    return path
+def _log_keys() -> dict[str, Path]:
+    """The cluster's log keyrings, made on the first start: ``{"dealer": ..., "wallet": ...,
+    "public": ...}`` (each service its own key pair; a home made before them keeps its shared
+    ``log-keys.json`` for both)."""
+    legacy = HOME / "log-keys.json"
+    if legacy.exists():
+        return {"dealer": legacy, "wallet": legacy, "public": legacy}
+    paths = {part: HOME / name for part, name in SERVICE_KEYRING_FILES.items()}
+    if not all(path.exists() for path in paths.values()):
+        paths = write_service_keyrings(HOME, new_service_keyrings("cluster-1"))
+    return paths
 
 
 def node_config(index: int, passwords: dict[str, str], route_password: str) -> str:
@@ -335,7 +343,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         children += nodes
         wallets = []
         for index in range(2):
-            args_ = _service_args("poker.wallet", index, secret, keys, credentials[WALLET_USER])
+            args_ = _service_args(
+                "poker.wallet", index, secret, keys["wallet"], credentials[WALLET_USER]
+            )
             wallets.append(_spawn(f"wallet-{index + 1}", args_))
             children.append(wallets[-1])
             wait_for_port((HOST, WALLET_PORT + index), wallets[-1].process, wallets[-1].name)
@@ -344,7 +354,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         wallet_addresses = ",".join(f"{HOST}:{WALLET_PORT + i}" for i in range(2))
         dealers = []
         for index in range(2):
-            args_ = _service_args("poker.dealer", index, secret, keys, credentials[DEALER_USER])
+            args_ = _service_args(
+                "poker.dealer", index, secret, keys["dealer"], credentials[DEALER_USER]
+            )
             # A stop plays running hands out for at most 10 s: within the 15 s _stop waits.
             flags = ["--wallet-address", wallet_addresses, "--drain-timeout", "10"]
             dealers.append(_spawn(f"dealer-{index + 1}", [*args_, *flags]))

@@ -6,8 +6,10 @@ its leases and drains NATS), then the wallet, then nats-server. The dealer holds
 the wallet (``--wallet-address``), and demo accounts (``DEMO_ACCOUNTS``) are funded once, with
 fixed idempotency keys, so a restart does not fund them again. The token secret of the local
 setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
-keyring (the dealer's and the wallet's keys sealing the table log and the snapshots) is created
-once in ``var/log-keys.json`` (mode 0600) and given to both services.
+keyrings (each service signs the table log and its snapshots with its own Ed25519 key and holds
+the other's public key) are created once: ``var/log-keys-dealer.json`` and
+``var/log-keys-wallet.json`` (mode 0600, each service its own) and ``var/log-keys-public.json``
+(pokerctl's). A ``var/`` made before them keeps its one shared ``var/log-keys.json``.
 
 NATS authorizes: the first start writes one credentials file per NATS user
 (``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
@@ -31,7 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-from poker.eventstore.sealing import new_keyring, write_keyring
+from poker.eventstore.sealing import (
+    SERVICE_KEYRING_FILES,
+    new_service_keyrings,
+    write_service_keyrings,
+)
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
 
@@ -75,12 +81,17 @@ def _secret_file() -> Path:
     return path
 
 
-def _log_keys_file() -> Path:
-    """The local log keyring, made on the first start (one dealer and one wallet key)."""
-    path = ROOT / "var" / "log-keys.json"
-    if not path.exists():
-        write_keyring(new_keyring("local-1"), path)
-    return path
+def _log_keys_files() -> tuple[Path, Path]:
+    """The dealer's and the wallet's log keyrings, made on the first start (a key pair each;
+    the public file beside them); a ``var/`` made before them keeps its shared keyring."""
+    legacy = ROOT / "var" / "log-keys.json"
+    if legacy.exists():
+        return legacy, legacy
+    folder = ROOT / "var"
+    paths = {part: folder / name for part, name in SERVICE_KEYRING_FILES.items()}
+    if not all(path.exists() for path in paths.values()):
+        paths = write_service_keyrings(folder, new_service_keyrings("local-1"))
+    return paths["dealer"], paths["wallet"]
 
 
 def _private_file(path: Path, text: str) -> None:
@@ -230,7 +241,7 @@ def main() -> None:
     check_ports_free()
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
-    log_keys = _log_keys_file()
+    dealer_keys, wallet_keys = _log_keys_files()
     credentials = _nats_credentials()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
     # them in order (the dealer drains into NATS before NATS goes away).
@@ -256,7 +267,7 @@ def main() -> None:
                 "--token-secret-file",
                 str(secret),
                 "--log-keys",
-                str(log_keys),
+                str(wallet_keys),
                 "--nats-credentials",
                 str(credentials[WALLET_USER]),
             ],
@@ -278,7 +289,7 @@ def main() -> None:
                 "--wallet-address",
                 address,
                 "--log-keys",
-                str(log_keys),
+                str(dealer_keys),
             ],
             cwd=ROOT,
             start_new_session=True,

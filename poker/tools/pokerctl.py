@@ -58,6 +58,7 @@ from poker.engine.table import live_stack
 from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
 from poker.eventstore.jetstream import JetStreamEventStore
 from poker.eventstore.sealing import (
+    Keyring,
     KeyringError,
     SealedSnapshotStore,
     SnapshotRefused,
@@ -1012,9 +1013,25 @@ def _snapshot_options(function: _F) -> _F:
         envvar="POKER_LOG_KEYS",
         default="",
         show_default=False,
-        help="The services' log keyring, to check the snapshots' seals (default:"
-        " var/log-keys.json of the home, if it exists; none: snapshots are not read).",
+        help="The room's public log keyring, to check the snapshots' seals and (verify) the"
+        " records' (default: var/log-keys-public.json of the home, else var/log-keys.json, if"
+        " either exists; none: snapshots are not read, seals not checked).",
     )(function)
+
+
+def _log_keyring(ctl: Ctl, log_keys: str) -> Keyring | None:
+    """The keyring of ``--log-keys`` (default: the home's public one, else its shared one);
+    None without one."""
+    if not log_keys:
+        home = ctl.settings.secret_path().parent
+        defaults = [home / "log-keys-public.json", home / "log-keys.json"]
+        log_keys = next((str(path) for path in defaults if path.exists()), "")
+    if not log_keys:
+        return None
+    try:
+        return load_keyring(log_keys)
+    except KeyringError as error:
+        raise CtlError(f"--log-keys: {error}") from None
 
 
 async def _snapshot_store(
@@ -1022,19 +1039,18 @@ async def _snapshot_store(
 ) -> SealedSnapshotStore | None:
     """The dealers' snapshots, every seal checked before anything is unpickled; None without
     the log keys."""
-    if not log_keys:
-        default = ctl.settings.secret_path().parent / "log-keys.json"
-        log_keys = str(default) if default.exists() else ""
-    if not log_keys:
+    keyring = _log_keyring(ctl, log_keys)
+    if keyring is None:
         return None
-    try:
-        keyring = load_keyring(log_keys)
-    except KeyringError as error:
-        raise CtlError(f"--log-keys: {error}") from None
     inner = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
     await inner.ensure_bucket()
     return SealedSnapshotStore(
-        inner, keyring, bucket=bucket, writer=Writer.DEALER, accept=(Writer.DEALER,)
+        inner,
+        keyring,
+        bucket=bucket,
+        writer=Writer.DEALER,
+        accept=(Writer.DEALER,),
+        hmac_accepted=keyring.hmac_below is None,
     )
 
 
@@ -1245,20 +1261,25 @@ async def verify(
     snapshot_bucket: str,
     **log: str,
 ) -> None:
-    """Replay tables from scratch (default: every table): check the hash chain and every
-    committed deck, and compare with the live dealer's state and the wallet's escrow. A report
-    per table; exit status 1 on any difference."""
+    """Replay tables from scratch (default: every table): check the hash chain, every
+    committed deck and (with --log-keys, the room's public keys) every seal, and compare with
+    the live dealer's state and the wallet's escrow. A report per table; exit status 1 on any
+    difference."""
     reports: list[dict[str, Any]] = []
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
+        keyring = _log_keyring(ctl, log_keys)
         snapshots = await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
         with _tables_progress(ctl, "verifying") as progress:
             task = progress.add_task("tables", total=len(names))
             for name in names:
-                records = await logtools.read_records(store, name)
-                replayed = logtools.replay_records(name, records)
+                log_records = await logtools.read_log(store, name)
+                records = [(record.position, record.data) for record in log_records]
+                replayed = logtools.replay_records(name, log_records)
                 problems = logtools.verify_replayed(replayed)
+                if keyring is not None:
+                    problems += logtools.seal_problems(name, log_records, keyring)
                 start = await _start_of(snapshots, name, None)
                 if start is not None:
                     difference = logtools.snapshot_difference(name, records, start)
