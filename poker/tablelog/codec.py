@@ -211,26 +211,26 @@ class TableCodec:
         raises :class:`UntrustedRecord` and nothing of ``records`` is folded.
 
         The dealer signatures :meth:`check` deferred are verified here, at the head of
-        ``records`` (each record's chain link checked on the way), before the state after them
-        is returned: a forgery anywhere among them raises :class:`UntrustedRecord` naming it."""
-        folding = Fold(state.table)
-        commands = state.commands if private else state.commands.copy()
+        ``records`` (each record's chain link checked on the way), before anything of them
+        reaches the engine's fold: a forgery anywhere among them raises
+        :class:`UntrustedRecord` naming it, and the engine never reads bytes no signature
+        vouched for (two passes over the decoded batches: check, then fold)."""
         chain = state.chain
         decode = pb.TableEventBatch.FromString
         run = SealRun(self._seals, records[0].key) if records else None
+        batches: list[pb.TableEventBatch] = []
         for record in records:
             batch = decode(record.data)
             events = batch.events
-            # The versions the batch spans (0, 0: none), read once for the chain and the index.
+            # The versions the batch spans (0, 0: none), read once for the chain.
             span = (events[0].version, events[-1].version) if events else (0, 0)
-            position = record.position
             link = batch.previous_batch_hash
             if batch.command_id.startswith(WALLET_CLOSE_PREFIX):
                 self._check_close(record, batch, chain)
             chain, broken = advance(
                 chain,
                 record.key,
-                position,
+                record.position,
                 record.data,
                 link=link,
                 span=span,
@@ -243,13 +243,20 @@ class TableCodec:
                 raise BrokenChain(broken)
             assert run is not None
             self.defer(run, record, linked=bool(link))
-            folding.add(events)
-            if events and batch.command_id:
-                # outcome_of(batch, position), from the span already read
-                outcome = Outcome(span[0], span[1], position, batch.command_digest)
-                commands.add(batch.command_id, outcome)
+            batches.append(batch)
         if run is not None:
             self.vouch(run)
+        folding = Fold(state.table)
+        commands = state.commands if private else state.commands.copy()
+        for record, batch in zip(records, batches, strict=True):
+            events = batch.events
+            folding.add(events)
+            if events and batch.command_id:
+                # outcome_of(batch, position)
+                outcome = Outcome(
+                    events[0].version, events[-1].version, record.position, batch.command_digest
+                )
+                commands.add(batch.command_id, outcome)
         after = TableLog(folding.state, commands, chain)
         self._metrics.events_replayed.inc(after.version - state.version)
         return after

@@ -216,6 +216,8 @@ class BatchApplier:
             return self._refuse(table_id, position, refused)
         except _Broken as broken:
             return self._stall(table_id, position, broken.broken.message)
+        except MappingError as error:  # an earlier record of the log, its seals verified
+            return self._stall(table_id, position, f"{type(error).__name__}: {error}")
         if batch is None:
             return self._stall(table_id, position, "undecodable message")
         view = tracked.view
@@ -234,6 +236,10 @@ class BatchApplier:
             if commands:
                 _log_money(await self._book.execute(commands))
         except (MappingError, LedgerError) as error:
+            try:  # a batch that does not map may be a forgery whose signature waited: say so
+                self._vouch(after.pending)
+            except _Untrusted as untrusted:
+                return self._refuse(table_id, untrusted.position, untrusted.refused)
             return self._stall(table_id, position, f"{type(error).__name__}: {error}")
         except (StoreUnavailable, Unavailable, Conflict) as error:
             _log.warning("consumer_retry", error=str(error))
@@ -380,9 +386,12 @@ class BatchApplier:
                     checked = self._check(start, record, batch)
                 except SealRefused as refused:
                     raise _Untrusted(record.position, refused) from refused
-                start = _Tracked(
-                    fold_batch(start.view, batch, record.position), checked.chain, checked.pending
-                )
+                try:
+                    view = fold_batch(start.view, batch, record.position)
+                except MappingError:
+                    self._vouch(checked.pending)  # a forgery whose signature waited: named
+                    raise
+                start = _Tracked(view, checked.chain, checked.pending)
         return start
 
 

@@ -113,7 +113,12 @@ async def deliver(applier: BatchApplier, log: InMemoryEventStore, position: int)
     """Deliver the record at ``position`` of t1's log as JetStream would (with its headers)."""
     record: Record = next(r for r in [r async for r in log.read("t1")] if r.position == position)
     return await applier.apply(
-        "t1", position, record.data, msg_id=record.msg_id, headers=record.headers
+        "t1",
+        position,
+        record.data,
+        msg_id=record.msg_id,
+        headers=record.headers,
+        stored_at=record.stored_at,
     )
 
 
