@@ -86,7 +86,7 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "scan-interval": "0.3",
         "wallet-address": wallet_address,
         "log-level": "warning",
-        "log-keys": str(harness_log_keys_file(service="wallet")),
+        "log-keys": str(harness_log_keys_file()),
     }
     return [sys.executable, "-m", "poker.dealer", *[f"--{k}={v}" for k, v in flags.items()]]
 
