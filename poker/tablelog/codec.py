@@ -162,6 +162,12 @@ class TableCodec:
             table_id = run.table_id
             raise self._refused(table_id, refused.position, refused) from refused
 
+    def broken(self, broken: ChainBreak) -> BrokenChain:
+        """The refusal of a record where the chain breaks, counted and logged."""
+        self._metrics.records_refused.labels(reason="broken_chain").inc()
+        _log.warning("table_chain_broken", table_id=broken.table_id, error=broken.message)
+        return BrokenChain(broken)
+
     def run(self, table_id: str) -> SealRun:
         """A fresh run of ``table_id``'s records, for a reader that checks the chain itself."""
         return SealRun(self._seals, table_id)
@@ -238,9 +244,7 @@ class TableCodec:
                 stored_at=record.stored_at,
             )
             if broken is not None:
-                self._metrics.records_refused.labels(reason="broken_chain").inc()
-                _log.warning("table_chain_broken", table_id=record.key, error=broken.message)
-                raise BrokenChain(broken)
+                raise self.broken(broken)
             assert run is not None
             self.defer(run, record, linked=bool(link))
             batches.append(batch)

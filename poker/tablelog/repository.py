@@ -36,7 +36,6 @@ from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
 from poker.tablelog.chain import ChainState, advance, rule_time
 from poker.tablelog.codec import (
-    BrokenChain,
     LoadedTable,
     TableAppend,
     TableCodec,
@@ -210,8 +209,8 @@ class TableRepository:
     async def read(self, table_id: str) -> AsyncIterator[Record]:
         """The records of ``table_id``'s log, up to the last one now, each checked
         (:class:`UntrustedRecord` at the first a trusted writer did not seal there,
-        :class:`BrokenChain` where the hash chain breaks): a batch the store reads is yielded
-        once the signature of its head vouched for it."""
+        :class:`~poker.tablelog.codec.BrokenChain` where the hash chain breaks): a batch the
+        store reads is yielded once the signature of its head vouched for it."""
         previous = 0
         chain = ChainState.start(table_id)
         codec = self.codec
@@ -231,7 +230,7 @@ class TableRepository:
                     else (0, 0),
                 )
                 if broken is not None:
-                    raise BrokenChain(broken)
+                    raise codec.broken(broken)
                 codec.defer(run, record, linked=bool(batch.previous_batch_hash))
                 previous = record.position
             codec.vouch(run)
