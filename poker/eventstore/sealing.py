@@ -1,10 +1,11 @@
-"""Writer keys and the MACs (HMAC-SHA256) that seal log records and snapshots.
+"""Writer keys, and the signatures (Ed25519) and MACs (HMAC-SHA256) that seal log records and
+snapshots.
 
 Anyone who can publish to a subject of the table stream could append a record with the right
 expected sequence; anyone who can write a KV bucket could replace a snapshot. A *seal* says that
 a trusted writer (a dealer, or the wallet closing an abandoned table) wrote exactly these bytes at
 exactly this place, so a reader settles money, or rebuilds a table, only from what such a writer
-wrote. This module is pure: keys, messages, MACs; no NATS, no protobuf.
+wrote. This module is pure: keys, messages, proofs, keyring files; no NATS, no protobuf.
 
 **What a batch seal binds.** A domain tag (a batch MAC can never pass for a snapshot MAC, or for
 a MAC of any other protocol using the key), the key id, the log key (the table id: a batch copied
