@@ -27,9 +27,10 @@ import nats
 import nats.js.errors
 
 from bench.harness import Result
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import StreamSettings
 from poker.testing.nats_cluster import NatsCluster
 from poker.testing.nats_server import NatsServer
+from poker.testing.provisioning import provisioned_event_store
 
 #: Concurrent chains (tables) of the two loads: a few busy tables, and many.
 CHAIN_COUNTS: Final = (8, 64)
@@ -68,7 +69,7 @@ async def measure(servers: list[str], replicas: int, chains: int) -> Measured:
         settings = StreamSettings(
             stream=f"BC_{name}", subject_prefix=f"bc{name}", replicas=replicas
         )
-        await JetStreamEventStore(js, settings).ensure_stream()
+        await provisioned_event_store(js, settings)
         payload = random.Random(SEED).randbytes(SIZE)
         lasts = [0] * chains
         latencies: list[float] = []

@@ -34,7 +34,7 @@ from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.repository import TableLog, TableRepository
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 
 IDS = 1_000_000
 LOOKUPS = 20_000
@@ -104,6 +104,7 @@ async def _command_path(archived: int) -> float:
         InMemorySnapshotStore(),
         metrics.table_log,
         seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
         snapshot_every=10**12,
     )
     service = TableService(repository, DevWallet(), metrics, gate=SoleOwner())

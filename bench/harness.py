@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-MODULES: Final = ("evaluation", "hand", "sealing", "fairness", "services", "wallet", "cluster")
+MODULES: Final = (
+    "evaluation",
+    "hand",
+    "sealing",
+    "deck_secrets",
+    "fairness",
+    "services",
+    "wallet",
+    "cluster",
+)
 """Benchmark modules run by default, in order."""
 
 RESULTS_FILE: Final = Path("bench-results.json")

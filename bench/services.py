@@ -108,16 +108,26 @@ from poker.eventstore.aggregate import Loaded
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.eventstore.snapshots import (
     InMemorySnapshotStore,
-    JetStreamSnapshotStore,
     SnapshotSettings,
 )
+from poker.servicekit.nats_permissions import TableNames
+from poker.servicekit.provisioning import DEFAULT_LEASE_TTL_S, Room, TablesSpec
 from poker.servicekit.tokens import Role
 from poker.tablelog.chain import ChainState, genesis, record_hash
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.repository import LoadedTable, TableLog, TableRepository, decode_batch
-from poker.testing.dealer import harness_seals, new_secret
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals, new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.testing.provisioning import (
+    provision_as_admin,
+    provisioned_event_store,
+    provisioned_snapshot_store,
+)
+from poker.testing.service_process import (
+    ServiceProcess,
+    harness_deck_key_file,
+    harness_log_keys_file,
+)
 from poker.tools.bot import choose_action as choose_wire_action
 from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
@@ -215,6 +225,12 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
     its tables under ``namespace``; ``BENCH_DEALER_PROFILE`` runs it under cProfile."""
     profile = os.environ.get("BENCH_DEALER_PROFILE")
     prefix = ["-m", "cProfile", "-o", profile] if profile else []
+    # As the operator provisions them before a dealer starts (it creates nothing).
+    names = TableNames(
+        f"B_{namespace}", f"b{namespace}.table", f"BS_{namespace}", f"BL_{namespace}"
+    )
+    lease_ttl = float(os.environ.get("BENCH_LEASE_TTL_S", DEFAULT_LEASE_TTL_S))
+    provision_as_admin([nats_url], Room(TablesSpec(names, 1, lease_ttl), wallet=None))
     args = [
         sys.executable,
         *prefix,
@@ -224,7 +240,8 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
         *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
         *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
-        *("--log-keys", str(harness_log_keys_file(log.parent))),
+        *("--log-keys", str(harness_log_keys_file(log.parent, "dealer"))),
+        *("--deck-key", str(harness_deck_key_file(log.parent))),
         # The bots leave their last hands unfinished: a stop need not wait for them to end.
         *("--drain-timeout", "0"),
         # BENCH_LEASE_TTL_S: the tables' lease TTL (each lease is renewed every third of it).
@@ -495,7 +512,7 @@ async def raw_chains(js: JetStreamContext, chains: int, size: int, seconds: floa
     """Appends/s of ``chains`` concurrent chains with the dealer's headers, ``size``-byte data."""
     namespace = uuid.uuid4().hex[:8]
     settings = StreamSettings(stream=f"RAW_{namespace}", subject_prefix=f"raw{namespace}")
-    await JetStreamEventStore(js, settings).ensure_stream()
+    await provisioned_event_store(js, settings)
     payload = random.Random(SEED).randbytes(size)
     counts = [0] * chains
     lasts = [0] * chains
@@ -910,8 +927,7 @@ async def rebuild(nats_url: str) -> list[Result]:
     settings = StreamSettings(stream=f"REB{namespace}".upper(), subject_prefix=f"reb{namespace}")
     try:
         js = client.jetstream(publish_async_max_pending=2_000)
-        store = JetStreamEventStore(js, settings)
-        await store.ensure_stream()
+        store = await provisioned_event_store(js, settings)
         metrics = DealerMetrics(CollectorRegistry())
 
         # Replay: real hands, one record per command, no snapshot.
@@ -927,6 +943,7 @@ async def rebuild(nats_url: str) -> list[Result]:
             InMemorySnapshotStore(),
             metrics.table_log,
             seals=harness_seals(),
+            deck_keys=TEST_DECK_KEYS,
             snapshot_every=10**12,
         )
         loaded: list[LoadedTable] = []
@@ -1018,13 +1035,13 @@ async def recovery_time(
 
     # Real hands through the repository (snapshots every 100 events), until the tail is reached.
     bucket = f"SNAP_{uuid.uuid4().hex[:8]}"
-    snapshots = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
-    await snapshots.ensure_bucket()
+    snapshots = await provisioned_snapshot_store(js, SnapshotSettings(bucket=bucket))
     repository = TableRepository(
         store,
         snapshots,
         metrics.table_log,
         seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
         snapshot_bucket=bucket,
         snapshot_every=SNAPSHOT_EVERY,
     )

@@ -24,7 +24,8 @@ from typing import Any
 import grpc
 import nats
 
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import StreamSettings
+from poker.testing.provisioning import provisioned_event_store
 
 METHOD = "/bench.Shell/Play"
 
@@ -44,7 +45,7 @@ async def serve(mode: str, nats_url: str, stream: str) -> None:
     js = client.jetstream() if client is not None else None
     settings = StreamSettings(stream=stream, subject_prefix=stream.lower())
     if js is not None:
-        await JetStreamEventStore(js, settings).ensure_stream()
+        await provisioned_event_store(js, settings)
     chains = itertools.count()
 
     async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:

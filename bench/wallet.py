@@ -85,10 +85,12 @@ from poker.engine.table import (
     make_config,
 )
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.servicekit.provisioning import Room
 from poker.servicekit.tokens import Role
 from poker.tablelog.chain import genesis, record_hash
 from poker.testing.dealer import harness_seals
 from poker.testing.nats_server import NatsServer
+from poker.testing.provisioning import provision_as_admin
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.tools.client import WalletClient
 from poker.v1 import events_pb2 as pb
@@ -133,6 +135,8 @@ class WalletProcess(ServiceProcess):
     """``python -m poker.wallet`` as a child process on loopback port 0 (as in tests/faults)."""
 
     def __init__(self, nats_url: str, secret: bytes, log: Path) -> None:
+        # The default room (the names here), as the operator provisions it before the wallet.
+        provision_as_admin([nats_url], Room())
         flags = {
             "nats-url": nats_url,
             "grpc-host": "127.0.0.1",
@@ -670,8 +674,7 @@ async def _measure(
         store = JetStreamEventStore(
             js, StreamSettings(stream=TABLE_STREAM, subject_prefix=TABLE_PREFIX)
         )
-        # The dealer creates the table stream; the wallet only looks it up (tablelog).
-        await store.ensure_stream()
+        # The table stream is provisioned (WalletProcess): the bench appends to it as a dealer.
         for multiple, tables in histories.items():
             results += await measure_rate(
                 multiple,

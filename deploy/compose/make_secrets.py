@@ -14,9 +14,13 @@ writes, each mode 0600 (as root, also owned by the image's user, uid 10001):
   (``--nats-credentials``);
 - ``log-keys-dealer.json``, ``log-keys-wallet.json``: the keyrings sealing the table log and
   the snapshots (``--log-keys``): each service's own Ed25519 key pair and the other's public
-  key, so neither can write as the other; ``log-keys-public.json``: both public keys, for
-  ``pokerctl`` and audits (docs/security/table-log.md);
-- ``token-keys.json``: the bearer-token keyring (``--token-keys``, the same for both services).
+  key, so neither can write as the other; the wallet's also holds the ledger key sealing its
+  journal, which no dealer holds (docs/security/journal.md); ``log-keys-public.json``: both
+  public keys, for ``pokerctl`` and audits (docs/security/table-log.md);
+- ``token-keys.json``: the bearer-token keyring (``--token-keys``, the same for both services);
+- ``deck-key.json``: the deck key ring that encrypts every hand's deck, seeds and private cards
+  in the table log and the dealers' snapshots (``--deck-key``): the dealers' (and the
+  operator's, for audits) only, never mounted into a wallet.
 
 The Kubernetes manifests read the same files as Secrets (deploy/k8s/README.md). An existing
 directory's files are kept unless ``--force``: rotating keys is a procedure
@@ -35,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from poker.eventstore.sealing import new_service_keyrings, service_keyring_texts
+from poker.tablelog.secrets import DeckKeys
 
 #: The uid and gid of the image's user (deploy/docker/Dockerfile).
 IMAGE_UID = 10001
@@ -78,6 +83,7 @@ def secret_files(route_hosts: Sequence[str] = COMPOSE_ROUTE_HOSTS) -> dict[str, 
     kid = f"token-{secrets.token_hex(3)}"
     token_key = base64.b64encode(secrets.token_bytes(32)).decode("ascii")
     files["token-keys.json"] = json.dumps({"current": kid, "keys": {kid: token_key}}) + "\n"
+    files["deck-key.json"] = json.dumps(DeckKeys.generate().document(), indent=2) + "\n"
     return files
 
 

@@ -34,12 +34,14 @@ from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
 from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
 from poker.servicekit.observability import GrpcMetrics
+from poker.servicekit.provisioning import TablesSpec, bind_provisioned, dealer_needs, verify
 from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ClientTls, ServerTls
-from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.feed import ForeignSubjects, JetStreamFeed
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeys
 from poker.v1 import dealer_pb2_grpc
 
 _log = structlog.get_logger(__name__)
@@ -59,7 +61,8 @@ class Dealer:
     jetstream: JetStreamMonitor
 
     async def start(self) -> int:
-        """Listen, take over the free tables, then report SERVING; returns the gRPC port."""
+        """Listen, take over the free tables, then report SERVING; returns the gRPC port. A table
+        that cannot be taken over (a refused record: quarantined) costs that table alone."""
         port = await self.server.start()
         await self.scanner.scan_once()
         self.scanner.start()
@@ -100,6 +103,17 @@ def _wallet(settings: DealerSettings) -> WalletPort:
     raise ValueError(f"unknown wallet {settings.wallet!r}")  # pragma: no cover - argparse checks
 
 
+def require_deck_keys(keys: DeckKeys | None) -> DeckKeys:
+    """``keys``, or exit with a sentence: a dealer never writes a deck, a seed or a hole card
+    in clear where the wallet reads."""
+    if keys is None:
+        raise SystemExit(
+            "the dealer needs its deck key: --deck-key PATH (or DEALER_DECK_KEY), made with "
+            "`python -m poker.tablelog.secrets new PATH`; see docs/security/table-log.md"
+        )
+    return keys
+
+
 async def build_dealer(
     settings: DealerSettings,
     *,
@@ -108,25 +122,32 @@ async def build_dealer(
 ) -> Dealer:
     """Connect and wire everything; call :meth:`Dealer.start` next (in the same event loop)."""
     seals = TableSeals(require_log_keys(settings.log_keys, "dealer", "DEALER_"), Writer.DEALER)
+    deck_keys = require_deck_keys(settings.deck_keys)
     # Built now, not at the first showdown of each ranking, which would stall every table.
     load_all_rankings()
     nats = await connect_nats(service_nats_settings(settings, f"dealer-{settings.owner_id}"))
     js = nats.jetstream()
     table_log = settings.table_log
-    # The dealer owns the table log: it creates the stream and buckets (the wallet looks them up).
+    # The operator provisions the stream and buckets (the dealer's NATS user may not create or
+    # change them): refuse to start unless they are exactly what the dealer needs.
+    names = table_log.names
+    try:
+        await verify(js, dealer_needs(TablesSpec(names, table_log.replicas, settings.lease_ttl_s)))
+    except BaseException:
+        await nats.close()  # not serving: no connection left behind
+        raise
     store = JetStreamEventStore(js, table_log.stream_settings)
-    await store.ensure_stream()
     snapshots = JetStreamSnapshotStore(
         js, SnapshotSettings(bucket=table_log.snapshot_bucket, replicas=table_log.replicas)
     )
-    await snapshots.ensure_bucket()
+    await bind_provisioned(f"bucket {names.snapshot_bucket}", snapshots.bind_bucket())
     leases = JetStreamLeaseStore(
         js,
         LeaseSettings(
             bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=table_log.replicas
         ),
     )
-    await leases.ensure_bucket()
+    await bind_provisioned(f"bucket {names.lease_bucket}", leases.bind_bucket())
 
     metrics = DealerMetrics(registry)
     repository = TableRepository(
@@ -135,11 +156,14 @@ async def build_dealer(
         metrics.table_log,
         recent_commands=settings.recent_command_ids,
         seals=seals,
+        deck_keys=deck_keys,
         snapshot_bucket=table_log.snapshot_bucket,
         snapshot_every=settings.snapshot_every,
     )
     ownership = LeaseOwnership(leases, settings.owner_id, metrics)
-    feed = JetStreamFeed(js, store.settings)
+    feed = JetStreamFeed(
+        js, store.settings, foreign=ForeignSubjects(on_count=metrics.foreign_subjects.set)
+    )
     wallet_port = wallet if wallet is not None else _wallet(settings)
     tables = TableService(
         repository,
@@ -156,7 +180,9 @@ async def build_dealer(
         drain_holdoff_s=settings.drain_holdoff_s,
     )
     ownership.on_lost(tables.forget)
-    scanner = TakeoverScanner(feed, ownership, tables.adopt, settings.scan_interval_s)
+    scanner = TakeoverScanner(
+        feed, ownership, tables.adopt, settings.scan_interval_s, quarantine=tables.quarantine
+    )
 
     server = GrpcServer(
         "dealer",

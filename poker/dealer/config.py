@@ -30,6 +30,7 @@ from poker.servicekit.settings import (
     token_keys,
     token_secret,
 )
+from poker.tablelog.secrets import DeckKeyError, DeckKeys, load_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 
 
@@ -52,13 +53,14 @@ class DealerSettings(ServiceSettings):
 
     grpc_port: int = 50051
     metrics_port: int = 9464
-    # The table log's names (poker.tablelog.settings owns the defaults; the dealer creates them).
+    # The table log's names (poker.tablelog.settings owns the defaults; the operator provisions
+    # them, the dealer checks them at start).
     stream: str = DEFAULT_TABLE_LOG.stream
     subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
     snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
     lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
-    # Copies JetStream keeps of the table stream and both buckets, set when the dealer creates
-    # them: 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
+    # Copies JetStream keeps of the table stream and both buckets, as provisioned (checked at
+    # start): 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
     replicas: int = DEFAULT_TABLE_LOG.replicas
     snapshot_every: int = 100
     # Command ids per table kept in a dict (the rest: 16 bytes each in the archive of hashes).
@@ -87,6 +89,9 @@ class DealerSettings(ServiceSettings):
     watch_backlog: int = 256
     # Unique per process: the lease value names it, and a holder recognises its own lease by it.
     owner_id: str = field(default_factory=default_owner_id)
+    # The deck keys (--deck-key PATH): every batch's decks, seeds and private cards, and every
+    # snapshot, are encrypted to them (poker/tablelog/secrets.py); the dealer needs them to start.
+    deck_keys: DeckKeys | None = None
 
     @property
     def table_log(self) -> TableLogSettings:
@@ -141,6 +146,12 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     add_token_secret_flags(parser, env, _ENV_PREFIX)
     add_log_keys_flag(parser, env, _ENV_PREFIX)
     parser.add_argument(
+        "--deck-key",
+        default=env.get(env_name(_ENV_PREFIX, "deck-key"), ""),
+        help="JSON ring of the deck keys that encrypt every hand's deck, seeds and private "
+        "cards in the table log (dealers and the operator only; never the wallet)",
+    )
+    parser.add_argument(
         "--crash-rule",
         choices=[rule.value for rule in CrashRule],
         default=default("crash-rule", CrashRule.CLOSE.value),
@@ -171,6 +182,10 @@ def load_settings(
     check_replicas(args.replicas)
     server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
     client_tls(args.wallet_tls_ca, args.wallet_tls_cert, args.wallet_tls_key, flag="--wallet-tls")
+    try:
+        deck_keys = load_deck_keys(args.deck_key) if args.deck_key else None
+    except DeckKeyError as error:
+        raise SystemExit(f"--deck-key: {error}") from None
     given = {name: getattr(args, name) for name, _ in _FLAGS.values()}
     if not args.owner_id:
         del given["owner_id"]
@@ -178,6 +193,7 @@ def load_settings(
         token_secret=token_secret(args),
         token_keys=token_keys(args),
         log_keys=log_keyring(args),
+        deck_keys=deck_keys,
         crash_rule=CrashRule(args.crash_rule),
         wallet=args.wallet,
         wallet_address=args.wallet_address,

@@ -81,6 +81,21 @@ class TableNotServedHere(Unavailable):
     REASON = "TABLE_NOT_SERVED_HERE"
 
 
+class TableQuarantined(RuleViolation):
+    """The table's log holds a record the checks refuse (a forged seal, bytes that are no
+    table batch, a broken hash chain): the table is suspended, every other table goes on, until
+    an operator removed the record (docs/runbook.md, ``TableQuarantined``)."""
+
+    REASON = "TABLE_QUARANTINED"
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(
+            f"Table {table_id} is suspended: its log holds a record that failed verification;"
+            " the operator has been alerted."
+        )
+        self.table_id = table_id
+
+
 class FeedUnavailable(Unavailable):
     """This dealer runs without the event feed that WatchTable needs."""
 
@@ -98,5 +113,6 @@ __all__ = [
     "StreamTooSlow",
     "TableNotFound",
     "TableNotServedHere",
+    "TableQuarantined",
     "TooManyStreams",
 ]

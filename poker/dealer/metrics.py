@@ -95,6 +95,18 @@ class DealerMetrics:
             "Tables this process owns now.",
             registry=registry,
         )
+        self.tables_quarantined = Gauge(
+            "poker_dealer_tables_quarantined",
+            "Tables this process does not serve because their log holds a record the checks "
+            "refuse (the table_quarantined log line names each table, position and reason).",
+            registry=registry,
+        )
+        self.foreign_subjects = Gauge(
+            "poker_dealer_table_log_foreign_subjects",
+            "Subjects of the tables stream that are no table's, as of the last takeover scan "
+            "(skipped; the table_log_foreign_subject log line names each).",
+            registry=registry,
+        )
         self.commands = Counter(
             "poker_dealer_commands",
             "Table commands served (unary calls and Play messages alike), by command kind "

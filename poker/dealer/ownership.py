@@ -16,6 +16,7 @@ from typing import Protocol
 import structlog
 
 from poker.dealer.metrics import DealerMetrics
+from poker.dealer.quarantine import Quarantine
 from poker.eventstore.api import StoreUnavailable
 from poker.eventstore.leases import LeaseKeeper, LeaseStore
 from poker.servicekit.background import BackgroundTask
@@ -159,15 +160,25 @@ class TakeoverScanner:
     """Every ``interval_s``, offers each table nobody owns to ``adopt`` (which takes the lease).
 
     ``adopt(table_id)`` returns whether the table stays open; closed tables are not offered again.
+    One table never stops a scan: a table whose adoption fails is logged and the scan goes on
+    with the next; a quarantined table (``quarantine``, :mod:`poker.dealer.quarantine`) is
+    offered again only once its log's record count changed.
     """
 
     def __init__(
-        self, feed: TableFeed, gate: LeaseOwnership, adopt: AdoptHandler, interval_s: float
+        self,
+        feed: TableFeed,
+        gate: LeaseOwnership,
+        adopt: AdoptHandler,
+        interval_s: float,
+        *,
+        quarantine: Quarantine | None = None,
     ) -> None:
         self._feed = feed
         self._gate = gate
         self._adopt = adopt
         self._interval_s = interval_s
+        self._quarantine = quarantine if quarantine is not None else Quarantine()
         self._closed: set[str] = set()
         self._task = BackgroundTask(self._run, name="takeover-scanner")
 
@@ -180,12 +191,22 @@ class TakeoverScanner:
         await self._task.stop()
 
     async def scan_once(self) -> None:
-        """One pass over the tables."""
-        for table_id in await self._feed.table_ids():
-            if table_id in self._closed or self._gate.holds(table_id):
+        """One pass over the tables (only the listing's failure raises: each table's own
+        failure is logged, and costs that table alone)."""
+        for table_id, count in (await self._feed.table_counts()).items():
+            if table_id in self._closed:
                 continue
-            if not await self._adopt(table_id):
-                self._closed.add(table_id)
+            if table_id in self._quarantine:
+                if not self._quarantine.retry_due(table_id, count):
+                    continue  # the same log that was refused: no reload until it changes
+            elif self._gate.holds(table_id):
+                continue
+            try:
+                if not await self._adopt(table_id):
+                    self._closed.add(table_id)
+            except Exception:
+                _log.exception("takeover_failed", table_id=table_id)
+            self._quarantine.judged(table_id, count)
 
     async def _run(self) -> None:
         while True:

@@ -1,7 +1,8 @@
 """The dealer's reads across tables and logs, as the application answers them: plain values
 the servicer converts (:mod:`poker.dealer.wire`), nothing here knows the wire or gRPC.
 
-- :func:`list_tables`: every table with a log, each as it is now (ListTables);
+- :func:`list_tables`: every table with a log, each as it is now, a quarantined one marked
+  (:mod:`poker.dealer.quarantine`) (ListTables);
 - :func:`hand_history`: the events of one finished hand, as the caller may read them
   (GetHandHistory).
 
@@ -14,26 +15,36 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from poker.dealer.errors import HandNotFound, NotDealtIn
+from poker.dealer.errors import HandNotFound, NotDealtIn, TableNotFound, TableQuarantined
+from poker.dealer.quarantine import Quarantined
 from poker.dealer.redaction import SeatTracker, redact_history_event, without_next_seed
 from poker.dealer.tables import TableService
 from poker.engine.table import TableState
-from poker.tablelog.repository import decode_batch
 from poker.v1 import events_pb2 as pb
 
 
 class ListedTable(NamedTuple):
-    """One table of :func:`list_tables`: its id and its state now."""
+    """One table of :func:`list_tables`: its id and its state now (for a quarantined table,
+    as last read before its refused record, None if never; ``quarantine`` says why)."""
 
     table_id: str
-    state: TableState
+    state: TableState | None
+    quarantine: Quarantined | None = None
 
 
 async def list_tables(tables: TableService) -> list[ListedTable]:
-    """Every table with a log, in the order the service lists them, each as it is now."""
-    return [
-        ListedTable(table_id, await tables.table(table_id)) for table_id in await tables.table_ids()
-    ]
+    """Every table with a log, in the order the service lists them, each as it is now. A
+    quarantined table is listed as such (one table's refused record never fails the list)."""
+    listed: list[ListedTable] = []
+    for table_id in await tables.table_ids():
+        try:
+            listed.append(ListedTable(table_id, await tables.table(table_id)))
+        except TableQuarantined:
+            quarantine = tables.quarantined(table_id)
+            listed.append(ListedTable(table_id, tables.last_known(table_id), quarantine))
+        except TableNotFound:
+            continue  # a log without a table (its creation refused): nothing to list
+    return listed
 
 
 async def hand_history(
@@ -46,7 +57,7 @@ async def hand_history(
     seats = SeatTracker()
     players: dict[int, str] = {}
     async for record in tables.records(table_id):
-        for event in decode_batch(record).events:
+        for event in tables.open_batch(record).events:
             seats.apply(event)
             if event.hand_id != hand_id:
                 continue

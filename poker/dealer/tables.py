@@ -36,9 +36,11 @@ from poker.dealer.errors import (
     StaleHand,
     TableNotFound,
     TableNotServedHere,
+    TableQuarantined,
 )
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import OwnershipGate
+from poker.dealer.quarantine import Quarantine, Quarantined
 from poker.dealer.wallet_port import WalletPort, verify_open_hold
 from poker.dealer.watchers import DEFAULT_BACKLOG, DEFAULT_MAX_STREAMS_PER_CALLER, WatchHub
 from poker.engine.cards import Card, format_cards
@@ -81,6 +83,7 @@ from poker.tablelog.command_ids import CommandIdReused, Outcome
 from poker.tablelog.feed import TableFeed
 from poker.tablelog.repository import (
     LoadedTable,
+    RefusedRecord,
     TableAppend,
     TableLog,
     TableRepository,
@@ -161,6 +164,7 @@ class TableService:
                 repository.read,
                 metrics,
                 check=self._check_followed,
+                open_batch=repository.open_batch,
                 backlog=watch_backlog,
                 max_streams_per_caller=max_streams_per_caller,
             )
@@ -186,6 +190,8 @@ class TableService:
         self._drains: dict[str, asyncio.Task[DrainResult]] = {}  # the hand-offs under way
         self._handed_off: dict[str, _HandedOff] = {}  # the hand-offs done, for the hold-off
         self._accepting = True  # False once the whole dealer drains (SIGTERM)
+        #: Tables not served because their log holds a refused record (:mod:`.quarantine`).
+        self.quarantine = Quarantine(on_count=metrics.tables_quarantined.set)
 
     # --- use cases: tables ----------------------------------------------------------------------
 
@@ -347,18 +353,36 @@ class TableService:
     # --- reads ----------------------------------------------------------------------------------
 
     async def table(self, table_id: str) -> TableState:
-        """The table as it is now (raises NotFound)."""
+        """The table as it is now (raises NotFound, and TableQuarantined for a table whose log
+        holds a refused record)."""
+        if table_id in self.quarantine:
+            raise TableQuarantined(table_id)
         loaded = self._tables.get(table_id)
         if loaded is None or table_id in self._stale or not self._gate.holds(table_id):
             loaded = self._views.get(table_id) or self._aggregate.empty(table_id)
-            loaded = await self._aggregate.catch_up(loaded)
+            try:
+                loaded = await self._aggregate.catch_up(loaded)
+            except RefusedRecord as refused:
+                await self._quarantine(refused)
+                raise TableQuarantined(table_id) from refused
+            self.quarantine.lift(table_id)  # a re-check that passes (the record was removed)
             self._views[table_id] = loaded
         if loaded.state.table is None:
             raise TableNotFound(f"There is no table {table_id}.")
         return loaded.state.table
 
+    def quarantined(self, table_id: str) -> Quarantined | None:
+        """Why ``table_id`` is not served, if it is quarantined; with :meth:`last_known`, what
+        ListTables shows of it."""
+        return self.quarantine.get(table_id)
+
+    def last_known(self, table_id: str) -> TableState | None:
+        """The table as this process last read it (before a refused record), if it did."""
+        loaded = self._tables.get(table_id) or self._views.get(table_id)
+        return None if loaded is None else loaded.state.table
+
     async def table_ids(self) -> list[str]:
-        """Every table with a log."""
+        """Every table with a log (subjects that are no table's are skipped)."""
         if self._feed is None:
             return sorted(self._tables)
         return await self._feed.table_ids()
@@ -397,6 +421,10 @@ class TableService:
         not seal there): the hand histories' source (:mod:`poker.dealer.queries`)."""
         return self._repository.read(table_id)
 
+    def open_batch(self, record: Record) -> pb.TableEventBatch:
+        """The batch of a record :meth:`records` gave, its decks, seeds and cards back."""
+        return self._repository.open_batch(record)
+
     # --- ownership ------------------------------------------------------------------------------
 
     async def adopt(self, table_id: str) -> bool:
@@ -407,11 +435,29 @@ class TableService:
                 return True
             if not self._may_take(table_id) or not await self._gate.acquire(table_id):
                 return True  # someone else's (or just handed off): maybe later
-            table = (await self._adopt_locked(table_id)).state.table
+            try:
+                table = (await self._adopt_locked(table_id)).state.table
+            except TableQuarantined:
+                return True  # offered again once its log changes (the scanner's count)
             if table is None or table.closed:
                 await self._drop(table_id)
                 return False
             return True
+
+    async def _quarantine(self, refused: RefusedRecord) -> None:
+        """Stop serving the table of ``refused``, keeping its lease if this process holds it
+        (no other dealer reloads it in turn, the wallet's reaper does not close it): nobody
+        serves it until its log changes (:mod:`poker.dealer.quarantine`). Every other table
+        goes on."""
+        table_id = refused.table_id
+        self.quarantine.add(refused)
+        self.timers.cancel(table_id)
+        self._tables.pop(table_id, None)
+        self._views.pop(table_id, None)
+        self._stale.discard(table_id)
+        drained = self._draining.get(table_id)
+        if drained is not None:
+            drained.set()
 
     async def forget(self, table_id: str) -> None:
         """Stop serving a table whose lease was lost."""
@@ -585,18 +631,37 @@ class TableService:
             line["command_id"] = command_id
         with bound_context(table_id=table_id, command_id=command_id):
             async with self._lock(table_id):
-                loaded = await self._owned(table_id, creating=creating)
                 try:
-                    if loaded.state.table is None and not creating:
-                        raise TableNotFound(f"There is no table {table_id}.")
-                    if hold is None or await self._repository.find_command(loaded, command_id):
-                        return await self._execute(table_id, command_id, build, digest)
-                    return await self._execute_with_hold(table_id, command_id, build, digest, hold)
-                finally:
-                    current = self._tables.get(table_id)
-                    table = None if current is None else current.state.table
-                    if current is not None and (table is None or table.closed):
-                        await self._drop(table_id)  # nothing left to serve: free the lease
+                    return await self._locked_command(
+                        table_id, command_id, build, digest, creating=creating, hold=hold
+                    )
+                except RefusedRecord as refused:  # a catch-up met it (a conflict, a stale table)
+                    await self._quarantine(refused)
+                    raise TableQuarantined(table_id) from refused
+
+    async def _locked_command(
+        self,
+        table_id: str,
+        command_id: str,
+        build: Build,
+        digest: bytes,
+        *,
+        creating: bool,
+        hold: tuple[str, int] | None,
+    ) -> CommandResult:
+        """:meth:`_command` under the table's lock."""
+        loaded = await self._owned(table_id, creating=creating)
+        try:
+            if loaded.state.table is None and not creating:
+                raise TableNotFound(f"There is no table {table_id}.")
+            if hold is None or await self._repository.find_command(loaded, command_id):
+                return await self._execute(table_id, command_id, build, digest)
+            return await self._execute_with_hold(table_id, command_id, build, digest, hold)
+        finally:
+            current = self._tables.get(table_id)
+            table = None if current is None else current.state.table
+            if current is not None and (table is None or table.closed):
+                await self._drop(table_id)  # nothing left to serve: free the lease
 
     async def _execute_with_hold(
         self, table_id: str, command_id: str, build: Build, digest: bytes, hold: tuple[str, int]
@@ -628,6 +693,8 @@ class TableService:
 
     async def _owned(self, table_id: str, *, creating: bool) -> LoadedTable:
         """The table, owned by this process (taking it over if its lease is free)."""
+        if table_id in self.quarantine:
+            raise TableQuarantined(table_id)
         loaded = self._tables.get(table_id)
         if loaded is not None and self._gate.holds(table_id):
             if table_id in self._stale:
@@ -645,7 +712,13 @@ class TableService:
     async def _adopt_locked(self, table_id: str) -> LoadedTable:
         """Rebuild a table just acquired; void the hand a dead owner left running."""
         self._stale.discard(table_id)
-        loaded = self._tables[table_id] = await self._repository.load(table_id)
+        try:
+            loaded = await self._repository.load(table_id)
+        except RefusedRecord as refused:
+            await self._quarantine(refused)
+            raise TableQuarantined(table_id) from refused
+        self.quarantine.lift(table_id)  # loads again: its refused record was removed
+        self._tables[table_id] = loaded
         self._views.pop(table_id, None)
         state = loaded.state.table
         if state is not None and state.hand_running and self._crash_rule is not CrashRule.RESUME:
@@ -816,6 +889,8 @@ class TableService:
             self.timers.retry_later(table_id, wake, 0.05)  # our clock ran behind the deadline
         except (TableRuleError, HandRuleError) as error:
             _log.warning("timed_step_refused", table_id=table_id, error=str(error))
+        except TableQuarantined:
+            pass  # logged once when quarantined; its timers are cancelled
         except (Unavailable, StoreUnavailable) as error:
             _log.warning("timed_step_failed", table_id=table_id, error=str(error))
             if self._gate.holds(table_id):

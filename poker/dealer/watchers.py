@@ -46,6 +46,8 @@ LogReader = Callable[[str], AsyncIterator[Record]]
 #: Raises unless a trusted writer sealed the record there, after the record at the position
 #: given (TableRepository.check_record): followed records are checked as read ones are.
 RecordCheck = Callable[[Record, int], None]
+#: The batch of a checked record, its secrets back (the dealer's deck keys).
+BatchOpener = Callable[[Record], pb.TableEventBatch]
 
 DEFAULT_BACKLOG: Final = 256
 DEFAULT_MAX_STREAMS_PER_CALLER: Final = 8
@@ -162,7 +164,7 @@ class _SharedFeed:
     async def _read_start(self) -> None:
         """Who sits where up to the last record now: the point the follower starts after."""
         async for record in self.hub.read(self.table_id):
-            for event in decode_batch(record).events:
+            for event in self.hub.open_batch(record).events:
                 self._track(event)
             self.position = record.position
 
@@ -178,7 +180,7 @@ class _SharedFeed:
 
     def _decode(self, record: Record) -> FeedBatch:
         events = []
-        for event in decode_batch(record).events:
+        for event in self.hub.open_batch(record).events:
             self._track(event)
             events.append(FeedEvent(event, self._players))
         self.position = record.position
@@ -227,12 +229,14 @@ class WatchHub:
         metrics: DealerMetrics,
         *,
         check: RecordCheck,
+        open_batch: BatchOpener = decode_batch,
         backlog: int = DEFAULT_BACKLOG,
         max_streams_per_caller: int = DEFAULT_MAX_STREAMS_PER_CALLER,
     ) -> None:
         self.feed = feed
         self.read = read
         self.check = check
+        self.open_batch = open_batch
         self.metrics = metrics
         self.backlog = backlog
         self.max_streams_per_caller = max_streams_per_caller
@@ -366,7 +370,7 @@ class WatchHub:
             async for record in records:
                 if record.position > until_position:
                     break  # the backlog has it
-                for event in decode_batch(record).events:
+                for event in self.open_batch(record).events:
                     seats.apply(event)
                     if event.version > from_version:
                         yield redact_event(event, seats.seat_of(viewer))

@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 from google.rpc import status_pb2
 
 from poker.dealer.bounds import MAX_CHIPS, rake_problem
+from poker.dealer.quarantine import Quarantined
 from poker.dealer.redaction import sees_hole_cards
 from poker.dealer.tables import INTERNAL_PREFIX, CommandResult
 from poker.engine.betting import Stakes, Structure
@@ -352,8 +353,21 @@ def refused_reply(command: Any, status: status_pb2.Status) -> dpb.PlayResponse:
     return reply
 
 
-def table_summary(table_id: str, state: TableState) -> dpb.TableSummary:
-    """A table's line in ListTables."""
+def table_summary(
+    table_id: str, state: TableState | None, quarantine: Quarantined | None = None
+) -> dpb.TableSummary:
+    """A table's line in ListTables (a quarantined one's: as last read, marked)."""
+    if quarantine is not None:
+        summary = dpb.TableSummary(
+            table_id=table_id,
+            quarantined=True,
+            quarantine_reason=f"the record at position {quarantine.position} of its log was"
+            f" refused ({quarantine.cause})",
+        )
+        if state is not None:
+            summary.MergeFrom(table_summary(table_id, state))
+        return summary
+    assert state is not None  # a table that is not quarantined was read
     game, structure, stakes, _ = hand_config_to_wire(state.config.hand)
     return dpb.TableSummary(
         table_id=table_id,

@@ -29,7 +29,6 @@ from poker.eventstore.api import (
     DuplicateAppend,
     Record,
     StoreUnavailable,
-    retry_while_unavailable,
     verify_headers,
     verify_key,
 )
@@ -50,6 +49,8 @@ class StreamSettings:
     """Where the logs live and how long an append may keep retrying.
 
     ``retry_budget`` must outlast a JetStream leader election (about 5 s on a 3-node cluster).
+    The stream itself is the operator's (poker.servicekit.provisioning creates it with
+    ``duplicate_window_s`` and ``replicas``); the store never creates or changes it.
     """
 
     stream: str = "POKER_TABLES"
@@ -62,49 +63,12 @@ class StreamSettings:
 
 class JetStreamEventStore:
     """:class:`poker.eventstore.api.EventStore` over a JetStream stream that never deletes
-    history."""
+    history. The stream must exist (provisioned by the operator): nothing here creates or
+    reconfigures it."""
 
     def __init__(self, js: JetStreamContext, settings: StreamSettings | None = None) -> None:
         self._js = js
         self.settings = settings or StreamSettings()
-
-    async def ensure_stream(self) -> None:
-        """Create the stream, or check and repair its settings; history is never deleted.
-        Retried while JetStream does not answer, up to :data:`START_BUDGET_S` (then
-        :class:`~poker.eventstore.api.StoreUnavailable`)."""
-        await retry_while_unavailable(self._ensure_stream_once)
-
-    async def _ensure_stream_once(self) -> None:
-        try:
-            await self._create_or_update_stream()
-        except _TRANSIENT as error:
-            raise StoreUnavailable(
-                f"opening stream {self.settings.stream!r} failed: {error!r}"
-            ) from error
-
-    async def _create_or_update_stream(self) -> None:
-        config = api.StreamConfig(
-            name=self.settings.stream,
-            subjects=[f"{self.settings.subject_prefix}.>"],
-            retention=api.RetentionPolicy.LIMITS,
-            storage=api.StorageType.FILE,
-            max_msgs=-1,
-            max_bytes=-1,
-            max_age=0,
-            max_msgs_per_subject=-1,
-            discard=api.DiscardPolicy.OLD,
-            duplicate_window=self.settings.duplicate_window_s,
-            deny_delete=True,
-            deny_purge=True,
-            allow_direct=True,
-            num_replicas=self.settings.replicas,
-        )
-        try:
-            await self._js.stream_info(self.settings.stream)
-        except nats.js.errors.NotFoundError:
-            await self._js.add_stream(config)
-        else:
-            await self._js.update_stream(config)
 
     def subject(self, key: str) -> str:
         """The subject of ``key``'s log; keys are single subject tokens."""

@@ -36,13 +36,13 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import nats.errors
 import nats.js.errors
 import structlog
-from nats.js import JetStreamContext, api
+from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from poker.eventstore.api import (
@@ -244,7 +244,8 @@ def _decode(value: bytes | None) -> str | None:
 class JetStreamLeaseStore:
     """:class:`LeaseStore` on a JetStream KV bucket whose ``max_age`` is the lease TTL.
 
-    Call :meth:`ensure_bucket` first; it also repairs the TTL of an existing bucket.
+    Call :meth:`bind_bucket` first. The bucket is the operator's (its ``max_age`` is the TTL,
+    see poker.servicekit.provisioning); nothing here creates or changes it.
     """
 
     def __init__(
@@ -263,46 +264,25 @@ class JetStreamLeaseStore:
         """See :attr:`LeaseStore.ttl_s`."""
         return self.settings.ttl_s
 
-    async def ensure_bucket(self) -> None:
-        """Bind to the bucket, creating it, or setting its TTL if it differs. Retried while
+    async def bind_bucket(self) -> bool:
+        """Bind to the bucket, never creating or changing it (the operator provisions it with
+        the TTL; the services check it first); returns whether it exists. Retried while
         JetStream does not answer, up to :data:`~poker.eventstore.api.START_BUDGET_S`."""
-        await retry_while_unavailable(self._ensure_bucket_once)
+        return await retry_while_unavailable(self._bind_once)
 
-    async def _ensure_bucket_once(self) -> None:
+    async def _bind_once(self) -> bool:
         bucket = self.settings.bucket
         with _unavailable_on_transient(f"opening bucket {bucket!r}"):
             try:
                 self._kv = await self._js.key_value(bucket)
             except nats.js.errors.BucketNotFoundError:
-                self._kv = await self._js.create_key_value(
-                    api.KeyValueConfig(
-                        bucket=bucket,
-                        description="Leases: one owner per name, aging out after max_age.",
-                        history=1,
-                        ttl=self.settings.ttl_s,
-                        storage=api.StorageType.FILE,
-                        replicas=self.settings.replicas,
-                    )
-                )
-            else:
-                await self._repair_ttl()
-
-    async def _repair_ttl(self) -> None:
-        """A bucket created with another TTL would silently change every lease's lifetime."""
-        info = await self._js.stream_info(f"KV_{self.settings.bucket}")
-        config = info.config
-        if config.max_age is not None and abs(config.max_age - self.settings.ttl_s) < 1e-3:
-            return
-        # The duplicate window may not exceed max_age.
-        window = min(config.duplicate_window or self.settings.ttl_s, self.settings.ttl_s)
-        await self._js.update_stream(
-            replace(config, max_age=self.settings.ttl_s, duplicate_window=window)
-        )
+                return False
+        return True
 
     @property
     def _bucket(self) -> KeyValue:
         if self._kv is None:
-            raise RuntimeError("call ensure_bucket() before using the lease store")
+            raise RuntimeError("call bind_bucket() before using the lease store")
         return self._kv
 
     async def acquire(self, name: str, owner: str) -> Lease | None:

@@ -37,6 +37,11 @@ batches could deal hands and settle pots), so its writers sign with Ed25519 (``p
 key only. The seal's shape is the same for both (``<key id>:<previous position>:<proof>``); the
 key id's entry says which algorithm made the proof, and the signed message is the MAC's framing
 under its own domain tag, so a proof of one kind never passes for the other.
+**The wallet's journal** is sealed with the same batch seal under a key of a third writer,
+:attr:`Writer.LEDGER`, which only the wallet's keyring holds (the dealer's is the same without
+it: :meth:`Keyring.without`); the log key is the journal's. :func:`open_batch` takes the writers
+a log accepts: the table log's (:data:`TABLE_LOG_WRITERS`) never include the ledger, the
+journal's are the ledger alone (see poker/wallet/journal.py, docs/security/journal.md).
 
 **Rotation.** A keyring holds any number of keys, each with an id and a writer; verification
 looks a record's key up by the id in its seal, so records sealed with an old key still verify
@@ -105,6 +110,14 @@ class Writer(enum.StrEnum):
 
     DEALER = "dealer"
     WALLET = "wallet"
+    #: The wallet's journal (:mod:`poker.wallet.journal`): held by the wallet alone, never by a
+    #: dealer; seals journal records only (never a table-log batch or a snapshot).
+    LEDGER = "ledger"
+
+
+#: The writers whose keys may seal a table-log batch (the table log's own rule on top:
+#: :mod:`poker.tablelog.seals`); a ledger key is refused there.
+TABLE_LOG_WRITERS: Final = frozenset({Writer.DEALER, Writer.WALLET})
 
 
 class Refusal(enum.StrEnum):
@@ -286,6 +299,16 @@ class Keyring:
         """The key with id ``key_id``, or None."""
         return self.keys.get(key_id)
 
+    def has_signer(self, writer: Writer) -> bool:
+        """Whether the keyring names a key ``writer`` signs with."""
+        return writer in self.sign_with
+
+    def without(self, writer: Writer) -> Keyring:
+        """This keyring without any key of ``writer`` (say, the dealer's copy: no ledger key)."""
+        keys = {key_id: key for key_id, key in self.keys.items() if key.writer is not writer}
+        sign_with = {w: key_id for w, key_id in self.sign_with.items() if w is not writer}
+        return Keyring(keys, sign_with, self.unsealed_before, self.hmac_below)
+
     def public(self) -> Keyring:
         """What anyone may hold: the Ed25519 keys' public halves, no HMAC secret, no signer."""
         keys = {
@@ -465,6 +488,17 @@ def refuse_misplaced(seal: BatchSeal, log_key: str, position: int, previous_posi
         )
 
 
+def refuse_foreign_writer(
+    seal: BatchSeal, log_key: str, position: int, writers: frozenset[Writer]
+) -> None:
+    """Raise :class:`SealRefused` (``wrong_writer``) unless ``seal`` names a key of one of
+    ``writers`` (the writers the log accepts: a ledger key never seals a table batch, a table
+    log key never a journal record)."""
+    if seal.writer not in writers:
+        where = _where(log_key, position)
+        raise SealRefused(Refusal.WRONG_WRITER, f"{where} is sealed by a {seal.writer.value} key")
+
+
 def refuse_bad_proof(log_key: str, position: int) -> SealRefused:
     """The refusal of a record whose proof does not match its contents (``bad_mac``)."""
     where = _where(log_key, position)
@@ -480,15 +514,20 @@ def open_batch(
     previous_position: int,
     msg_id: str,
     data: bytes,
+    writers: frozenset[Writer] = TABLE_LOG_WRITERS,
 ) -> Writer:
     """The writer whose key sealed the record at ``position`` of ``log_key`` (whose previous
-    record is at ``previous_position``, 0 for none); raises :class:`SealRefused` otherwise.
+    record is at ``previous_position``, 0 for none); raises :class:`SealRefused` otherwise,
+    :attr:`Refusal.WRONG_WRITER` for a key of a writer not in ``writers`` (default: the table
+    log's, so a ledger key never seals a table batch; the journal passes ``{Writer.LEDGER}``).
 
-    A record without a seal below ``keyring.unsealed_before`` is a migrated dealer record.
+    A record without a seal below ``keyring.unsealed_before`` is a migrated dealer record (the
+    journal checks its own migration bound before calling this: see poker.wallet.journal).
     """
     read = read_batch_seal(keyring, seal, log_key=log_key, position=position)
     if read is None:
         return Writer.DEALER
+    refuse_foreign_writer(read, log_key, position, writers)
     if not read.matches(log_key=log_key, msg_id=msg_id, data=data):
         raise refuse_bad_proof(log_key, position)
     refuse_misplaced(read, log_key, position, previous_position)
@@ -658,7 +697,7 @@ def _parse_key(entry: Any, source: str, index: int) -> LogKey:
     if not isinstance(key_id, str) or not _KEY_ID.fullmatch(key_id):
         raise _fail(source, f"keys[{index}].id must be 1-64 letters, digits, '-' or '_'")
     if writer not in {w.value for w in Writer}:
-        raise _fail(source, f"key {key_id!r}: writer must be 'dealer' or 'wallet'")
+        raise _fail(source, f"key {key_id!r}: writer must be 'dealer', 'wallet' or 'ledger'")
     if "secret" in entry:
         secret = _base64_field(entry, "secret", key_id, source)
         if len(secret) < MIN_SECRET_BYTES:
@@ -764,9 +803,10 @@ def keyring_document(keyring: Keyring) -> dict[str, Any]:
 
 
 def new_keyring(suffix: str | None = None) -> Keyring:
-    """A fresh HMAC keyring with one dealer and one wallet key, each signing for its writer
-    (both secrets in one keyring: tests, and logs one service alone writes and reads; the
-    table log's services get :func:`new_service_keyrings`)."""
+    """A fresh HMAC keyring with one key per writer (dealer, wallet, ledger), each signing for
+    its writer (all secrets in one keyring: tests, and logs one service alone writes and reads;
+    the dealer's copy of a shared keyring is ``new_keyring().without(Writer.LEDGER)``; the table
+    log's services get :func:`new_service_keyrings`)."""
     tag = suffix or secrets.token_hex(3)
     keys = {
         f"{writer.value}-{tag}": WriterKey(
@@ -785,33 +825,64 @@ def new_signing_key(key_id: str, writer: Writer) -> SigningKey:
 
 
 class ServiceKeyrings(NamedTuple):
-    """The table log's keyrings of one room: the dealer's (its private key, the wallet's public
-    one), the wallet's (the reverse), and the public one (both public keys: pokerctl, audits)."""
+    """The keyrings of one room: the dealer's (its private key, the wallet's public one), the
+    wallet's (its private key, the dealer's public one, and the ledger key that seals its
+    journal, which no dealer holds), and the public one (both public keys: pokerctl, audits)."""
 
     dealer: Keyring
     wallet: Keyring
     public: Keyring
 
 
-def service_keyrings(dealer: SigningKey, wallet: SigningKey) -> ServiceKeyrings:
+def service_keyrings(
+    dealer: SigningKey, wallet: SigningKey, ledger: WriterKey | None = None
+) -> ServiceKeyrings:
     """The three keyrings of a room whose writers sign with ``dealer`` and ``wallet`` (both
-    with their private halves); HMAC is accepted nowhere (``hmac_below`` 0)."""
+    with their private halves), the wallet's journal sealed with ``ledger`` (an HMAC key: the
+    wallet alone writes and reads its journal; in the wallet's keyring only, None: no journal
+    key). HMAC is accepted nowhere in the table log (``hmac_below`` 0: the table log's rule,
+    which the journal's checks do not apply)."""
     pair = (dealer, wallet)
 
     def holding(signer: SigningKey) -> Keyring:
-        keys = {key.id: key if key is signer else key.public_only() for key in pair}
-        return Keyring(keys, {signer.writer: signer.id}, hmac_below=0)
+        keys: dict[str, LogKey] = {
+            key.id: key if key is signer else key.public_only() for key in pair
+        }
+        sign_with = {signer.writer: signer.id}
+        if ledger is not None and signer is wallet:
+            keys[ledger.id] = ledger
+            sign_with[Writer.LEDGER] = ledger.id
+        return Keyring(keys, sign_with, hmac_below=0)
 
     return ServiceKeyrings(holding(dealer), holding(wallet), holding(dealer).public())
 
 
+def new_ledger_key(key_id: str) -> WriterKey:
+    """A fresh ledger key (HMAC: the wallet's journal)."""
+    return WriterKey(key_id, Writer.LEDGER, secrets.token_bytes(MIN_SECRET_BYTES))
+
+
 def new_service_keyrings(suffix: str | None = None) -> ServiceKeyrings:
     """:func:`service_keyrings` of two fresh key pairs, ``dealer-<suffix>`` and
-    ``wallet-<suffix>``."""
+    ``wallet-<suffix>``, and a fresh ledger key ``ledger-<suffix>``."""
     tag = suffix or secrets.token_hex(3)
     return service_keyrings(
         new_signing_key(f"dealer-{tag}", Writer.DEALER),
         new_signing_key(f"wallet-{tag}", Writer.WALLET),
+        new_ledger_key(f"ledger-{tag}"),
+    )
+
+
+def with_new_key(keyring: Keyring, writer: Writer, suffix: str | None = None) -> Keyring:
+    """``keyring`` plus a fresh HMAC key of ``writer`` that it signs with (say, the ledger key
+    added to a keyring written before the journal was sealed)."""
+    key_id = f"{writer.value}-{suffix or secrets.token_hex(3)}"
+    if key_id in keyring.keys:
+        raise KeyringError(f"the log keyring already has a key {key_id!r}")
+    key = WriterKey(key_id, writer, secrets.token_bytes(MIN_SECRET_BYTES))
+    keys = {**keyring.keys, key_id: key}
+    return Keyring(
+        keys, {**keyring.sign_with, writer: key_id}, keyring.unsealed_before, keyring.hmac_below
     )
 
 
@@ -859,3 +930,52 @@ def write_service_keyrings(
         )
         for part, keyring in keyrings._asdict().items()
     }
+
+
+#: The file names of a home made before the per-writer keys (one shared HMAC keyring): the
+#: dealer's (``log-keys.json``, no ledger key) and the wallet's (the same plus the ledger key).
+LEGACY_KEYRING_FILES: Final = {"dealer": "log-keys.json", "wallet": "wallet-keys.json"}
+
+
+def split_keyring_files(dealer_path: Path, wallet_path: Path, tag: str) -> tuple[Path, Path]:
+    """``(dealer_path, wallet_path)`` of a shared HMAC keyring (a home made before the
+    per-writer keys), made if missing: the wallet's keyring and the dealer's, the same without
+    the ledger key. A dealer keyring of an older start (no wallet file yet) is kept and gets a
+    new ledger key in the wallet's; a ledger key found in the dealer's file is moved out of
+    it."""
+    if wallet_path.exists():
+        wallet = load_keyring(wallet_path)
+    elif dealer_path.exists():
+        wallet = load_keyring(dealer_path)
+        if not wallet.has_signer(Writer.LEDGER):
+            wallet = with_new_key(wallet, Writer.LEDGER, f"{tag}-1")
+        write_keyring(wallet, wallet_path)
+    else:
+        wallet = new_keyring(f"{tag}-1")
+        write_keyring(wallet, wallet_path)
+    dealer = wallet.without(Writer.LEDGER)
+    if not dealer_path.exists() or load_keyring(dealer_path) != dealer:
+        write_keyring(dealer, dealer_path)
+    return dealer_path, wallet_path
+
+
+def room_keyring_files(directory: str | os.PathLike[str], tag: str) -> dict[str, Path]:
+    """A room's keyring files in ``directory``, made on the first start: ``{"dealer": ...,
+    "wallet": ..., "public": ...}`` (:data:`SERVICE_KEYRING_FILES`, :func:`new_service_keyrings`).
+    A home made before the per-writer keys keeps its shared HMAC keyring
+    (:data:`LEGACY_KEYRING_FILES`, split by :func:`split_keyring_files`: the ledger key in the
+    wallet's only) and has no public file (its "public" is the dealer's: no ledger key)."""
+    folder = Path(directory)
+    legacy = {part: folder / name for part, name in LEGACY_KEYRING_FILES.items()}
+    if legacy["dealer"].exists() or legacy["wallet"].exists():
+        dealer_path, wallet_path = split_keyring_files(legacy["dealer"], legacy["wallet"], tag)
+        return {"dealer": dealer_path, "wallet": wallet_path, "public": dealer_path}
+    paths = {part: folder / name for part, name in SERVICE_KEYRING_FILES.items()}
+    if all(path.exists() for path in paths.values()):
+        wallet = load_keyring(paths["wallet"])
+        if wallet.has_signer(Writer.LEDGER):
+            return paths
+        # A wallet keyring written before the journal was sealed: it gets its ledger key.
+        write_keyring(with_new_key(wallet, Writer.LEDGER, f"{tag}-1"), paths["wallet"])
+        return paths
+    return write_service_keyrings(folder, new_service_keyrings(f"{tag}-1"))

@@ -31,7 +31,7 @@ from typing import Protocol
 
 import nats.errors
 import nats.js.errors
-from nats.js import JetStreamContext, api
+from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from poker.eventstore.api import (
@@ -180,7 +180,7 @@ class JetStreamSnapshotStore:
 
     A save reads the stored revision, and writes with ``kv.update(last=revision)`` (or
     ``kv.create`` when the key is absent); JetStream refuses the write if anyone wrote the key in
-    between, and the save starts over from the fresh read. Call :meth:`ensure_bucket` first.
+    between, and the save starts over from the fresh read. Call :meth:`bind_bucket` first.
 
     A snapshot above ``chunk_bytes`` goes in chunks: they are written first, under names that
     carry the position and a tag of the save (``<key>.p<position>.<tag>.<index>``), then the
@@ -196,30 +196,13 @@ class JetStreamSnapshotStore:
         self.settings = settings or SnapshotSettings()
         self._kv: KeyValue | None = None
 
-    async def ensure_bucket(self) -> None:
-        """Bind to the bucket, creating it if it does not exist yet. Retried while
-        JetStream does not answer, up to :data:`~poker.eventstore.api.START_BUDGET_S`."""
-        await retry_while_unavailable(self._ensure_bucket_once)
-
-    async def _ensure_bucket_once(self) -> None:
-        with _unavailable_on_transient(f"opening bucket {self.settings.bucket!r}"):
-            try:
-                self._kv = await self._js.key_value(self.settings.bucket)
-            except nats.js.errors.BucketNotFoundError:
-                self._kv = await self._js.create_key_value(
-                    api.KeyValueConfig(
-                        bucket=self.settings.bucket,
-                        description="Aggregate snapshots: position header + state bytes.",
-                        history=1,
-                        max_value_size=self.settings.max_value_bytes,
-                        storage=api.StorageType.FILE,
-                        replicas=self.settings.replicas,
-                    )
-                )
-
     async def bind_bucket(self) -> bool:
-        """Bind to the bucket if it exists, never creating it (a reader whose NATS user may not
-        create it); returns whether it exists."""
+        """Bind to the bucket if it exists, never creating or changing it (the operator
+        provisions it, see poker.servicekit.provisioning); returns whether it exists. Retried
+        while JetStream does not answer, up to :data:`~poker.eventstore.api.START_BUDGET_S`."""
+        return await retry_while_unavailable(self._bind_once)
+
+    async def _bind_once(self) -> bool:
         with _unavailable_on_transient(f"opening bucket {self.settings.bucket!r}"):
             try:
                 self._kv = await self._js.key_value(self.settings.bucket)
@@ -230,7 +213,7 @@ class JetStreamSnapshotStore:
     @property
     def _bucket(self) -> KeyValue:
         if self._kv is None:
-            raise RuntimeError("call ensure_bucket() before using the snapshot store")
+            raise RuntimeError("call bind_bucket() before using the snapshot store")
         return self._kv
 
     async def save(self, key: str, position: int, data: bytes) -> bool:

@@ -5,18 +5,21 @@ authorizing nats-server.
 Every grant names its subject and why it is there. A user may publish only to the subjects
 listed and subscribe only to its own inbox prefix (``_INBOX.<user>.>``): nothing is read by a
 plain subscription to a stream's subjects, only through JetStream consumers delivering to the
-inbox, so what a user can read is decided by the consumers it may create.
+inbox, so what a user can read is decided by the consumers it may create. No service user may
+create, update, delete or purge a stream, delete a message, or create, change or delete a
+durable consumer: the operator provisions them (poker.servicekit.provisioning, as ``admin``).
 
 >>> grants = dealer_grants(TableNames())
->>> "$JS.API.STREAM.UPDATE.POKER_TABLES" in grants.publish_subjects()
-True
+>>> [s for s in grants.publish_subjects() if ".CREATE." in s or ".UPDATE." in s]
+['$JS.API.CONSUMER.CREATE.POKER_TABLES']
 >>> wallet = wallet_grants(TableNames(), WalletNames())
->>> "$JS.API.STREAM.UPDATE.POKER_TABLES" in wallet.publish_subjects()
-False
+>>> "$JS.API.CONSUMER.INFO.POKER_TABLES.wallet-ledger" in wallet.publish_subjects()
+True
 >>> inbox_prefix("wallet")
 '_INBOX.wallet'
 
-``python -m poker.servicekit.nats_permissions`` prints the config of the default names.
+``python -m poker.servicekit.nats_permissions`` prints the config of the default names, with
+``--markdown`` the table of docs/security/nats.md.
 """
 
 from __future__ import annotations
@@ -94,12 +97,15 @@ def _inbox(user: str) -> tuple[Grant, ...]:
 
 
 def _own_stream(stream: str, subjects: str, what: str) -> list[Grant]:
-    """A stream the user owns: creates it, repairs its settings, appends, reads."""
+    """A stream the user writes: appends and reads; never creates, updates, deletes or purges
+    it (the operator provisions it: poker.servicekit.provisioning)."""
     return [
-        Grant(f"{subjects}.>", f"append {what} (expected-sequence publishes)"),
-        Grant(f"{_API}.STREAM.INFO.{stream}", f"look up {stream} at start"),
-        Grant(f"{_API}.STREAM.CREATE.{stream}", f"create {stream} on the first start"),
-        Grant(f"{_API}.STREAM.UPDATE.{stream}", f"repair {stream}'s settings if they drifted"),
+        Grant(
+            f"{subjects}.*",
+            f"append {what} (expected-sequence publishes); one token, as every log key is: "
+            "no subject below it that is no log's",
+        ),
+        Grant(f"{_API}.STREAM.INFO.{stream}", f"check {stream}'s settings at start; its gauges"),
         *_stream_reads(stream),
     ]
 
@@ -121,21 +127,14 @@ def _stream_reads(stream: str) -> list[Grant]:
     ]
 
 
-def _own_bucket(bucket: str, *, repairs_ttl: bool) -> list[Grant]:
-    """A KV bucket the user owns: creates it, reads and writes its keys."""
-    grants = [
-        Grant(f"{_API}.STREAM.INFO.KV_{bucket}", f"bind to bucket {bucket}"),
-        Grant(f"{_API}.STREAM.CREATE.KV_{bucket}", f"create bucket {bucket} on the first start"),
-    ]
-    if repairs_ttl:
-        grants.append(
-            Grant(f"{_API}.STREAM.UPDATE.KV_{bucket}", f"set {bucket}'s TTL (the lease TTL)")
-        )
-    grants += [
+def _own_bucket(bucket: str) -> list[Grant]:
+    """A KV bucket the user writes: binds to it, reads and writes its keys; never creates or
+    reconfigures it (the operator provisions it, with the lease TTL)."""
+    return [
+        Grant(f"{_API}.STREAM.INFO.KV_{bucket}", f"bind to bucket {bucket}, check its settings"),
         *_bucket_reads(bucket, "its"),
         Grant(f"$KV.{bucket}.>", f"write keys of {bucket} (create, compare-and-set, delete)"),
     ]
-    return grants
 
 
 def _bucket_reads(bucket: str, whose: str) -> list[Grant]:
@@ -156,44 +155,40 @@ def _read_bucket(bucket: str, whose: str) -> list[Grant]:
 
 
 def dealer_grants(tables: TableNames) -> Grants:
-    """The dealer: owns the table stream and its two buckets; nothing of the wallet's."""
+    """The dealer: writes the table stream and its two buckets; nothing of the wallet's."""
     publish = [
         *_own_stream(tables.stream, tables.subject_prefix, "table event batches"),
-        *_own_bucket(tables.snapshot_bucket, repairs_ttl=False),
-        *_own_bucket(tables.lease_bucket, repairs_ttl=True),
+        *_own_bucket(tables.snapshot_bucket),
+        *_own_bucket(tables.lease_bucket),
     ]
     return Grants(tuple(publish), _inbox(DEALER_USER))
 
 
 def wallet_grants(tables: TableNames, wallet: WalletNames) -> Grants:
-    """The wallet: owns its stream and buckets; reads the table stream and the dealer's buckets
-    and appends to the table subjects only for the close of an abandoned table."""
+    """The wallet: writes its stream and buckets; reads the table stream through its
+    provisioned durable consumer and ordered consumers, reads the dealer's lease bucket, and appends
+    to the table subjects only for the close of an abandoned table."""
     durable = f"{tables.stream}.{wallet.consumer}"
     publish = [
         *_own_stream(wallet.stream, wallet.subject_prefix, "ledger batches"),
-        *_own_bucket(wallet.snapshot_bucket, repairs_ttl=False),
-        *_own_bucket(wallet.lease_bucket, repairs_ttl=True),
-        Grant(
-            f"{_API}.STREAM.INFO.{tables.stream}",
-            f"look up {tables.stream} (the dealer creates it; no CREATE, UPDATE, DELETE, PURGE)",
-        ),
+        *_own_bucket(wallet.snapshot_bucket),
+        *_own_bucket(wallet.lease_bucket),
+        Grant(f"{_API}.STREAM.INFO.{tables.stream}", f"check {tables.stream} at start"),
         *_stream_reads(tables.stream),
         Grant(
-            f"{_API}.CONSUMER.CREATE.{durable}",
-            f"create its own durable consumer {wallet.consumer} (no filter)",
+            f"{_API}.CONSUMER.INFO.{durable}",
+            f"check and bind to its provisioned durable consumer {wallet.consumer}; its lag "
+            "(never creates or changes it)",
         ),
-        Grant(
-            f"{_API}.CONSUMER.CREATE.{durable}.>",
-            f"create its own durable consumer {wallet.consumer} (filtered form)",
-        ),
-        Grant(f"{_API}.CONSUMER.INFO.{durable}", f"bind to {wallet.consumer}, its lag"),
         Grant(f"{_API}.CONSUMER.MSG.NEXT.{durable}", f"fetch from {wallet.consumer}"),
         Grant(f"$JS.ACK.{durable}.>", f"ack and nak {wallet.consumer}'s messages"),
         Grant(
-            f"{tables.subject_prefix}.>",
-            "append the close of an abandoned table (the batch MAC limits what it may write)",
+            f"{tables.subject_prefix}.*",
+            "append the close of an abandoned table (the batch seal and the abandoned-table rule "
+            "limit what it may write)",
         ),
-        *_read_bucket(tables.snapshot_bucket, "the dealer's"),
+        # Not the dealer's snapshots: encrypted to the deck key it never holds (the reaper
+        # replays a table from its log).
         *_read_bucket(tables.lease_bucket, "the dealer's"),
     ]
     return Grants(tuple(publish), _inbox(WALLET_USER))
@@ -263,7 +258,9 @@ HEADER: Final = """\
 #
 # Each user may publish only to the subjects listed and subscribe only to its own inbox
 # (_INBOX.<user>.>): streams are read through JetStream consumers delivering to that inbox.
-# No user here may delete or purge a stream, delete messages, or delete a consumer.
+# No user here may create, update, delete or purge a stream, delete messages, or create,
+# change or delete a durable consumer: the operator provisions them as admin
+# (python -m poker.servicekit.provision).
 """
 
 
@@ -288,5 +285,38 @@ def render_users(passwords: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The markers around the rights table in docs/security/nats.md (the table is this module's
+#: output between them; tests/unit/test_nats_permissions.py checks it is current).
+RIGHTS_BEGIN: Final = (
+    "<!-- rights: generated by python -m poker.servicekit.nats_permissions --markdown -->"
+)
+RIGHTS_END: Final = "<!-- rights: end -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_rights_table(namespaces: Sequence[Namespace] = (Namespace(),)) -> str:
+    """Every service user's grants as a Markdown table (user, publish or subscribe, subject,
+    why), the default names: docs/security/nats.md's table."""
+    users = {DEALER_USER: "DEALER_PERMISSIONS", WALLET_USER: "WALLET_PERMISSIONS"}
+    variables = permission_variables(namespaces)
+    lines = ["| user | may | subject | why |", "|---|---|---|---|"]
+    for user, variable in users.items():
+        grants = variables[variable]
+        for verb, each in (("publish", grants.publish), ("subscribe", grants.subscribe)):
+            lines.extend(
+                f"| `{user}` | {verb} | `{_cell(grant.subject)}` | {_cell(grant.why)} |"
+                for grant in each
+            )
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--markdown"]:
+        print(render_rights_table(), end="")
+        raise SystemExit(0)
     print(render_permissions_conf(), end="")

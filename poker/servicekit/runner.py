@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from poker.servicekit.looplag import LoopLagMonitor
 from poker.servicekit.observability import configure_logging, start_metrics_server
+from poker.servicekit.provisioning import NotProvisioned
 
 
 class ServingServer(Protocol):
@@ -114,6 +115,10 @@ async def serve_service(
 def run_service(
     name: str, settings: SettingsT, serve: Callable[[SettingsT], Coroutine[Any, Any, None]]
 ) -> None:
-    """Log as ``name`` at the settings' level (to stderr), then run ``serve(settings)``."""
+    """Log as ``name`` at the settings' level (to stderr), then run ``serve(settings)``; a
+    stream, bucket or consumer that is not provisioned ends the process with its sentence."""
     configure_logging(name, level=settings.log_level, stream=sys.stderr)
-    asyncio.run(serve(settings))
+    try:
+        asyncio.run(serve(settings))
+    except NotProvisioned as error:  # one sentence: what is wrong and the command to run
+        raise SystemExit(f"{name} refuses to start: {error}") from None

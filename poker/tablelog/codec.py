@@ -13,6 +13,16 @@ uses), each record checked first (:class:`UntrustedRecord` for one no trusted wr
 there: it is never folded; the dealer signatures of a catch-up are verified once per batch
 read, at its head, before the state after it is returned); snapshots are the engine's pickled
 state and the index's bytes (:mod:`poker.tablelog.snapshot_codec`), counted in events.
+
+**Secrets.** A codec holding the dealers' deck keys (:class:`~poker.tablelog.secrets.DeckKeys`)
+writes every batch with its decks, seeds and private cards encrypted into
+``sealed_secrets`` (cleared in the stored events), puts them back before a batch is folded or
+read (:meth:`TableCodec.open_batch`), and encrypts its snapshots whole. A codec without them (the
+wallet's) folds every batch *without* its secrets (those a log written before the encryption
+holds in clear are dropped too: its state never holds one), never writes one, and cannot read
+the dealers' encrypted snapshots (it replays the log). Nothing the seals or the hash chain
+cover changes: they are computed over the stored bytes, and a batch's secrets are opened only
+once its seal is verified (the fold's second pass).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import structlog
+from google.protobuf.message import DecodeError
 
 from poker.engine.table import TableEventBody, TableState, envelopes
 from poker.engine.table.evolve import Fold
@@ -32,40 +43,82 @@ from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance, rule_
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import WALLET_CLOSE_PREFIX, RecordRefused, SealRun, TableSeals
+from poker.tablelog.secrets import (
+    SNAPSHOT_MAGIC,
+    DeckKeys,
+    SecretsRefusal,
+    SecretsRefused,
+    has_secrets,
+    strip_batch,
+)
 from poker.tablelog.snapshot_codec import decode_table_and_chain, encode_table
 from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 
 
-class UntrustedRecord(RuleViolation):
-    """A record of the table's log that no trusted writer sealed there: the table is not
-    served until an operator looked at it (a rule broken: FAILED_PRECONDITION at the edge)."""
+class RefusedRecord(RuleViolation):
+    """A record of the table's log that the checks refuse (its seal, its bytes, the hash
+    chain): the table is not served until an operator looked at it (a rule broken:
+    FAILED_PRECONDITION at the edge). ``position`` is the record's, ``cause`` a short,
+    bounded name of why (a metric label, a log field). Raised as one of its subclasses."""
+
+    REASON = "REFUSED_RECORD"
+
+    def __init__(self, message: str, *, table_id: str, position: int, cause: str) -> None:
+        super().__init__(message)
+        self.table_id = table_id
+        self.position = position
+        self.cause = cause
+
+
+class UntrustedRecord(RefusedRecord):
+    """A record of the table's log that no trusted writer sealed there."""
 
     REASON = "UNTRUSTED_RECORD"
 
-    def __init__(self, table_id: str, position: int, reason: Refusal) -> None:
+    def __init__(self, table_id: str, position: int, reason: Refusal | SecretsRefusal) -> None:
         super().__init__(
             f"Table {table_id} cannot be served: the record at position {position} of its log "
-            f"was not written by a trusted writer ({reason.value}); an operator must look at it."
+            f"was not written by a trusted writer ({reason.value}); an operator must look at it.",
+            table_id=table_id,
+            position=position,
+            cause=reason.value,
         )
-        self.table_id = table_id
-        self.position = position
         self.reason = reason
 
 
-class BrokenChain(RuleViolation):
+class BrokenChain(RefusedRecord):
     """The table's hash chain breaks (:mod:`poker.tablelog.chain`): a batch was edited,
-    removed or injected; the table is not served until an operator looked at it."""
+    removed or injected."""
 
     REASON = "BROKEN_CHAIN"
 
     def __init__(self, broken: ChainBreak) -> None:
         super().__init__(
             f"Table {broken.table_id} cannot be served: its log's hash chain breaks at version "
-            f"{broken.version} ({broken.message}); an operator must look at it."
+            f"{broken.version} ({broken.message}); an operator must look at it.",
+            table_id=broken.table_id,
+            position=broken.position,
+            cause="broken_chain",
         )
         self.broken = broken
+
+
+class UnreadableRecord(RefusedRecord):
+    """A record of the table's log whose bytes are not a table batch (sealed or not: a
+    dealer never writes one)."""
+
+    REASON = "UNREADABLE_RECORD"
+
+    def __init__(self, table_id: str, position: int) -> None:
+        super().__init__(
+            f"Table {table_id} cannot be served: the record at position {position} of its log "
+            "is not a table batch; an operator must look at it.",
+            table_id=table_id,
+            position=position,
+            cause="undecodable",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +155,11 @@ class TableAppend:
 
 
 def decode_batch(record: Record) -> pb.TableEventBatch:
-    """The batch one record holds."""
-    return pb.TableEventBatch.FromString(record.data)
+    """The batch one record holds (:class:`UnreadableRecord` for bytes that are not one)."""
+    try:
+        return pb.TableEventBatch.FromString(record.data)
+    except DecodeError:
+        raise UnreadableRecord(record.key, record.position) from None
 
 
 class TableCodec:
@@ -112,14 +168,53 @@ class TableCodec:
     a :class:`TableLog` as the state, snapshots counted in events."""
 
     def __init__(
-        self, seals: TableSeals, metrics: TableLogMetrics, *, recent_commands: int
+        self,
+        seals: TableSeals,
+        metrics: TableLogMetrics,
+        *,
+        recent_commands: int,
+        deck_keys: DeckKeys | None,
     ) -> None:
+        """``deck_keys``: the dealers' (they seal and open every batch's secrets), None for a
+        reader and writer that must never see one (the wallet)."""
         self._seals = seals
         self._metrics = metrics
         self._recent_commands = recent_commands
+        self._deck_keys = deck_keys
         #: (table, position) -> the stored time of that record, read back by the repository
         #: when a wallet close follows a record whose stored time the state does not know.
         self.stored_times: dict[tuple[str, int], int | None] = {}
+
+    @property
+    def reads_secrets(self) -> bool:
+        """Whether this codec holds the deck keys (folds and reads the secrets)."""
+        return self._deck_keys is not None
+
+    def open_batch(self, record: Record) -> pb.TableEventBatch:
+        """The batch ``record`` holds as this codec may read it: with its secrets (deck keys
+        held; :class:`UntrustedRecord` when they do not open), else without any. For a record
+        whose seal was verified: the secrets are opened, never checked, before."""
+        return self.reveal(record, pb.TableEventBatch.FromString(record.data))
+
+    def reveal(self, record: Record, batch: pb.TableEventBatch) -> pb.TableEventBatch:
+        """``batch`` (``record``'s, decoded from its stored bytes) as this codec may read it:
+        see :meth:`open_batch`."""
+        if self._deck_keys is None:
+            return strip_batch(batch)
+        if not batch.sealed_secrets:
+            return batch
+        try:
+            return self._deck_keys.open_batch(record.key, batch)
+        except SecretsRefused as refused:
+            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
+            _log.warning(
+                "table_record_refused",
+                table_id=record.key,
+                position=record.position,
+                reason=refused.reason.value,
+                error=refused.message,
+            )
+            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
 
     def empty(self, key: str) -> TableLog:
         """A table before its first record, with this log's command index bound."""
@@ -165,7 +260,12 @@ class TableCodec:
     def broken(self, broken: ChainBreak) -> BrokenChain:
         """The refusal of a record where the chain breaks, counted and logged."""
         self._metrics.records_refused.labels(reason="broken_chain").inc()
-        _log.warning("table_chain_broken", table_id=broken.table_id, error=broken.message)
+        _log.warning(
+            "table_chain_broken",
+            table_id=broken.table_id,
+            position=broken.position,
+            error=broken.message,
+        )
         return BrokenChain(broken)
 
     def run(self, table_id: str) -> SealRun:
@@ -220,13 +320,23 @@ class TableCodec:
         ``records`` (each record's chain link checked on the way), before anything of them
         reaches the engine's fold: a forgery anywhere among them raises
         :class:`UntrustedRecord` naming it, and the engine never reads bytes no signature
-        vouched for (two passes over the decoded batches: check, then fold)."""
+        vouched for (two passes over the decoded batches: check, then fold; the second opens
+        each batch's secrets, or drops them for a codec without the deck keys, before folding
+        it: :meth:`reveal`). Bytes that are not a table batch raise :class:`UnreadableRecord`,
+        secrets that do not open :class:`UntrustedRecord` (``bad_secrets``)."""
         chain = state.chain
         decode = pb.TableEventBatch.FromString
         run = SealRun(self._seals, records[0].key) if records else None
         batches: list[pb.TableEventBatch] = []
         for record in records:
-            batch = decode(record.data)
+            try:
+                batch = decode(record.data)
+            except DecodeError:
+                self._metrics.records_refused.labels(reason="undecodable").inc()
+                _log.warning(
+                    "table_record_unreadable", table_id=record.key, position=record.position
+                )
+                raise UnreadableRecord(record.key, record.position) from None
             events = batch.events
             # The versions the batch spans (0, 0: none), read once for the chain.
             span = (events[0].version, events[-1].version) if events else (0, 0)
@@ -252,7 +362,11 @@ class TableCodec:
             self.vouch(run)
         folding = Fold(state.table)
         commands = state.commands if private else state.commands.copy()
-        for record, batch in zip(records, batches, strict=True):
+        reveal = self.reveal
+        for record, stored in zip(records, batches, strict=True):
+            # The secrets opened (deck keys) or dropped (none) only now: the seals the first
+            # pass verified cover the stored bytes, and the engine reads only what they vouch.
+            batch = reveal(record, stored)
             events = batch.events
             folding.add(events)
             if events and batch.command_id:
@@ -268,12 +382,17 @@ class TableCodec:
     def encode(self, state: TableLog, events: TableAppend) -> bytes:
         """The batch of one command, its events enveloped on ``state``'s table."""
         wrapped = envelopes(state.table, events.events, table_id=events.table_id, now=events.now)
-        return pb.TableEventBatch(
+        batch = pb.TableEventBatch(
             command_id=events.command_id,
             events=wrapped,
             command_digest=events.digest,
             previous_batch_hash=state.chain.last_hash or b"",
-        ).SerializeToString()
+        )
+        if self._deck_keys is not None:
+            self._deck_keys.seal_batch(events.table_id, batch)
+        elif has_secrets(batch):  # a bug: this writer's state never holds one (see fold)
+            raise ValueError("a writer without the deck key may not write a deck, seed or card")
+        return batch.SerializeToString()
 
     def headers(
         self, key: str, expected_position: int, msg_id: str, data: bytes
@@ -306,10 +425,25 @@ class TableCodec:
     def encode_snapshot(self, state: TableLog) -> bytes:
         """:func:`~poker.tablelog.snapshot_codec.encode_table` of the table and its index."""
         assert state.table is not None  # due only once a version crossed a multiple: a table
-        return encode_table(state.table, state.commands, state.chain)
+        data = encode_table(state.table, state.commands, state.chain)
+        # The state holds the running hand's deck and cards: encrypted whole (no key: no
+        # snapshot is ever saved, see TableRepository).
+        return data if self._deck_keys is None else self._deck_keys.seal_snapshot(data)
 
     def decode_snapshot(self, key: str, data: bytes) -> TableLog:
-        """:func:`~poker.tablelog.snapshot_codec.decode_table` (its errors: the log replayed)."""
+        """:func:`~poker.tablelog.snapshot_codec.decode_table` of the snapshot, decrypted (its
+        errors, or a snapshot this codec cannot decrypt: the log replayed). A snapshot in clear
+        (written before the encryption) is read by a dealer; never by a codec without the deck
+        keys, whose state must not hold a secret."""
+        if data.startswith(SNAPSHOT_MAGIC):
+            if self._deck_keys is None:
+                raise ValueError("the snapshot is encrypted to the dealers' deck key")
+            try:
+                data = self._deck_keys.open_snapshot(data)
+            except SecretsRefused as refused:
+                raise ValueError(refused.message) from refused
+        elif self._deck_keys is None:
+            raise ValueError("a snapshot in clear holds secrets this reader may not fold")
         table, commands, chain = decode_table_and_chain(data, recent_commands=self._recent_commands)
         return TableLog(table, commands, chain)
 
@@ -317,9 +451,11 @@ class TableCodec:
 __all__ = [
     "BrokenChain",
     "LoadedTable",
+    "RefusedRecord",
     "TableAppend",
     "TableCodec",
     "TableLog",
+    "UnreadableRecord",
     "UntrustedRecord",
     "decode_batch",
 ]

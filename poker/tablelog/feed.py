@@ -3,18 +3,27 @@
 The event store's ``read`` stops at the last record present when it began; WatchTable needs the
 records that come after, too, from whichever dealer writes them. :class:`JetStreamFeed` follows a
 subject with an ordered consumer; :class:`InMemoryFeed` polls an in-memory store (unit tests).
+
+**Only tables are listed.** Anyone who may publish on the tables stream (either service's NATS
+user) can put a message on a subject that is no table's (``poker.table.0.T``: a table id is
+one subject token, :func:`is_table_id`). Such a *foreign subject* is skipped by every listing,
+never handed to code that expects a table id: :class:`ForeignSubjects` logs it once per subject
+(``table_log_foreign_subject``) and counts it (the dealer's
+``poker_dealer_table_log_foreign_subjects`` gauge); the operator removes it (``pokerctl log
+remove-record``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Protocol
 
 import nats.errors
+import structlog
 from nats.js import JetStreamContext, api
 
-from poker.eventstore.api import Record
+from poker.eventstore.api import Record, verify_key
 from poker.eventstore.jetstream import (
     READ_CONSUMER_INACTIVE_S,
     StreamSettings,
@@ -22,6 +31,60 @@ from poker.eventstore.jetstream import (
     writer_headers,
 )
 from poker.eventstore.memory import InMemoryEventStore
+
+_log = structlog.get_logger(__name__)
+
+
+def is_table_id(name: str) -> bool:
+    """Whether ``name`` (a subject's tail after the tables' prefix) can be a table id: one
+    subject token of 1-128 letters, digits, '-' or '_' (:func:`~poker.eventstore.api.verify_key`).
+
+    >>> is_table_id("t-1"), is_table_id("0.t-1"), is_table_id("")
+    (True, False, False)
+    """
+    try:
+        verify_key(name)
+    except ValueError:
+        return False
+    return True
+
+
+class ForeignSubjects:
+    """The subjects of a listing that are no table's: counted each listing (``on_count``, say
+    a gauge), each logged once per process (not every scan)."""
+
+    def __init__(self, on_count: Callable[[int], None] | None = None) -> None:
+        self._on_count = on_count
+        self._logged: set[str] = set()
+        self.current: tuple[str, ...] = ()
+
+    def split(self, prefix: str, counts: Mapping[str, int]) -> dict[str, int]:
+        """The tables of ``counts`` (subject -> messages) and their message counts; the
+        foreign subjects are remembered in :attr:`current`, logged and counted."""
+        tables: dict[str, int] = {}
+        foreign: list[str] = []
+        for subject, count in counts.items():
+            name = subject.removeprefix(prefix)
+            if subject.startswith(prefix) and is_table_id(name):
+                tables[name] = count
+            else:
+                foreign.append(subject)
+        self._note(sorted(foreign))
+        return tables
+
+    def _note(self, foreign: Iterable[str]) -> None:
+        self.current = tuple(foreign)
+        for subject in self.current:
+            if subject not in self._logged:
+                self._logged.add(subject)
+                _log.error(
+                    "table_log_foreign_subject",
+                    subject=subject,
+                    note="a message on the tables stream that is no table's: skipped; remove it"
+                    " with pokerctl log remove-record",
+                )
+        if self._on_count is not None:
+            self._on_count(len(self.current))
 
 
 class TableFeed(Protocol):
@@ -32,16 +95,29 @@ class TableFeed(Protocol):
         ...
 
     async def table_ids(self) -> list[str]:
-        """Every table that has a log."""
+        """Every table that has a log (never a subject that is no table's)."""
+        ...
+
+    async def table_counts(self) -> dict[str, int]:
+        """Every table that has a log, with how many records its log holds (a count that
+        changes when a record is appended or removed)."""
         ...
 
 
 class JetStreamFeed:
     """:class:`TableFeed` over the tables stream."""
 
-    def __init__(self, js: JetStreamContext, settings: StreamSettings) -> None:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        settings: StreamSettings,
+        *,
+        foreign: ForeignSubjects | None = None,
+    ) -> None:
         self._js = js
         self._settings = settings
+        #: The subjects of the last listing that are no table's.
+        self.foreign = foreign if foreign is not None else ForeignSubjects()
 
     async def follow(self, table_id: str, after: int = 0) -> AsyncIterator[Record]:
         """See :meth:`TableFeed.follow`; an ordered consumer (no server-side state to clean:
@@ -77,11 +153,15 @@ class JetStreamFeed:
             await subscription.unsubscribe()
 
     async def table_ids(self) -> list[str]:
-        """See :meth:`TableFeed.table_ids`: the stream's subjects that hold messages."""
+        """See :meth:`TableFeed.table_ids`: the stream's subjects that hold messages and are
+        tables' (the others are :attr:`foreign`)."""
+        return sorted(await self.table_counts())
+
+    async def table_counts(self) -> dict[str, int]:
+        """See :meth:`TableFeed.table_counts`."""
         prefix = f"{self._settings.subject_prefix}."
         info = await self._js.stream_info(self._settings.stream, subjects_filter=f"{prefix}>")
-        subjects = info.state.subjects or {}
-        return sorted(subject.removeprefix(prefix) for subject in subjects)
+        return self.foreign.split(prefix, info.state.subjects or {})
 
 
 class InMemoryFeed:
@@ -106,4 +186,10 @@ class InMemoryFeed:
 
     async def table_ids(self) -> list[str]:
         """See :meth:`TableFeed.table_ids`."""
-        return sorted([table for table in self._tables if await self._store.last_position(table)])
+        return sorted(await self.table_counts())
+
+    async def table_counts(self) -> dict[str, int]:
+        """See :meth:`TableFeed.table_counts` (the last position stands for the count: the
+        in-memory store removes nothing)."""
+        counts = {table: await self._store.last_position(table) for table in self._tables}
+        return {table: count for table, count in sorted(counts.items()) if count}

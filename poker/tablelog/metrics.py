@@ -50,7 +50,8 @@ class TableLogMetrics:
         self.records_refused = Counter(
             f"{prefix}_log_records_refused",
             "Table-log records whose seal failed on a rebuild (the table is not served), by "
-            "reason (missing, malformed, unknown_key, bad_mac, misplaced, wrong_writer).",
+            "reason (missing, malformed, unknown_key, bad_mac, misplaced, wrong_writer; "
+            "bad_secrets, unknown_deck_key: sealed secrets that do not open).",
             ["reason"],
             registry=registry,
         )

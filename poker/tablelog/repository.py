@@ -16,7 +16,10 @@ checked against the position of the record before it, and its hash chain link ag
 record before it; the dealer signatures are verified at the head of each batch the store reads,
 before anything of the batch is folded into a state returned, or yielded: a forged or replayed
 record stops the rebuild with :class:`~poker.tablelog.codec.UntrustedRecord`
-(FAILED_PRECONDITION, the table is not served). Snapshots are sealed
+(FAILED_PRECONDITION, the table is not served), as does a record that is not a table batch
+(:class:`~poker.tablelog.codec.UnreadableRecord`) or breaks the hash chain: each a
+:class:`~poker.tablelog.codec.RefusedRecord`, on which a service quarantines that table
+alone (the dealer's :mod:`poker.dealer.quarantine`). Snapshots are sealed
 (:class:`poker.eventstore.sealing.SealedSnapshotStore`, checked before they are unpickled;
 signed ones only once the keyring's ``hmac_below`` is set); one that fails is ignored and the
 log replayed.
@@ -37,9 +40,11 @@ from poker.eventstore.snapshots import Snapshot, SnapshotStore
 from poker.tablelog.chain import ChainState, advance, rule_time
 from poker.tablelog.codec import (
     LoadedTable,
+    RefusedRecord,
     TableAppend,
     TableCodec,
     TableLog,
+    UnreadableRecord,
     UntrustedRecord,
     decode_batch,
 )
@@ -47,6 +52,8 @@ from poker.tablelog.command_ids import DEFAULT_RECENT, Outcome, outcome_of
 from poker.tablelog.command_ids import derived_digest as _derived_digest
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeys
+from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
 
@@ -62,6 +69,7 @@ class TableRepository:
         metrics: TableLogMetrics,
         *,
         seals: TableSeals,
+        deck_keys: DeckKeys | None,
         snapshot_bucket: str = "POKER_SNAPSHOTS",
         snapshot_every: int = 100,
         recent_commands: int = DEFAULT_RECENT,
@@ -71,10 +79,15 @@ class TableRepository:
         """``seals`` seal what this repository appends (as its writer) and check what it
         reads; snapshots (in ``snapshot_bucket``, the name their seals bind) are accepted from
         dealers only, so a repository of another writer (the wallet's reaper) must not save
-        any (``save_snapshots=False``). ``max_attempts``: of one command, conflicts included."""
+        any (``save_snapshots=False``). ``deck_keys``: the dealers' keys of every batch's
+        secrets (:mod:`poker.tablelog.secrets`); None for a service that must never read one
+        (the wallet: it folds the tables without them). ``max_attempts``: of one command,
+        conflicts included."""
         self._store = store
         self._metrics = metrics
-        self.codec = TableCodec(seals, metrics, recent_commands=recent_commands)
+        self.codec = TableCodec(
+            seals, metrics, recent_commands=recent_commands, deck_keys=deck_keys
+        )
         sealed = SealedSnapshotStore(
             snapshots,
             seals.keyring,
@@ -136,6 +149,12 @@ class TableRepository:
             if record is not None and record.stored_at is not None:
                 return record.stored_at
         return rule_time(chain)
+
+    def open_batch(self, record: Record) -> pb.TableEventBatch:
+        """The batch of ``record`` (already checked) as this repository may read it: with its
+        secrets when it holds the deck keys (:class:`UntrustedRecord` when they do not open),
+        else without any (:meth:`~poker.tablelog.codec.TableCodec.open_batch`)."""
+        return self.codec.open_batch(record)
 
     def check_record(self, record: Record, previous_position: int) -> None:
         """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there, its
@@ -298,9 +317,11 @@ class _ReadsBackStoredTimes:
 
 __all__ = [
     "LoadedTable",
+    "RefusedRecord",
     "TableAppend",
     "TableLog",
     "TableRepository",
+    "UnreadableRecord",
     "UntrustedRecord",
     "decode_batch",
 ]

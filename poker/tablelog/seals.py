@@ -53,6 +53,7 @@ from google.protobuf.message import DecodeError
 from poker.eventstore.api import Record
 from poker.eventstore.sealing import (
     SEAL_HEADER,
+    TABLE_LOG_WRITERS,
     BatchSeal,
     Keyring,
     LogKey,
@@ -62,6 +63,7 @@ from poker.eventstore.sealing import (
     WriterKey,
     read_batch_seal,
     refuse_bad_proof,
+    refuse_foreign_writer,
     refuse_misplaced,
     seal_batch,
 )
@@ -133,7 +135,9 @@ def last_event_at(batch: pb.TableEventBatch) -> int | None:
 
 
 def is_wallet_close(data: bytes) -> bool:
-    """Whether ``data`` is a batch the wallet may write: its close of an abandoned table."""
+    """Whether ``data`` is a batch the wallet may write: its close of an abandoned table. It
+    carries no sealed secrets: the wallet holds no deck key (:mod:`poker.tablelog.secrets`), so
+    secrets under its seal could only be forged ones."""
     try:
         batch = pb.TableEventBatch.FromString(data)
     except DecodeError:
@@ -144,6 +148,7 @@ def is_wallet_close(data: bytes) -> bool:
         and bool(bodies)
         and bodies[-1] == "table_closed"
         and all(body in _CLOSE_BODIES for body in bodies)
+        and not batch.sealed_secrets
     )
 
 
@@ -224,6 +229,8 @@ class TableSeals:
         )
         if seal is None:
             return Writer.DEALER, None  # unsealed, below the migration mark
+        # A ledger key (the wallet's journal) never seals a table batch.
+        refuse_foreign_writer(seal, table_id, position, TABLE_LOG_WRITERS)
         key = seal.key
         hmac_below = self.keyring.hmac_below
         if isinstance(key, WriterKey) and hmac_below is not None and position >= hmac_below:

@@ -7,7 +7,8 @@ namespace: pass the same ``namespace``).
 
 An authorizing test server (``poker.testing.nats_server.NatsServer``) registers itself here under
 its URL (:func:`register_nats_authority`); settings made for that URL have their names
-authorized on it and connect the service with its own NATS user, not the test code's admin.
+authorized and provisioned on it (as the operator would, with the admin user: the services create
+nothing) and connect the service with its own NATS user, not the test code's admin.
 """
 
 from __future__ import annotations
@@ -27,25 +28,31 @@ from poker.dealer.config import CrashRule, DealerSettings
 from poker.dealer.wallet_port import WalletPort
 from poker.eventstore.sealing import Keyring, ServiceKeyrings, Writer, new_service_keyrings
 from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
+from poker.servicekit.provisioning import Room, TablesSpec
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeys
 from poker.tools.client import Client
 from poker.v1 import events_pb2 as pb
 
 #: The log keyrings of every test harness, one room for all (so dealers and wallets of one
 #: namespace, started separately, trust each other's records), split as a room's are: the
-#: dealer's (its private key, the wallet's public one), the wallet's, the public one.
+#: dealer's (its private key, the wallet's public one), the wallet's (its private key, the
+#: dealer's public one and the ledger key of its journal, which no dealer holds), the public one.
 TEST_KEYRINGS: ServiceKeyrings = new_service_keyrings("test")
-#: The dealer's log keyring of every test harness.
-TEST_LOG_KEYS: Keyring = TEST_KEYRINGS.dealer
-#: The wallet's log keyring of every test harness.
+#: The dealer's log keyring of every test harness (no ledger key).
+TEST_DEALER_LOG_KEYS: Keyring = TEST_KEYRINGS.dealer
+#: The wallet's log keyring of every test harness (the ledger key among its keys).
 TEST_WALLET_LOG_KEYS: Keyring = TEST_KEYRINGS.wallet
+#: The deck keys of every test harness's dealers (the wallets never get them).
+TEST_DECK_KEYS: DeckKeys = DeckKeys.generate("deck-test")
 
 
 def harness_keyring(writer: Writer = Writer.DEALER) -> Keyring:
-    """The test harnesses' log keyring of the service that writes as ``writer``."""
-    return TEST_WALLET_LOG_KEYS if writer is Writer.WALLET else TEST_LOG_KEYS
+    """The test harnesses' log keyring of the service that writes as ``writer`` (the ledger:
+    the wallet's)."""
+    return TEST_DEALER_LOG_KEYS if writer is Writer.DEALER else TEST_WALLET_LOG_KEYS
 
 
 def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
@@ -67,6 +74,10 @@ class NatsAuthority(Protocol):
 
     def credentials(self, user: str) -> Path:
         """The credentials file of ``user``."""
+        ...
+
+    def provision(self, room: Room) -> None:
+        """Create or update ``room``'s streams, buckets and consumer as the admin."""
         ...
 
     @property
@@ -103,6 +114,11 @@ def table_names(settings: DealerSettings) -> TableNames:
     )
 
 
+def tables_spec(settings: DealerSettings) -> TablesSpec:
+    """What the operator provisions for ``settings``'s dealer (and what it checks at start)."""
+    return TablesSpec(table_names(settings), settings.replicas, settings.lease_ttl_s)
+
+
 def namespace_settings(
     nats_url: str, secret: bytes, namespace: str | None = None, **overrides: Any
 ) -> DealerSettings:
@@ -111,7 +127,8 @@ def namespace_settings(
     name = namespace or uuid.uuid4().hex[:10]
     settings = DealerSettings(
         token_secret=secret,
-        log_keys=TEST_LOG_KEYS,
+        log_keys=TEST_DEALER_LOG_KEYS,
+        deck_keys=TEST_DECK_KEYS,
         nats_url=nats_url,
         grpc_port=0,
         metrics_port=0,
@@ -132,6 +149,7 @@ def namespace_settings(
     if authority is None:
         return settings
     authority.authorize(Namespace(table_names(settings), wallet=None))
+    authority.provision(Room(tables_spec(settings), wallet=None))
     access = nats_access(authority, DEALER_USER)
     return replace(
         settings,

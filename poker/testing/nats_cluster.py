@@ -38,8 +38,10 @@ from nats.js.errors import Error as JetStreamError
 
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_permissions import Namespace
+from poker.servicekit.provisioning import Room
 from poker.testing.dealer import register_nats_authority, unregister_nats_authority
 from poker.testing.nats_server import NatsServer, free_port
+from poker.testing.provisioning import provision_as_admin
 
 #: The tests' cluster name (not the deployment's: a stray test node never joins a real one).
 CLUSTER_NAME: Final = "poker-test"
@@ -65,6 +67,10 @@ class ClusterNode(NatsServer):
         """Grant ``namespace`` on every node of the cluster (a grant on one node only would
         refuse the services on the others)."""
         self.cluster.authorize(namespace)
+
+    def provision(self, room: Room) -> None:
+        """Provision through the cluster (any node that answers)."""
+        self.cluster.provision(room)
 
     def reload(self) -> None:
         """Rewrite this node's config and reload it (no-op while it is down)."""
@@ -134,6 +140,11 @@ class NatsCluster:
         namespaces.append(namespace)
         for node in self.nodes:
             node.reload()
+
+    def provision(self, room: Room) -> None:
+        """Create or update ``room``'s streams, buckets and consumer as the admin, through
+        whichever node answers."""
+        provision_as_admin(self.servers, room, self.client_tls)
 
     # --- life cycle -----------------------------------------------------------------------------
 

@@ -8,9 +8,12 @@ The server writes its own config with random passwords: ``admin`` (every permiss
 code's own connections, through :attr:`NatsServer.url`, which embeds it), ``dealer`` and
 ``wallet`` with the permissions of :mod:`poker.servicekit.nats_permissions` over the names of every
 namespace :meth:`NatsServer.authorize` was given (each call rewrites the config and reloads the
-server). :meth:`NatsServer.credentials` is a user's credentials file for a service. While it runs
-the server is registered with :mod:`poker.testing.dealer`, so the harnesses' settings
-(``namespace_settings``, ``wallet_settings``) authorize their names and use the service users.
+server); :meth:`NatsServer.provision` creates a namespace's streams, buckets and consumer as the
+admin, as an operator does before the services start (they create nothing).
+:meth:`NatsServer.credentials` is a user's credentials file for a service. While it runs the
+server is registered with :mod:`poker.testing.dealer`, so the harnesses' settings
+(``namespace_settings``, ``wallet_settings``) authorize and provision their names and use the
+service users.
 """
 
 from __future__ import annotations
@@ -36,8 +39,10 @@ from poker.servicekit.nats_permissions import (
     render_permissions_conf,
     render_users,
 )
+from poker.servicekit.provisioning import Room
 from poker.testing.dealer import register_nats_authority, unregister_nats_authority
 from poker.testing.nats_certs import CertificateFiles, make_certificates
+from poker.testing.provisioning import provision_as_admin
 from poker.testing.service_process import cpu_seconds
 
 
@@ -146,6 +151,11 @@ class NatsServer:
             return
         self.namespaces.append(namespace)
         self._reload()
+
+    def provision(self, room: Room) -> None:
+        """Create or update ``room``'s streams, buckets and consumer as the operator does (the
+        admin user, :mod:`poker.servicekit.provisioning`): the services create nothing."""
+        provision_as_admin([self.url], room, self.client_tls)
 
     def rotate_password(self, user: str, password: str) -> None:
         """Give ``user`` a new password: its credentials file first, then the server, restarted

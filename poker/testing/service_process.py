@@ -36,6 +36,16 @@ def harness_log_keys_file(directory: Path | None = None, service: str = "dealer"
     return write_keyring(harness_keyring(Writer(service)), folder / name)
 
 
+def harness_deck_key_file(directory: Path | None = None) -> Path:
+    """The test dealers' deck keys (:data:`poker.testing.dealer.TEST_DECK_KEYS`) as a new file
+    (mode 0600) in ``directory`` (default: the temporary directory), for ``--deck-key``."""
+    from poker.tablelog.secrets import write_deck_keys
+    from poker.testing.dealer import TEST_DECK_KEYS
+
+    folder = directory if directory is not None else Path(tempfile.gettempdir())
+    return write_deck_keys(TEST_DECK_KEYS, folder / f"deck-key-{uuid.uuid4().hex[:12]}.json")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process ``pid`` so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

@@ -4,7 +4,8 @@ clients with tokens, and waiting for the consumer to catch up.
 :func:`wallet_settings` gives a wallet its own stream, buckets and consumer (private to a random
 suffix) and points it at the tables stream and buckets of a dealer's settings, so a wallet and
 a dealer from :mod:`poker.testing.dealer` work together on one nats-server; on an
-authorizing test server its names are granted to the ``wallet`` user, which it connects as.
+authorizing test server its names are granted to the ``wallet`` user, which it connects as, and
+provisioned (the dealer's side too, and the wallet's durable consumer) as the admin.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from prometheus_client import CollectorRegistry
 
 from poker.dealer.config import DealerSettings
 from poker.servicekit.nats_permissions import WALLET_USER, Namespace, WalletNames
+from poker.servicekit.provisioning import Room, WalletSpec
 from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import (
-    TEST_LOG_KEYS,
+    TEST_DEALER_LOG_KEYS,
     TEST_WALLET_LOG_KEYS,
     nats_access,
     nats_authority,
     table_names,
+    tables_spec,
 )
 from poker.tools.client import WalletClient
 from poker.wallet.app import Wallet, build_wallet
@@ -45,8 +48,11 @@ def wallet_settings(
         token_secret=dealer.token_secret,
         token_keys=dealer.token_keys,
         # The wallet's own keyring beside the harness dealer's (its private key, the dealer's
-        # public one); a test that gave the dealer another keyring gives the wallet the same.
-        log_keys=TEST_WALLET_LOG_KEYS if dealer.log_keys is TEST_LOG_KEYS else dealer.log_keys,
+        # public one, the ledger key); a test that gave the dealer another keyring gives the
+        # wallet the same.
+        log_keys=(
+            TEST_WALLET_LOG_KEYS if dealer.log_keys is TEST_DEALER_LOG_KEYS else dealer.log_keys
+        ),
         nats_url=dealer.nats_url,
         grpc_port=0,
         metrics_port=0,
@@ -71,6 +77,8 @@ def wallet_settings(
     if authority is None:
         return settings
     authority.authorize(Namespace(table_names(dealer), wallet_names(settings)))
+    wallet_spec = WalletSpec(wallet_names(settings), settings.replicas, settings.lease_ttl_s)
+    authority.provision(Room(tables_spec(dealer), wallet_spec))
     access = nats_access(authority, WALLET_USER)
     return replace(
         settings,

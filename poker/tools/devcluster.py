@@ -1,7 +1,9 @@
 """``make cluster``: production's shape on loopback - a 3-node JetStream cluster, two dealers and
 two wallets (one leading, one standing by) - until Ctrl-C.
 
-Every stream and bucket is made at R3 (``--replicas 3``): an append is acknowledged once two of
+Every stream and bucket is provisioned at R3 by the operator's command (``python -m
+poker.servicekit.provision --replicas 3``, as admin, before any service starts; the services
+check ``--replicas 3``): an append is acknowledged once two of
 the three nodes have it, and each node fsyncs before it acknowledges (``sync_interval: always``,
 as deploy/nats/nats.conf). The nodes authorize like ``make run``'s server (the users and grants
 of deploy/nats/permissions.conf, random passwords made on the first start in
@@ -44,16 +46,19 @@ from typing import IO, Final
 import nats
 
 from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
-from poker.eventstore.sealing import (
-    SERVICE_KEYRING_FILES,
-    new_service_keyrings,
-    write_service_keyrings,
-)
+from poker.eventstore.sealing import room_keyring_files
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.tablelog.secrets import DeckKeys, write_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG
-from poker.tools.devrun import DEMO_ACCOUNTS, _nats_server_binary, _private_file, _stop
+from poker.tools.devrun import (
+    DEMO_ACCOUNTS,
+    _nats_server_binary,
+    _private_file,
+    _stop,
+    provision,
+)
 from poker.tools.devrun import wait_until_listening as wait_for_port
 
 ROOT: Final = Path(__file__).resolve().parents[2]
@@ -113,15 +118,20 @@ def _token_secret() -> Path:
 
 def _log_keys() -> dict[str, Path]:
     """The cluster's log keyrings, made on the first start: ``{"dealer": ..., "wallet": ...,
-    "public": ...}`` (each service its own key pair; a home made before them keeps its shared
-    ``log-keys.json`` for both)."""
-    legacy = HOME / "log-keys.json"
-    if legacy.exists():
-        return {"dealer": legacy, "wallet": legacy, "public": legacy}
-    paths = {part: HOME / name for part, name in SERVICE_KEYRING_FILES.items()}
-    if not all(path.exists() for path in paths.values()):
-        paths = write_service_keyrings(HOME, new_service_keyrings("cluster-1"))
-    return paths
+    "public": ...}`` (each service its own key pair, the ledger key sealing the wallet's journal
+    in the wallets' only; a home made before them keeps its shared HMAC keyring:
+    :func:`~poker.eventstore.sealing.room_keyring_files`)."""
+    HOME.mkdir(parents=True, exist_ok=True)
+    return room_keyring_files(HOME, "cluster")
+
+
+def _deck_key() -> Path:
+    """The cluster's deck key ring (both dealers', never the wallets'), made on the first
+    start."""
+    path = HOME / "deck-key.json"
+    if not path.exists():
+        write_deck_keys(DeckKeys.generate("cluster-deck-1"), path)
+    return path
 
 
 def node_config(index: int, passwords: dict[str, str], route_password: str) -> str:
@@ -244,7 +254,7 @@ async def lease_owners(admin: Path, tables: Sequence[str]) -> dict[str, str | No
         leases = JetStreamLeaseStore(
             client.jetstream(), LeaseSettings(bucket=DEFAULT_TABLE_LOG.lease_bucket)
         )
-        await leases.ensure_bucket()
+        await leases.bind_bucket()
         return {table: await leases.owner_of(table) for table in tables}
     finally:
         await client.close()
@@ -341,6 +351,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         nodes = _start_nodes(credentials)
         children += nodes
+        # As the operator, before any service: every stream, bucket and consumer at R3.
+        provision(_node_urls(), credentials[ADMIN_USER], REPLICAS)
         wallets = []
         for index in range(2):
             args_ = _service_args(
@@ -359,6 +371,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
             # A stop plays running hands out for at most 10 s: within the 15 s _stop waits.
             flags = ["--wallet-address", wallet_addresses, "--drain-timeout", "10"]
+            flags += ["--deck-key", str(_deck_key())]
             dealers.append(_spawn(f"dealer-{index + 1}", [*args_, *flags]))
             children.append(dealers[-1])
         for index, dealer in enumerate(dealers):

@@ -8,15 +8,25 @@ fixed idempotency keys, so a restart does not fund them again. The token secret 
 setup is created once in ``var/token-secret``; ``pokerctl`` reads it from there. The log
 keyrings (each service signs the table log and its snapshots with its own Ed25519 key and holds
 the other's public key) are created once: ``var/log-keys-dealer.json`` and
-``var/log-keys-wallet.json`` (mode 0600, each service its own) and ``var/log-keys-public.json``
-(pokerctl's). A ``var/`` made before them keeps its one shared ``var/log-keys.json``.
+``var/log-keys-wallet.json`` (mode 0600, each service its own; the wallet's also holds the
+ledger key sealing its journal, which the dealer never holds) and ``var/log-keys-public.json``
+(pokerctl's). A ``var/`` made before them keeps its shared HMAC keyring: ``var/log-keys.json``
+for the dealer and ``var/wallet-keys.json`` for the wallet (the same plus the ledger key). A
+``var/`` of a start before the journal was sealed gets a ledger key; its journal's records,
+written unsealed, are then refused (they move no money: ``rm -r var/nats`` starts the local
+data afresh, or pass the wallet ``--journal-unsealed-before``: docs/security/journal.md).
+The deck key (it encrypts every hand's deck, seeds and private cards in the table log) is
+created once in ``var/deck-key.json`` (0600) and given to the dealer only: the wallet never
+reads a card.
 
 NATS authorizes: the first start writes one credentials file per NATS user
 (``var/nats-credentials/{dealer,wallet,admin}.json``, random passwords, mode 0600); every start
 writes ``var/nats.conf`` (0600) from them, with the permissions of ``deploy/nats/permissions.conf``
 and the loopback listener of ``deploy/nats/nats.conf``, and passes each service its own file
 (``--nats-credentials``). Loopback only, so no TLS here. ``var/nats-credentials/admin.json``
-is for tooling (e.g. ``nats --user admin --password ...``).
+is the operator's: with it every start provisions the streams, buckets and the wallet's durable
+consumer (``python -m poker.servicekit.provision``) before the services start, which create
+nothing; it is also for tooling (e.g. ``nats --user admin --password ...``).
 """
 
 from __future__ import annotations
@@ -33,13 +43,10 @@ import sys
 import time
 from pathlib import Path
 
-from poker.eventstore.sealing import (
-    SERVICE_KEYRING_FILES,
-    new_service_keyrings,
-    write_service_keyrings,
-)
+from poker.eventstore.sealing import room_keyring_files
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import ADMIN_USER, DEALER_USER, WALLET_USER, render_users
+from poker.tablelog.secrets import DeckKeys, write_deck_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 NATS_ADDRESS = ("127.0.0.1", 4222)
@@ -82,16 +89,19 @@ def _secret_file() -> Path:
 
 
 def _log_keys_files() -> tuple[Path, Path]:
-    """The dealer's and the wallet's log keyrings, made on the first start (a key pair each;
-    the public file beside them); a ``var/`` made before them keeps its shared keyring."""
-    legacy = ROOT / "var" / "log-keys.json"
-    if legacy.exists():
-        return legacy, legacy
-    folder = ROOT / "var"
-    paths = {part: folder / name for part, name in SERVICE_KEYRING_FILES.items()}
-    if not all(path.exists() for path in paths.values()):
-        paths = write_service_keyrings(folder, new_service_keyrings("local-1"))
+    """The dealer's and the wallet's log keyrings, made on the first start (a key pair each,
+    the ledger key in the wallet's; the public file beside them); a ``var/`` made before them
+    keeps its shared keyring (:func:`~poker.eventstore.sealing.room_keyring_files`)."""
+    paths = room_keyring_files(ROOT / "var", "local")
     return paths["dealer"], paths["wallet"]
+
+
+def _deck_key_file() -> Path:
+    """The local deck key ring, made on the first start (the dealer's only)."""
+    path = ROOT / "var" / "deck-key.json"
+    if not path.exists():
+        write_deck_keys(DeckKeys.generate("local-deck-1"), path)
+    return path
 
 
 def _private_file(path: Path, text: str) -> None:
@@ -224,6 +234,38 @@ def accounts_line(failed: list[str]) -> str:
     return line
 
 
+#: How long the provisioning may take (JetStream answering, then one request per resource).
+PROVISION_TIMEOUT_S = 60.0
+
+
+def provision(nats_url: str, admin_credentials: Path, replicas: int = 1) -> None:
+    """Create or update the streams, buckets and the wallet's consumer as the operator does
+    (``python -m poker.servicekit.provision`` with the admin's credentials), before any
+    service starts: the services create nothing and refuse to start without them."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "poker.servicekit.provision",
+            "--nats-url",
+            nats_url,
+            "--nats-credentials",
+            str(admin_credentials),
+            "--replicas",
+            str(replicas),
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=PROVISION_TIMEOUT_S,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"provisioning failed: {done.stderr.strip() or done.stdout.strip()}")
+    for line in done.stderr.splitlines():  # its warnings
+        print(line, file=sys.stderr, flush=True)
+
+
 def _stop(process: subprocess.Popen[bytes], name: str) -> None:
     if process.poll() is not None:
         return
@@ -242,6 +284,7 @@ def main() -> None:
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     secret = _secret_file()
     dealer_keys, wallet_keys = _log_keys_files()
+    deck_key = _deck_key_file()
     credentials = _nats_credentials()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
     # them in order (the dealer drains into NATS before NATS goes away).
@@ -259,6 +302,9 @@ def main() -> None:
             "passwords in var/nats-credentials/)",
             flush=True,
         )
+        host, port = NATS_ADDRESS
+        provision(f"nats://{host}:{port}", credentials[ADMIN_USER])
+        print("provisioned  streams, buckets and the wallet's consumer (as admin)", flush=True)
         wallet = subprocess.Popen(
             [
                 sys.executable,
@@ -290,6 +336,8 @@ def main() -> None:
                 address,
                 "--log-keys",
                 str(dealer_keys),
+                "--deck-key",
+                str(deck_key),
             ],
             cwd=ROOT,
             start_new_session=True,

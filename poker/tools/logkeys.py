@@ -12,8 +12,10 @@ derives their keyring files:
     python -m poker.tools.logkeys public KEYRING [-o OUT]
         # the public keyring of a keyring file (pokerctl's; no private key, no HMAC secret)
     python -m poker.tools.logkeys split OLD DIR --hmac-below N [--suffix S]
-        # the migration of a room that shared one HMAC keyring (log-keys.json): new key pairs,
-        # the old HMAC keys kept to verify the records below stream position N only
+        # the migration of a room that shared one HMAC keyring (the wallet's wallet-keys.json,
+        # or log-keys.json): new key pairs, the old HMAC keys kept to verify the records below
+        # stream position N only; the old ledger key (the wallet's journal) moves into the
+        # wallet's file alone
 
 Every file is checked by reading it back (:func:`~poker.eventstore.sealing.load_keyring`); an
 existing file is never overwritten.
@@ -62,14 +64,29 @@ def new_room(directory: Path, suffix: str | None) -> None:
 
 
 def with_hmac(keyring: Keyring, old: Keyring, hmac_below: int) -> Keyring:
-    """``keyring`` with ``old``'s HMAC keys beside its own, accepted below ``hmac_below``."""
+    """``keyring`` with ``old``'s table-log HMAC keys beside its own, accepted below
+    ``hmac_below`` (never a ledger key: that one is the wallet's, see :func:`with_old_ledger`)."""
     keys = dict(keyring.keys)
     for key in old.keys.values():
-        if isinstance(key, WriterKey):
+        if isinstance(key, WriterKey) and key.writer is not Writer.LEDGER:
             if key.id in keys:
                 raise SystemExit(f"key id {key.id!r} is in both keyrings: pick another --suffix")
             keys[key.id] = key
     return Keyring(keys, keyring.sign_with, old.unsealed_before, hmac_below)
+
+
+def with_old_ledger(wallet: Keyring, old: Keyring) -> Keyring:
+    """The wallet's ``wallet`` keyring sealing its journal with ``old``'s ledger key, if
+    ``old`` signs with one (the journal's records are sealed with it), its fresh one dropped;
+    ``wallet`` itself otherwise. Older ledger keys of ``old`` are kept to verify."""
+    if not old.has_signer(Writer.LEDGER):
+        return wallet
+    keys = {k: key for k, key in wallet.keys.items() if key.writer is not Writer.LEDGER}
+    for key in old.keys.values():
+        if key.writer is Writer.LEDGER:
+            keys[key.id] = key
+    sign_with = {**wallet.sign_with, Writer.LEDGER: old.sign_with[Writer.LEDGER]}
+    return Keyring(keys, sign_with, wallet.unsealed_before, wallet.hmac_below)
 
 
 def split(old_path: Path, directory: Path, hmac_below: int, suffix: str | None) -> None:
@@ -79,9 +96,8 @@ def split(old_path: Path, directory: Path, hmac_below: int, suffix: str | None) 
     fresh = new_service_keyrings(suffix)
     # The public file cannot hold an HMAC secret: below hmac_below it checks the chain only.
     public = Keyring(fresh.public.keys, {}, old.unsealed_before, hmac_below)
-    rings = ServiceKeyrings(
-        with_hmac(fresh.dealer, old, hmac_below), with_hmac(fresh.wallet, old, hmac_below), public
-    )
+    wallet = with_old_ledger(with_hmac(fresh.wallet, old, hmac_below), old)
+    rings = ServiceKeyrings(with_hmac(fresh.dealer, old, hmac_below), wallet, public)
     _written(write_service_keyrings(directory, rings))
 
 

@@ -31,6 +31,7 @@ service's would; ``pokerctl token SUBJECT --role cashier`` prints one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import signal
@@ -47,6 +48,7 @@ import click
 import grpc
 import nats
 import nats.errors
+import nats.js.errors
 from nats.js import JetStreamContext
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -56,7 +58,8 @@ from poker.engine import fairness_check
 from poker.engine.games import GAMES, ForcedBets
 from poker.engine.table import live_stack
 from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
-from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.api import Record
+from poker.eventstore.jetstream import JetStreamEventStore, writer_headers
 from poker.eventstore.sealing import (
     Keyring,
     KeyringError,
@@ -77,7 +80,9 @@ from poker.servicekit.nats_connect import (
 )
 from poker.servicekit.tls import aio_channel
 from poker.servicekit.tokens import Role, TokenKeys, issue_token
-from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.feed import JetStreamFeed, is_table_id
+from poker.tablelog.seals import TableSeals
+from poker.tablelog.secrets import DeckKeyError, DeckKeys, load_deck_keys
 from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
 from poker.tools import ctlconfig, logtools
 from poker.tools.botrun import BotSession, fund_bots
@@ -392,7 +397,10 @@ async def tables(ctl: Ctl) -> None:
     async def body(channel: grpc.aio.Channel) -> None:
         operator = ctl.dealer(channel, "operator", Role.OPERATOR)
         reply = await operator.call("ListTables", dpb.ListTablesRequest())
-        views = await asyncio.gather(*(operator.table(t.table_id) for t in reply.tables))
+        # A quarantined table is not served (its GetTable is refused): its line says so.
+        views = await asyncio.gather(
+            *(_view_unless_quarantined(operator, summary) for summary in reply.tables)
+        )
         rows = [
             {
                 **as_json(summary),
@@ -407,6 +415,12 @@ async def tables(ctl: Ctl) -> None:
     await _with_dealer(ctl, body)
 
 
+async def _view_unless_quarantined(operator: Client, summary: Any) -> dpb.TableView:
+    if summary.quarantined:
+        return dpb.TableView(table_id=summary.table_id)
+    return await operator.table(summary.table_id)
+
+
 def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableView]) -> None:
     if not summaries:
         ctl.out.print("no tables yet: `pokerctl create` opens one")
@@ -417,6 +431,7 @@ def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableV
     grid.add_column("state")
     for summary, view in zip(summaries, views, strict=True):
         state = "closed" if summary.closed else ("playing" if summary.hand_running else "waiting")
+        state = "QUARANTINED" if summary.quarantined else state
         grid.add_row(
             summary.table_id,
             game_name(summary.game),
@@ -1034,6 +1049,32 @@ def _log_keyring(ctl: Ctl, log_keys: str) -> Keyring | None:
         raise CtlError(f"--log-keys: {error}") from None
 
 
+def _deck_key_option(function: _F) -> _F:
+    """``--deck-key``: the dealers' deck keys, to read the hands' decks, seeds and cards."""
+    return click.option(
+        "--deck-key",
+        envvar="POKER_DECK_KEY",
+        default="",
+        show_default=False,
+        help="The dealers' deck key ring, to read every hand's deck, seeds and cards (default:"
+        " var/deck-key.json of the home, if it exists; none: the money is rebuilt, but the"
+        " decks are not checked and the hands not exported).",
+    )(function)
+
+
+def _deck_keys(ctl: Ctl, path: str) -> DeckKeys | None:
+    """The deck keys of ``--deck-key`` (or the home's var/deck-key.json); None without."""
+    if not path:
+        default = ctl.settings.secret_path().parent / "deck-key.json"
+        path = str(default) if default.exists() else ""
+    if not path:
+        return None
+    try:
+        return load_deck_keys(path)
+    except DeckKeyError as error:
+        raise CtlError(f"--deck-key: {error}") from None
+
+
 async def _snapshot_store(
     ctl: Ctl, js: JetStreamContext, log_keys: str, bucket: str
 ) -> SealedSnapshotStore | None:
@@ -1043,7 +1084,8 @@ async def _snapshot_store(
     if keyring is None:
         return None
     inner = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
-    await inner.ensure_bucket()
+    if not await inner.bind_bucket():
+        return None  # no bucket: every replay starts from the first event
     return SealedSnapshotStore(
         inner,
         keyring,
@@ -1055,13 +1097,16 @@ async def _snapshot_store(
 
 
 async def _start_of(
-    snapshots: SealedSnapshotStore | None, table: str, to_version: int | None
+    snapshots: SealedSnapshotStore | None,
+    table: str,
+    to_version: int | None,
+    deck_keys: DeckKeys | None = None,
 ) -> logtools.Start | None:
     """The snapshot a replay may start from (None: from the first event)."""
     if snapshots is None:
         return None
     try:
-        start = await logtools.latest_snapshot(snapshots, table)
+        start = await logtools.latest_snapshot(snapshots, table, deck_keys)
     except (SnapshotRefused, CorruptSnapshot):
         return None  # a snapshot is an optimization: the log is the truth
     except SNAPSHOT_DECODE_ERRORS:
@@ -1160,6 +1205,7 @@ def _state_data(replayed: logtools.Replayed) -> dict[str, Any]:
 @click.option("--from-scratch", is_flag=True, help="From the first event, not the snapshot.")
 @_nats_options
 @_snapshot_options
+@_deck_key_option
 @_json_option
 @_run
 async def replay(
@@ -1170,11 +1216,14 @@ async def replay(
     from_scratch: bool,
     log_keys: str,
     snapshot_bucket: str,
+    deck_key: str,
     **log: str,
 ) -> None:
     """Rebuild a table from its log on NATS (no dealer needed): from its latest snapshot (its
     seal checked with --log-keys) or its first event, to --to-version (default: now); its state
-    there, the hash chain checked, and the PHH of the hands in the range."""
+    there, the hash chain checked, and the PHH of the hands in the range (their cards read with
+    --deck-key)."""
+    keys = _deck_keys(ctl, deck_key)
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         records = await logtools.read_records(store, table)
@@ -1183,13 +1232,16 @@ async def replay(
         snapshots = (
             None if from_scratch else await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
         )
-        start = await _start_of(snapshots, table, to_version)
-        replayed = logtools.replay_records(table, records, to_version=to_version, start=start)
+        start = await _start_of(snapshots, table, to_version, keys)
+        replayed = logtools.replay_records(
+            table, records, to_version=to_version, start=start, deck_keys=keys
+        )
         phhs, count = logtools.export_phhs(replayed.hands)
         data = {
             **_state_data(replayed),
             "from_snapshot": start.state.version if start is not None else 0,
             "hands": count,
+            "encrypted_hands": replayed.sealed_hands,
             "phhs": phhs,
         }
 
@@ -1208,6 +1260,8 @@ async def replay(
                 print(f"  seat {seat['seat']}: {seat['player_id']} {seat['stack']}{away}")
             for message in data["chain_breaks"]:
                 print(f"CHAIN {message}")
+            if replayed.sealed_hands:
+                print(f"{replayed.sealed_hands} hands encrypted: give --deck-key to show them")
             if phhs:
                 print(phhs)
 
@@ -1250,6 +1304,7 @@ async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
 @click.option("--no-live", is_flag=True, help="Do not compare with the dealer and the wallet.")
 @_nats_options
 @_snapshot_options
+@_deck_key_option
 @_json_option
 @_run
 async def verify(
@@ -1259,13 +1314,16 @@ async def verify(
     no_live: bool,
     log_keys: str,
     snapshot_bucket: str,
+    deck_key: str,
     **log: str,
 ) -> None:
     """Replay tables from scratch (default: every table): check the hash chain, every
     committed deck and (with --log-keys, the room's public keys) every seal, and compare with
     the live dealer's state and the wallet's escrow. A report per table; exit status 1 on any
-    difference."""
+    difference. The decks are checked with --deck-key (without it, the hands whose secrets are
+    encrypted are counted, not checked)."""
     reports: list[dict[str, Any]] = []
+    keys = _deck_keys(ctl, deck_key)
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
@@ -1276,13 +1334,13 @@ async def verify(
             for name in names:
                 log_records = await logtools.read_log(store, name)
                 records = [(record.position, record.data) for record in log_records]
-                replayed = logtools.replay_records(name, log_records)
+                replayed = logtools.replay_records(name, log_records, deck_keys=keys)
                 problems = logtools.verify_replayed(replayed)
                 if keyring is not None:
                     problems += logtools.seal_problems(name, log_records, keyring)
-                start = await _start_of(snapshots, name, None)
+                start = await _start_of(snapshots, name, None, keys)
                 if start is not None:
-                    difference = logtools.snapshot_difference(name, records, start)
+                    difference = logtools.snapshot_difference(name, records, start, keys)
                     problems += [difference] if difference is not None else []
                 if not replayed.records:
                     problems.append(f"there is no table {name} in the log")
@@ -1294,6 +1352,7 @@ async def verify(
                         "version": replayed.version,
                         "ok": not problems,
                         "hands": len(replayed.hands),
+                        "encrypted_hands": replayed.sealed_hands,
                         "problems": problems,
                     }
                 )
@@ -1307,6 +1366,12 @@ async def verify(
             print(
                 f"{report['table_id']}: {verdict} (version {report['version']},"
                 f" {report['hands']} hands)"
+                + (
+                    f"; {report['encrypted_hands']} hands' decks not checked: encrypted"
+                    " (give --deck-key)"
+                    if report["encrypted_hands"]
+                    else ""
+                )
             )
             for problem in report["problems"]:
                 print(f"  - {problem}")
@@ -1314,6 +1379,106 @@ async def verify(
     ctl.emit({"tables": reports, "ok": all(r["ok"] for r in reports)}, human)
     if not all(report["ok"] for report in reports):
         raise SystemExit(1)
+
+
+@cli.group("log")
+def log_group() -> None:
+    """The operator's repairs of the table log itself (NATS, the admin user; no dealer)."""
+
+
+async def _stream_message(js: JetStreamContext, stream: str, position: int) -> Any:
+    """The message at ``position`` of ``stream`` (any subject), or None."""
+    try:
+        return await js.get_msg(stream, position)
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+@log_group.command("remove-record")
+@click.option(
+    "--table",
+    required=True,
+    help="The table whose log holds the record (for a subject that is no table's, the"
+    " subject's tail after the prefix: 0.t-1 for poker.table.0.t-1).",
+)
+@click.option(
+    "--position", type=click.IntRange(1), required=True, help="The record's stream position."
+)
+@click.option(
+    "--log-keys",
+    envvar="POKER_LOG_KEYS",
+    default="",
+    show_default=False,
+    help="The room's public log keyring, to check the record's seal (default:"
+    " var/log-keys-public.json of the home, else var/log-keys.json, if it exists).",
+)
+@_nats_options
+@_json_option
+@_run
+async def remove_record(ctl: Ctl, *, table: str, position: int, log_keys: str, **log: str) -> None:
+    """Delete one record of the tables stream that the checks refuse, so that its table is
+    served again: only a record on a subject that is no table's, or the first record of the
+    table's log that a rebuild refuses (its seal, its bytes, the hash chain); anything else is
+    refused, nothing deleted. Needs the operator's NATS user (the services may not delete)."""
+    keyring = _log_keyring(ctl, log_keys)
+    seals = TableSeals(keyring, Writer.DEALER) if keyring is not None else None  # reads only
+    result: dict[str, Any] = {}
+
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
+        stream = log["stream"]
+        message = await _stream_message(js, stream, position)
+        if message is None:
+            raise CtlError(f"There is no record at position {position} of {stream}.")
+        headers = dict(message.headers or {})
+        subject = str(message.subject)
+        before: list[Record] = []
+        if is_table_id(table):
+            async with contextlib.aclosing(store.read(table)) as records:  # type: ignore[type-var]
+                async for earlier in records:
+                    if earlier.position >= position:
+                        break
+                    before.append(earlier)
+        record = Record(
+            table,
+            position,
+            str(headers.get("Nats-Msg-Id", "")).removeprefix(f"{table}:"),
+            message.data or b"",
+            writer_headers(headers),
+        )
+        verdict = logtools.judge_removal(
+            table,
+            position,
+            subject,
+            subject_prefix=log["subject_prefix"],
+            before=before,
+            record=record,
+            seals=seals,
+        )
+        if not verdict.allowed:
+            raise CtlError(f"Not removed: {verdict.why}.")
+        try:
+            # The server's default no_erase=false: the message's bytes are overwritten too.
+            await js.delete_msg(stream, position)
+        except nats.js.errors.APIError as error:
+            raise CtlError(f"JetStream refused to delete it: {error.description}") from None
+        result.update(
+            {
+                "removed": True,
+                "stream": stream,
+                "position": position,
+                "subject": subject,
+                "why": verdict.why,
+            }
+        )
+
+    await _with_log(ctl, log, body)
+    ctl.emit(
+        result,
+        lambda: print(
+            f"removed the record at position {position} of {result['stream']}"
+            f" ({result['subject']}): {result['why']}"
+        ),
+    )
 
 
 def _ms(moment: datetime | None) -> int | None:
@@ -1332,6 +1497,7 @@ def _ms(moment: datetime | None) -> int | None:
 @click.option("--until", type=click.DateTime(), default=None, help="Hands started before (UTC).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", help="The file.")
 @_nats_options
+@_deck_key_option
 @_json_option
 @_run
 async def export(
@@ -1342,12 +1508,15 @@ async def export(
     since: datetime | None,
     until: datetime | None,
     output: str,
+    deck_key: str,
     **log: str,
 ) -> None:
     """The finished hands of a table or of a player (every table) as one .phhs file, read from
-    the log on NATS."""
+    the log on NATS (their cards with --deck-key: without it, hands dealt since the decks were
+    encrypted are left out)."""
     if bool(table) == bool(player):
         raise click.UsageError("Give --table or --player (one of them).")
+    keys = _deck_keys(ctl, deck_key)
     texts: list[str] = []
     total = 0
 
@@ -1359,7 +1528,7 @@ async def export(
             hands: list[logtools.HandRecord] = []
             for name in names:
                 hands += logtools.replay_records(
-                    name, await logtools.read_records(store, name)
+                    name, await logtools.read_records(store, name), deck_keys=keys
                 ).hands
                 progress.advance(task)
         text, total = logtools.export_phhs(

@@ -29,7 +29,9 @@ from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
 from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
+from poker.servicekit.nats_permissions import WalletNames
 from poker.servicekit.observability import GrpcMetrics
+from poker.servicekit.provisioning import WalletSpec, bind_provisioned, verify, wallet_needs
 from poker.servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ServerTls
@@ -51,7 +53,7 @@ from poker.wallet.journal import Journal
 from poker.wallet.ledger import ExpireHolds, LedgerState
 from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import ChainReader
-from poker.wallet.reaper import DealerLeases, DealerSnapshots, Reaper
+from poker.wallet.reaper import DealerLeases, NoSnapshots, Reaper
 from poker.wallet.standby import Leadership
 
 _log = structlog.get_logger(__name__)
@@ -192,35 +194,53 @@ async def build_wallet(
     settings: WalletSettings, *, registry: CollectorRegistry | None = None
 ) -> Wallet:
     """Connect and wire everything; call :meth:`Wallet.start` next (in the same event loop)."""
-    keyring = require_log_keys(settings.log_keys, "wallet", "WALLET_")
+    # The wallet seals its close of an abandoned table (wallet key) and its journal (ledger
+    # key, which no dealer holds): it does not start without both.
+    keyring = require_log_keys(
+        settings.log_keys, "wallet", "WALLET_", signs_as=(Writer.WALLET, Writer.LEDGER)
+    )
     seals = TableSeals(keyring, Writer.WALLET)
     nats = await connect_nats(service_nats_settings(settings, f"wallet-{settings.owner_id}"))
     js = nats.jetstream()
     # The wallet's own stream and buckets, at --replicas copies (3 on a cluster: the journal is
     # the money; an append is acknowledged once a quorum of the nodes has it).
     replicas = settings.replicas
+    table_log = settings.table_log
+    # The operator provisions all of it (the wallet's NATS user may not create or change a
+    # stream, nor create its consumer): refuse to start unless it is what the wallet needs.
+    own = WalletNames(
+        settings.stream,
+        settings.subject_prefix,
+        settings.snapshot_bucket,
+        settings.lease_bucket,
+        settings.consumer_name,
+    )
+    tables = table_log.names
+    try:
+        await verify(js, *wallet_needs(WalletSpec(own, replicas, settings.lease_ttl_s), tables))
+    except BaseException:
+        await nats.close()  # not serving: no connection left behind
+        raise
     journal_store = JetStreamEventStore(
         js,
         StreamSettings(
             stream=settings.stream, subject_prefix=settings.subject_prefix, replicas=replicas
         ),
     )
-    await journal_store.ensure_stream()
     snapshots = JetStreamSnapshotStore(
         js, SnapshotSettings(bucket=settings.snapshot_bucket, replicas=replicas)
     )
-    await snapshots.ensure_bucket()
+    await bind_provisioned(f"bucket {own.snapshot_bucket}", snapshots.bind_bucket())
     leases = JetStreamLeaseStore(
         js,
         LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=replicas),
     )
-    await leases.ensure_bucket()
-    # The dealer's side, never created or reconfigured here (the wallet's NATS user may not):
-    # the table stream, looked up by the consumer once a dealer created it, and the dealer's
-    # snapshots, read only, for the reaper's rebuilds.
-    table_log = settings.table_log
+    await bind_provisioned(f"bucket {own.lease_bucket}", leases.bind_bucket())
+    # The dealer's side, read only here: the table stream (checked at start above). Not the
+    # dealer's snapshots: they are encrypted to the deck key the wallet never holds (the reaper
+    # replays).
     table_store = JetStreamEventStore(js, table_log.stream_settings)
-    table_snapshots = DealerSnapshots(js, table_log.snapshot_bucket)
+    table_snapshots = NoSnapshots()
 
     metrics = WalletMetrics(registry)
     book = LedgerBook(
@@ -231,6 +251,10 @@ async def build_wallet(
             snapshot_bucket=settings.snapshot_bucket,
             snapshot_every=settings.snapshot_every,
             on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
+            unsealed_before=settings.journal_unsealed_before,
+            on_record_refused=lambda _, r: metrics.journal_records_refused.labels(
+                reason=r.value
+            ).inc(),
         ),
         metrics,
         max_attempts=settings.max_attempts,
@@ -253,6 +277,7 @@ async def build_wallet(
         table_snapshots,
         metrics.table_log,
         seals=seals,
+        deck_keys=None,  # the wallet folds the tables without their secrets
         snapshot_bucket=table_log.snapshot_bucket,
         save_snapshots=False,
     )

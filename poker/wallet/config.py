@@ -55,11 +55,14 @@ class WalletSettings(ServiceSettings):
     subject_prefix: str = "poker.wallet"
     snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS"
     lease_bucket: str = "POKER_WALLET_LEASES"
-    # Copies JetStream keeps of the wallet's stream and buckets, set when the wallet creates
-    # them: 1 on one nats-server, 3 on a 3-node cluster (a journal append is acked by a quorum).
+    # Copies JetStream keeps of the wallet's stream and buckets, as provisioned (checked at
+    # start): 1 on one nats-server, 3 on a 3-node cluster (a journal append is acked by a quorum).
     replicas: int = 1
     lease_ttl_s: float = 10.0
     snapshot_every: int = 1000
+    # Journal records *without* a seal below this position are accepted (the migration of a
+    # journal written before seals: docs/security/journal.md); 0: none.
+    journal_unsealed_before: int = 0
     # The dealer's side: the table log's names (poker.tablelog.settings owns the defaults), only
     # looked up here, never created or reconfigured.
     table_stream: str = DEFAULT_TABLE_LOG.stream
@@ -111,6 +114,7 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "replicas": ("replicas", int),
     "lease-ttl": ("lease_ttl_s", float),
     "snapshot-every": ("snapshot_every", int),
+    "journal-unsealed-before": ("journal_unsealed_before", int),
     "table-stream": ("table_stream", str),
     "table-subject-prefix": ("table_subject_prefix", str),
     "dealer-snapshot-bucket": ("dealer_snapshot_bucket", str),
@@ -159,6 +163,8 @@ def load_settings(
     )
     server_tls(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
     check_replicas(settings.replicas)
+    if not 0 <= settings.journal_unsealed_before < 2**64:
+        raise SystemExit("--journal-unsealed-before must be a journal position (0..2^64-1)")
     positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
     if min(positive) <= 0 or settings.hold_ttl_s <= 0:
         raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")

@@ -31,6 +31,20 @@ held to the abandoned-table rule against the time of the table's previous record
 server's stored times (``premature_close``:
 :meth:`~poker.tablelog.seals.TableSeals.check_close`), so a close of a live table voids no
 hand and refunds nothing (:meth:`BatchApplier.findings`), as is every stalled table.
+A message whose bytes are no table batch is refused the same way (its seal, or ``undecodable
+message``).
+
+**Foreign subjects.** A message on a subject of the stream that is no table's
+(``poker.table.0.T``: a table id is one subject token) is nobody's: it is never applied, never
+attributed to a table (``T``'s money goes on), and is an Audit finding (``foreign_subject``,
+counted in ``poker_wallet_batches_refused{reason="foreign_subject"}``). It is left unacked, so it
+comes back on the backoff schedule (at most every 30 s) for as long as it is in the stream: the
+finding lasts until the operator removed it (``pokerctl log remove-record``).
+
+**After the operator removed a refused record.** A stalled table's later messages keep coming
+back (naked); the first one that comes back once the record the table stalled on is gone from
+the log (one ``read_at``) lifts the stall, and the table is consumed from where it stopped, no
+restart needed.
 """
 
 from __future__ import annotations
@@ -50,7 +64,7 @@ import nats.js.errors
 import structlog
 from google.protobuf.message import DecodeError
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext, api
+from nats.js import JetStreamContext
 
 from poker.eventstore.api import EventStore, Record, StoreUnavailable
 from poker.eventstore.jetstream import delivered_place, writer_headers
@@ -58,7 +72,9 @@ from poker.eventstore.sealing import Refusal, SealRefused, Writer
 from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
+from poker.servicekit.provisioning import CONSUMER_BACKOFF_S, PROVISION_COMMAND
 from poker.tablelog.chain import ChainBreak, ChainState, advance, check_records, rule_time, versions
+from poker.tablelog.feed import is_table_id
 from poker.tablelog.seals import Deferred, RecordRefused, TableSeals
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
@@ -88,8 +104,9 @@ ACKED = frozenset({Outcome.APPLIED, Outcome.DUPLICATE, Outcome.NO_MONEY})
 @dataclass(frozen=True, slots=True)
 class Finding:
     """Something wrong the consumer knows of, for the Audit: ``kind`` is ``refused_batch`` (a
-    batch no trusted writer sealed there) or ``stalled_table`` (consumption of the table is
-    stopped, for whatever reason)."""
+    batch no trusted writer sealed there), ``stalled_table`` (consumption of the table is
+    stopped, for whatever reason) or ``foreign_subject`` (a message on a subject that is no
+    table's: ``table_id`` is then the subject)."""
 
     kind: str
     table_id: str
@@ -153,6 +170,8 @@ class BatchApplier:
         self._stall_reasons: dict[str, str] = {}
         #: table -> the batch refused for its seal
         self.refused: dict[str, Finding] = {}
+        #: subject -> its message, and when it last came back (monotonic seconds)
+        self._foreign: dict[str, tuple[Finding, float]] = {}
 
     def reset(self) -> None:
         """Forget every view (the ledger was reloaded: another process may have written)."""
@@ -160,6 +179,7 @@ class BatchApplier:
         self.stalled.clear()
         self._stall_reasons.clear()
         self.refused.clear()
+        self._foreign.clear()
         self._metrics.tables_stalled.set(0)
 
     def findings(self) -> list[Finding]:
@@ -175,7 +195,35 @@ class BatchApplier:
             )
             for table_id, position in sorted(self.stalled.items())
         ]
-        return [*(self.refused[t] for t in sorted(self.refused)), *stalled]
+        return [*(self.refused[t] for t in sorted(self.refused)), *stalled, *self._foreigners()]
+
+    #: A foreign subject's message comes back at least this often while it is in the stream
+    #: (twice the longest backoff): one that did not is gone (the operator removed it).
+    FOREIGN_SEEN_S = 60.0
+
+    def _foreigners(self) -> list[Finding]:
+        now = time.monotonic()
+        for subject, (_, seen) in list(self._foreign.items()):
+            if now - seen > self.FOREIGN_SEEN_S:
+                del self._foreign[subject]
+        return [finding for finding, _ in (self._foreign[s] for s in sorted(self._foreign))]
+
+    def foreign(self, subject: str, position: int) -> None:
+        """A message at stream ``position`` on ``subject``, which is no table's: an Audit
+        finding (logged and counted once per message), never applied to any table."""
+        known = self._foreign.get(subject)
+        if known is None or known[0].position != position:
+            self._metrics.batches_refused.labels(reason="foreign_subject").inc()
+            _log.error("table_log_foreign_subject", subject=subject, position=position)
+        finding = Finding(
+            "foreign_subject",
+            subject,
+            position,
+            "foreign_subject",
+            f"the message at position {position} of the table stream is on {subject!r}, which"
+            " is no table's subject: it is not applied; remove it (pokerctl log remove-record)",
+        )
+        self._foreign[subject] = (finding, time.monotonic())
 
     async def apply(
         self,
@@ -200,7 +248,9 @@ class BatchApplier:
         table_id, position = record.key, record.position
         stalled_on = self.stalled.get(table_id)
         if stalled_on is not None and position > stalled_on:
-            return Outcome.OUT_OF_ORDER
+            if await self._table_log.read_at(table_id, stalled_on) is not None:
+                return Outcome.OUT_OF_ORDER
+            self._lift(table_id, stalled_on)  # the operator removed the record it stalled on
         try:
             batch: pb.TableEventBatch | None = pb.TableEventBatch.FromString(record.data)
         except DecodeError:
@@ -314,6 +364,16 @@ class BatchApplier:
         except RecordRefused as refused:
             raise _Untrusted(refused.position, refused) from refused
 
+    def _lift(self, table_id: str, position: int) -> None:
+        """The record ``table_id`` stalled on is gone from its log: consume the table again,
+        from a view rebuilt from the log as it is now."""
+        _log.warning("table_unstalled", table_id=table_id, position=position, why="removed")
+        self.stalled.pop(table_id, None)
+        self._stall_reasons.pop(table_id, None)
+        self.refused.pop(table_id, None)
+        self._views.pop(table_id, None)
+        self._metrics.tables_stalled.set(len(self.stalled))
+
     def _stall(self, table_id: str, position: int, why: str) -> Outcome:
         if self.stalled.get(table_id) != position:
             _log.error("table_stalled", reason=why)
@@ -397,9 +457,30 @@ class BatchApplier:
 
 async def chain_breaks(table_log: EventStore, table_id: str) -> list[ChainBreak]:
     """Every break of ``table_id``'s hash chain (:mod:`poker.tablelog.chain`), its whole log
-    read: what the Audit reports as ``broken_chain``."""
+    read: what the Audit reports as ``broken_chain``. A record whose bytes are no table batch
+    is a break of its own (``undecodable``), and the chain is checked over the others: one bad
+    record never fails the Audit."""
+    readable: list[tuple[int, bytes]] = []
+    breaks: list[ChainBreak] = []
     async with aclosing(_records(table_log, table_id, 0)) as records:
-        return check_records(table_id, [(record.position, record.data) async for record in records])
+        async for record in records:
+            try:
+                pb.TableEventBatch.FromString(record.data)
+            except DecodeError:
+                breaks.append(_undecodable(table_id, record.position))
+                continue
+            readable.append((record.position, record.data))
+    return [*breaks, *check_records(table_id, readable)]
+
+
+def _undecodable(table_id: str, position: int) -> ChainBreak:
+    return ChainBreak(
+        table_id,
+        position,
+        0,
+        "undecodable",
+        f"table {table_id}: the record at position {position} is not a table batch",
+    )
 
 
 async def dealer_stacks(
@@ -418,7 +499,10 @@ async def dealer_stacks(
     stop_at: int | None = None  # the first record refused
     async with aclosing(_records(table_log, table_id, 0)) as records:
         async for record in records:
-            batch = pb.TableEventBatch.FromString(record.data)
+            try:
+                batch = pb.TableEventBatch.FromString(record.data)
+            except DecodeError:
+                break  # no table batch: the consumer stalls there too
             if any(version > cursor for version in money_versions(batch)):
                 break
             if seals is not None:
@@ -482,8 +566,9 @@ def _fault_exit_after() -> int | None:
 class TableConsumer:
     """The durable JetStream pull consumer feeding a :class:`BatchApplier`."""
 
-    #: Redelivery schedule of a message left unacked (a stalled table), in seconds.
-    BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+    #: Redelivery schedule of a message left unacked (a stalled table), in seconds: the
+    #: provisioned consumer's backoff.
+    BACKOFF_S = CONSUMER_BACKOFF_S
 
     def __init__(
         self,
@@ -513,34 +598,29 @@ class TableConsumer:
         self._appends = 0
 
     async def start(self) -> None:
-        """Consume in the background: bind to (or create) the durable consumer once the table
-        stream exists (the dealer creates it; the wallet may only look it up), then fetch."""
+        """Consume in the background: bind to the provisioned durable consumer, then fetch."""
         self._task = asyncio.create_task(self._run(), name="table-consumer")
 
     async def _subscribe(self) -> None:
-        """Create (or bind to) the durable consumer, waiting for the table stream to exist."""
-        config = api.ConsumerConfig(
-            ack_policy=api.AckPolicy.EXPLICIT,
-            deliver_policy=api.DeliverPolicy.ALL,
-            max_deliver=-1,
-            ack_wait=self.BACKOFF_S[0],
-            backoff=list(self.BACKOFF_S),
-            max_ack_pending=10_000,
-            filter_subject=f"{self._subject_prefix}.>",
-        )
+        """Bind to the durable consumer the operator provisioned (the wallet's NATS user may
+        not create one; the wallet checked it at start), again after a pause while it cannot."""
         waiting_logged = False
         while True:
             try:
-                self._sub = await self._js.pull_subscribe(
-                    f"{self._subject_prefix}.>",
-                    durable=self._durable,
-                    stream=self._stream,
-                    config=config,
+                # CONSUMER.INFO: still there (a bind to a missing consumer would fetch nothing).
+                await self._js.consumer_info(self._stream, self._durable)
+                self._sub = await self._js.pull_subscribe_bind(
+                    durable=self._durable, stream=self._stream
                 )
                 return
-            except nats.js.errors.NotFoundError:  # no table stream yet: no dealer started
+            except nats.js.errors.NotFoundError:  # deleted since the start-up check
                 if not waiting_logged:
-                    _log.info("waiting_for_table_stream", stream=self._stream)
+                    _log.error(
+                        "consumer_missing",
+                        stream=self._stream,
+                        consumer=self._durable,
+                        fix=f"run `{PROVISION_COMMAND}` with the operator's credentials",
+                    )
                     waiting_logged = True
             except (nats.errors.Error, TimeoutError) as error:
                 _log.warning("consumer_subscribe_failed", error=repr(error))
@@ -596,7 +676,12 @@ class TableConsumer:
         position = int(meta.sequence.stream)
         if (meta.num_delivered or 1) > 1:
             self._metrics.redeliveries.inc()
-        table_id = message.subject.rsplit(".", 1)[-1]
+        table_id = message.subject.removeprefix(f"{self._subject_prefix}.")
+        if table_id == message.subject or not is_table_id(table_id):
+            # Nobody's: never attributed to the table its last token names. Left unacked, so
+            # the finding lasts while the message is in the stream (see the module).
+            self._applier.foreign(message.subject, position)
+            return
         headers = message.headers or {}
         msg_id = headers.get("Nats-Msg-Id", "").removeprefix(f"{table_id}:")
         _, stored_at = delivered_place(message)

@@ -16,6 +16,33 @@ unpickled; then only the ledger's own state classes may load (:class:`_LedgerUnp
 a validly sealed value cannot name ``os.system``. A snapshot that fails either check is logged,
 counted and ignored: the ledger is rebuilt from the journal.
 
+**Every record is sealed with the ledger key** (:attr:`~poker.eventstore.sealing.Writer.LEDGER`,
+held by the wallet alone: the dealer's keyring has none): the batch seal of
+:mod:`poker.eventstore.sealing` in the ``Poker-Seal`` header, binding the log key
+(:data:`LEDGER_KEY`), the previous position, the msg id and the exact bytes. NATS permissions
+cannot keep foreign records out of the journal (any JetStream API request on the account may
+name the journal's subject as its reply, and the server publishes its response there), so the
+journal refuses what the wallet did not write:
+
+- A record that fails its check (no seal, a malformed one, an unknown key, a key of another
+  writer -- a dealer or table-log wallet key --, a MAC that does not match, a seal for another
+  position) is **skipped**: never folded, so it moves no money. The wallet keeps going: the
+  record is logged (``journal_record_refused``, its position and reason, never its bytes),
+  counted (``on_refused``: the ``poker_wallet_journal_records_refused`` counter) and kept in
+  the state (:attr:`~poker.wallet.ledger.LedgerState.refused_records` and the latest
+  positions), so the Audit names it, across restarts and snapshots alike.
+- **The previous position a seal binds is the position of the record physically before it in
+  the journal, foreign or not.** That is what every reader sees (the aggregate checks each
+  record against the position of the one before it, refused or not), what the wallet appends
+  after (its position includes skipped records, so ``Nats-Expected-Last-Subject-Sequence`` is
+  the journal's real last position) and what a snapshot stands at. So the next record the wallet
+  writes after a foreign one verifies for every reader: a rebuild from scratch, or from a
+  snapshot taken before or after the foreign record.
+- **Migration**: a journal written before seals holds unsealed records. ``unsealed_before``
+  (``--journal-unsealed-before``, default 0: none) admits records *without* a seal at positions
+  below it (set it to the journal's last sequence + 1 at the upgrade); a record with a seal is
+  checked wherever it is. See docs/security/journal.md.
+
 The load, the append, the conflict-retry loop and the snapshot schedule are the generic
 :class:`poker.eventstore.aggregate.Aggregate`'s (one key, :data:`LEDGER_KEY`); this module is the
 journal's codec (:class:`LedgerCodec`) and its wiring.
@@ -29,13 +56,23 @@ import io
 import pickle
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 import structlog
 
 from poker.eventstore.aggregate import Aggregate, Loaded
 from poker.eventstore.api import EventStore, Record
-from poker.eventstore.sealing import Keyring, Refusal, SealedSnapshotStore, Writer
+from poker.eventstore.sealing import (
+    SEAL_HEADER,
+    Keyring,
+    Refusal,
+    SealedSnapshotStore,
+    SealRefused,
+    Writer,
+    open_batch,
+    seal_batch,
+)
 from poker.eventstore.snapshots import SnapshotStore
 from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.ledger import LedgerState, evolve
@@ -57,7 +94,11 @@ _log = structlog.get_logger(__name__)
 #: The journal's key (subject token) in the wallet stream, and its snapshot's key.
 LEDGER_KEY = "ledger"
 #: Bumped when the pickled layout of LedgerState changes: older snapshots are then ignored.
-_SNAPSHOT_FORMAT = 3
+_SNAPSHOT_FORMAT = 4  # 4: the refused journal records are part of the state
+#: The only writer whose key may seal a journal record.
+_LEDGER_WRITERS: Final = frozenset({Writer.LEDGER})
+#: How many refused records the state names (the Audit); the count goes on past it.
+REFUSED_KEPT: Final = 64
 
 
 def encode_state(state: LedgerState) -> bytes:
@@ -117,6 +158,13 @@ def encode_record(events: Sequence[lpb.LedgerEvent]) -> bytes:
     return lpb.LedgerEventBatch(events=events).SerializeToString()
 
 
+def with_refused(state: LedgerState, position: int, reason: Refusal) -> LedgerState:
+    """``state`` noting that the journal record at ``position`` was refused for ``reason`` (the
+    count, and the latest :data:`REFUSED_KEPT` positions)."""
+    recent = (*state.refused_recent, (position, reason.value))[-REFUSED_KEPT:]
+    return replace(state, refused_records=state.refused_records + 1, refused_recent=recent)
+
+
 def record_id(data: bytes) -> str:
     """The idempotency key of a record: its content, so a retry dedups and a rival conflicts."""
     return hashlib.sha256(data).hexdigest()[:40]
@@ -124,22 +172,92 @@ def record_id(data: bytes) -> str:
 
 class LedgerCodec:
     """The journal's :class:`~poker.eventstore.aggregate.LogCodec`: one ``LedgerEventBatch`` per
-    record (unsealed: only the wallet's NATS user may write the wallet stream), the pickled
-    state as the snapshot, snapshots counted in records."""
+    record, sealed with the ledger key; the pickled state as the snapshot, snapshots counted in
+    records.
+
+    :meth:`check` never raises (a foreign record must not stop the wallet): it remembers the
+    verdict of each record it is given, and :meth:`fold`, which the aggregate calls on the same
+    records right after (no await between them), skips the refused ones. ``unsealed_before``:
+    see the module; ``on_refused(position, reason)`` hears each refused record (a metric)."""
+
+    def __init__(
+        self,
+        keyring: Keyring,
+        *,
+        unsealed_before: int = 0,
+        on_refused: Callable[[int, Refusal], None] | None = None,
+    ) -> None:
+        """:class:`~poker.eventstore.sealing.KeyringError` if ``keyring`` has no ledger key."""
+        self._keyring = keyring
+        self._key = keyring.signer(Writer.LEDGER)
+        self._unsealed_before = unsealed_before
+        self._on_refused = on_refused
+        #: position -> the refusal (None: accepted) of the records checked and not yet folded.
+        self._verdicts: dict[int, Refusal | None] = {}
 
     def empty(self, key: str) -> LedgerState:
         """The ledger before its first record."""
         return LedgerState()
 
+    def verify(self, record: Record, previous_position: int) -> None:
+        """Raise :class:`~poker.eventstore.sealing.SealRefused` unless the wallet sealed
+        ``record`` right after ``previous_position`` (or it is an unsealed record the migration
+        admits)."""
+        seal = record.headers.get(SEAL_HEADER)
+        if not seal:
+            if record.position < self._unsealed_before:
+                return
+            raise SealRefused(
+                Refusal.MISSING, f"the journal record at position {record.position} has no seal"
+            )
+        open_batch(
+            self._keyring,
+            seal,
+            log_key=record.key,
+            position=record.position,
+            previous_position=previous_position,
+            msg_id=record.msg_id,
+            data=record.data,
+            writers=_LEDGER_WRITERS,
+        )
+
     def check(self, record: Record, previous_position: int) -> None:
-        """Every journal record may be folded (the stream is the wallet's alone)."""
+        """Note whether ``record`` may be folded (see the class); a refused one is logged and
+        reported, never raised: the wallet skips it and keeps going."""
+        try:
+            self.verify(record, previous_position)
+        except SealRefused as refused:
+            self._verdicts[record.position] = refused.reason
+            _log.warning(
+                "journal_record_refused",
+                position=record.position,
+                reason=refused.reason.value,
+                error=refused.message,  # names the position and the key id, never the bytes
+            )
+            if self._on_refused is not None:
+                self._on_refused(record.position, refused.reason)
+            return
+        self._verdicts[record.position] = None
 
     def fold(self, state: LedgerState, records: Sequence[Record], *, private: bool) -> LedgerState:
-        """``state`` after the events of ``records`` (a persistent value: never changed in
-        place, ``private`` or not)."""
-        for record in records:
-            for event in lpb.LedgerEventBatch.FromString(record.data).events:
-                state = evolve(state, event)
+        """``state`` after the events of the accepted ``records`` (a persistent value: never
+        changed in place, ``private`` or not); a refused record is only noted in the state. A
+        record :meth:`check` never saw is a bug of the caller: RuntimeError, nothing folded."""
+        verdicts = self._verdicts
+        try:
+            for record in records:
+                if record.position not in verdicts:
+                    raise RuntimeError(
+                        f"journal record {record.position} was folded before it was checked"
+                    )
+                refused = verdicts.pop(record.position)
+                if refused is not None:
+                    state = with_refused(state, record.position, refused)
+                    continue
+                for event in lpb.LedgerEventBatch.FromString(record.data).events:
+                    state = evolve(state, event)
+        finally:
+            verdicts.clear()  # nothing of a failed fold is left for the next one
         return state
 
     def encode(self, state: LedgerState, events: Sequence[lpb.LedgerEvent]) -> bytes:
@@ -149,8 +267,8 @@ class LedgerCodec:
     def headers(
         self, key: str, expected_position: int, msg_id: str, data: bytes
     ) -> Mapping[str, str] | None:
-        """No headers: journal records carry no seal."""
-        return None
+        """The record's seal (ledger key; the previous position is the journal's last)."""
+        return {SEAL_HEADER: seal_batch(self._key, key, expected_position, msg_id, data)}
 
     def appended(
         self,
@@ -193,10 +311,15 @@ class Journal:
         snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS",
         snapshot_every: int = 1000,
         on_snapshot_refused: Callable[[Refusal], None] | None = None,
+        unsealed_before: int = 0,
+        on_record_refused: Callable[[int, Refusal], None] | None = None,
     ) -> None:
-        """Snapshots go to ``snapshots`` sealed with the keyring's wallet key (``bucket``: the
-        name their seals bind), every ``snapshot_every`` records, off the command path (pickled
-        off the event loop: a ledger of some thousand transactions takes tens of milliseconds);
+        """Records are sealed with the keyring's ledger key
+        (:class:`~poker.eventstore.sealing.KeyringError` if it has none) and checked with it
+        (``unsealed_before``, ``on_record_refused``: see :class:`LedgerCodec`). Snapshots go to
+        ``snapshots`` sealed with the keyring's wallet key (``bucket``: the name their seals
+        bind), every ``snapshot_every`` records, off the command path (pickled off the event
+        loop: a ledger of some thousand transactions takes tens of milliseconds);
         ``on_snapshot_refused`` hears why a stored one was ignored."""
         sealed = SealedSnapshotStore(
             snapshots,
@@ -208,7 +331,7 @@ class Journal:
         self.aggregate: Aggregate[LedgerState, Sequence[lpb.LedgerEvent]] = Aggregate(
             store,
             sealed,
-            LedgerCodec(),
+            LedgerCodec(keyring, unsealed_before=unsealed_before, on_refused=on_record_refused),
             snapshot_every=snapshot_every,
             encode_snapshot_in_thread=True,
             on_snapshot_written=_snapshot_saved,
@@ -230,6 +353,7 @@ class Journal:
             snapshot_position=snapshot_at,
             position=loaded.position,
             sequence=loaded.state.sequence,
+            refused_records=loaded.state.refused_records,
             seconds=round(time.perf_counter() - started, 3),
         )
         return loaded

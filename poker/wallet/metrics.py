@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from poker.eventstore.sealing import Refusal
 from poker.servicekit.observability import DURATION_BUCKETS
 from poker.tablelog.metrics import TableLogMetrics
 from poker.v1 import ledger_pb2 as lpb
@@ -77,6 +78,16 @@ class WalletMetrics:
             ["reason"],
             registry=registry,
         )
+        self.journal_records_refused = Counter(
+            "poker_wallet_journal_records_refused",
+            "Records of the wallet's own journal skipped (never folded: no money moved) because "
+            "the ledger key did not seal them there, i.e. someone else wrote them, by reason "
+            "(missing, malformed, unknown_key, bad_mac, misplaced, wrong_writer).",
+            ["reason"],
+            registry=registry,
+        )
+        for reason in Refusal:  # every series exists from the start: the alert sees a 0 -> 1
+            self.journal_records_refused.labels(reason=reason.value)
         self.audit_breaches = Gauge(
             "poker_wallet_audit_breaches",
             "Breaches found by the last audit, by kind.",

@@ -52,9 +52,11 @@ FindingsReader = Callable[[], Sequence[Finding]]
 #: ``chains(state)``: every break of the tables' hash chains (the audit; poker.tablelog.chain).
 ChainReader = Callable[[ledger.LedgerState], Awaitable[Sequence[ChainBreak]]]
 #: The kinds of finding the consumer reports (metric labels of ``poker_wallet_audit_breaches``).
-CONSUMER_FINDINGS = ("refused_batch", "stalled_table")
+CONSUMER_FINDINGS = ("refused_batch", "stalled_table", "foreign_subject")
 #: The kind of breach a table log's broken hash chain is.
 BROKEN_CHAIN = "broken_chain"
+#: The kind of breach a journal record the wallet refused is (someone else wrote it there).
+REFUSED_JOURNAL_RECORD = "refused_journal_record"
 
 
 # --- balances and accounts ----------------------------------------------------------------------
@@ -260,6 +262,34 @@ class AuditReport:
         return not self.breaches
 
 
+def journal_breaches(state: ledger.LedgerState) -> list[Breach]:
+    """One breach per journal record the wallet refused (its position and reason: see
+    poker.wallet.journal), the latest ones named; and one for those too old to be named."""
+    found = [
+        Breach(
+            REFUSED_JOURNAL_RECORD,
+            f"journal:{position}",
+            f"the wallet's journal holds a record at position {position} that the ledger key "
+            f"did not seal there ({reason}): someone else wrote it; it was skipped, no money "
+            "moved",
+        )
+        for position, reason in state.refused_recent
+    ]
+    older = state.refused_records - len(state.refused_recent)
+    if older > 0:
+        found.insert(
+            0,
+            Breach(
+                REFUSED_JOURNAL_RECORD,
+                "journal",
+                f"{older} more refused journal records before position "
+                f"{state.refused_recent[0][0]} (only the latest {len(state.refused_recent)} are "
+                "named)",
+            ),
+        )
+    return found
+
+
 async def audit(
     state: ledger.LedgerState,
     stacks: StacksReader,
@@ -271,8 +301,9 @@ async def audit(
     chains: ChainReader | None = None,
 ) -> AuditReport:
     """The ledger's own breaches at ``state`` (against the dealer's stacks at the ledger's
-    cursor), the consumer's findings and, with ``chains``, every break of a table log's hash
-    chain; each kind's count goes to ``metrics``."""
+    cursor), the consumer's findings, the journal records the wallet refused and, with
+    ``chains``, every break of a table log's hash chain; each kind's count goes to
+    ``metrics``."""
     table_stacks = await stacks(state)
     found = [
         Breach(b.kind.value, b.subject, b.message)
@@ -281,7 +312,9 @@ async def audit(
     found += [Breach(f.kind, f.table_id, f.message) for f in findings()]
     if chains is not None:
         found += [Breach(BROKEN_CHAIN, b.table_id, b.message) for b in await chains(state)]
-    for kind in (*(k.value for k in BreachKind), *CONSUMER_FINDINGS, BROKEN_CHAIN):
+    found += journal_breaches(state)
+    kinds = (*(k.value for k in BreachKind), *CONSUMER_FINDINGS, BROKEN_CHAIN)
+    for kind in (*kinds, REFUSED_JOURNAL_RECORD):
         count = sum(1 for breach in found if breach.kind == kind)
         metrics.audit_breaches.labels(kind=kind).set(count)
     return AuditReport(tuple(found), len(table_stacks), state.sequence)

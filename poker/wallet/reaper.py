@@ -19,6 +19,15 @@ after it (the server's stored times). The reaper checks the same rule on the tab
 before writing, with its own clock for the close's time and
 :data:`~poker.tablelog.seals.CLOSE_CLOCK_MARGIN_MS` to spare, and waits while it does not hold
 yet: a close that readers would refuse would stop the table instead of refunding it.
+
+**Without the secrets.** The wallet holds no deck key (:mod:`poker.tablelog.secrets`): it folds
+the table without its decks, seeds and private cards, which moving money never needs (the
+stacks, bets and pots are all public). It reads no snapshot either: the dealers' are encrypted
+to the deck key, so the table is replayed from its first record (:class:`NoSnapshots`; a table's
+close is rare, and the cost is measured in docs/security/table-log.md). Its close therefore
+voids a running hand *without* revealing its server seed (it cannot read it): a voided hand
+settled nothing by its cards, which nobody was shown; the seed stays in the log, encrypted, for
+the operator (``pokerctl verify --deck-key``).
 """
 
 from __future__ import annotations
@@ -35,9 +44,9 @@ from nats.js.kv import KeyValue
 
 from poker.engine.table import CloseTable, TableRuleError, execute
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
-from poker.eventstore.snapshots import JetStreamSnapshotStore, Snapshot, SnapshotSettings
+from poker.eventstore.snapshots import Snapshot
 from poker.servicekit.background import BackgroundTask
-from poker.tablelog.repository import TableRepository, UntrustedRecord
+from poker.tablelog.repository import RefusedRecord, TableRepository
 from poker.tablelog.seals import (
     CLOSE_CLOCK_MARGIN_MS,
     close_command_id,
@@ -74,26 +83,15 @@ class DealerLeases:
         return bool(entry.value)
 
 
-class DealerSnapshots:
-    """Read-only view of the dealer's table snapshots, for the reaper's rebuilds.
-
-    The wallet's NATS user may read the dealer's bucket but not write or create it: the bucket
-    is bound on the first load (a wallet may start before any dealer created it; without it
-    a table is rebuilt from its log alone), and :meth:`save` writes nothing (the dealer that
-    next loads the table snapshots it)."""
-
-    def __init__(self, js: JetStreamContext, bucket: str) -> None:
-        self._store = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
-        self._bound = False
+class NoSnapshots:
+    """The reaper's snapshot store: none. The dealers' snapshots hold the running hand's deck
+    and cards, encrypted to a key the wallet does not hold, so the reaper never reads the
+    dealers' bucket: it rebuilds a table from its log alone, and :meth:`save` writes nothing
+    (the dealer that next loads the table snapshots it)."""
 
     async def load(self, key: str) -> Snapshot | None:
-        """See :meth:`poker.eventstore.snapshots.SnapshotStore.load`; None while there is no
-        bucket."""
-        if not self._bound:
-            if not await self._store.bind_bucket():
-                return None
-            self._bound = True
-        return await self._store.load(key)
+        """Never a snapshot: the table is replayed from its first record."""
+        return None
 
     async def save(self, key: str, position: int, data: bytes) -> bool:
         """Never written by the wallet: returns False (not stored)."""
@@ -161,14 +159,14 @@ class Reaper:
         """Append the table's close unless it is closed already or a dealer got there first."""
         try:
             loaded = await self._repository.load(table_id)
-        except UntrustedRecord as error:  # the consumer stalls it too; never close on forgeries
+        except RefusedRecord as error:  # the consumer stalls it too; never close on forgeries
             _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
             return False
         if loaded.state.chain.last_at is None and loaded.state.version:
             # Rebuilt on a snapshot that predates the rule's input: the whole log tells it.
             try:
                 loaded = await self._repository.catch_up(self._repository.empty(table_id))
-            except UntrustedRecord as error:
+            except RefusedRecord as error:
                 _log.warning("reaper_close_refused", table_id=table_id, error=error.message)
                 return False
         table = loaded.state.table

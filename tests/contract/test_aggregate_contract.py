@@ -24,7 +24,6 @@ from poker.eventstore.api import (
     EventStore,
     Record,
 )
-from poker.eventstore.jetstream import JetStreamEventStore
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.sealing import (
     SEAL_HEADER,
@@ -36,8 +35,9 @@ from poker.eventstore.sealing import (
     open_batch,
     seal_batch,
 )
-from poker.eventstore.snapshots import InMemorySnapshotStore, JetStreamSnapshotStore, SnapshotStore
+from poker.eventstore.snapshots import InMemorySnapshotStore, SnapshotStore
 from poker.testing.nats_server import NatsServer
+from poker.testing.provisioning import provisioned_event_store, provisioned_snapshot_store
 
 BUCKET = "POKER_SNAPSHOTS"
 
@@ -124,10 +124,8 @@ async def stores(request: pytest.FixtureRequest, nats_server: NatsServer) -> Asy
         return
     client = await nats.connect(nats_server.url)
     try:
-        events = JetStreamEventStore(client.jetstream())
-        await events.ensure_stream()
-        snapshots = JetStreamSnapshotStore(client.jetstream())
-        await snapshots.ensure_bucket()
+        events = await provisioned_event_store(client.jetstream())
+        snapshots = await provisioned_snapshot_store(client.jetstream())
         yield Stores(events, snapshots)
     finally:
         await client.drain()

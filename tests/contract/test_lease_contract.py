@@ -16,14 +16,15 @@ import pytest
 from poker.eventstore.api import StoreUnavailable
 from poker.eventstore.leases import (
     InMemoryLeaseStore,
-    JetStreamLeaseStore,
     Lease,
     LeaseKeeper,
     LeaseLost,
     LeaseSettings,
     LeaseStore,
 )
+from poker.servicekit.provisioning import NotProvisioned, lease_bucket, verify
 from poker.testing.nats_server import NatsServer
+from poker.testing.provisioning import provisioned_lease_store
 
 TTL_S = 1.0
 #: Expiry is the server's business: allow for its expiry timer on top of the TTL, generously (a
@@ -41,11 +42,9 @@ async def store(
         return
     client = await nats.connect(nats_server.url)
     try:
-        jetstream = JetStreamLeaseStore(
+        yield await provisioned_lease_store(
             client.jetstream(), LeaseSettings(bucket="TEST_LEASES", ttl_s=TTL_S)
         )
-        await jetstream.ensure_bucket()
-        yield jetstream
     finally:
         await client.drain()
 
@@ -222,14 +221,19 @@ async def test_a_name_that_is_not_one_subject_token_is_refused(
         await store.acquire(name, "dealer-a")
 
 
-async def test_ensure_bucket_resets_a_drifted_ttl(nats_server: NatsServer) -> None:
+async def test_a_drifted_ttl_is_refused_by_the_check_and_reset_by_provisioning(
+    nats_server: NatsServer,
+) -> None:
     client = await nats.connect(nats_server.url)
     try:
         bucket = f"TEST_TTL_{uuid.uuid4().hex[:8]}"
-        first = JetStreamLeaseStore(client.jetstream(), LeaseSettings(bucket=bucket, ttl_s=5.0))
-        await first.ensure_bucket()
-        second = JetStreamLeaseStore(client.jetstream(), LeaseSettings(bucket=bucket, ttl_s=2.0))
-        await second.ensure_bucket()
+        js = client.jetstream()
+        await provisioned_lease_store(js, LeaseSettings(bucket=bucket, ttl_s=5.0))
+        wanted = lease_bucket(bucket, 1, 2.0)
+        with pytest.raises(NotProvisioned, match=f"bucket {bucket} has max_age=5.0s"):
+            await verify(js, [wanted])
+        await provisioned_lease_store(js, LeaseSettings(bucket=bucket, ttl_s=2.0))
+        await verify(js, [wanted])
         info = await client.jetstream().stream_info(f"KV_{bucket}")
         assert info.config.max_age == pytest.approx(2.0)
         await client.jetstream().delete_key_value(bucket)
@@ -245,8 +249,7 @@ async def test_a_renew_whose_reply_was_lost_is_recognised_as_ours(
     client = await nats.connect(nats_server.url)
     try:
         settings = LeaseSettings(bucket="TEST_LEASES", ttl_s=TTL_S)
-        store = JetStreamLeaseStore(client.jetstream(), settings)
-        await store.ensure_bucket()
+        store = await provisioned_lease_store(client.jetstream(), settings)
         name = new_name()
         lease = await store.acquire(name, "dealer-a")
         assert lease is not None

@@ -15,12 +15,12 @@ from nats.aio.client import Client
 from poker.eventstore.snapshots import (
     CorruptSnapshot,
     InMemorySnapshotStore,
-    JetStreamSnapshotStore,
     Snapshot,
     SnapshotSettings,
     SnapshotStore,
 )
 from poker.testing.nats_server import NatsServer
+from poker.testing.provisioning import provisioned_snapshot_store
 
 
 @pytest.fixture(params=["memory", "jetstream"])
@@ -33,9 +33,7 @@ async def store(
         return
     client = await nats.connect(nats_server.url)
     try:
-        jetstream = JetStreamSnapshotStore(client.jetstream())
-        await jetstream.ensure_bucket()
-        yield jetstream
+        yield await provisioned_snapshot_store(client.jetstream())
     finally:
         await client.drain()
 
@@ -118,9 +116,8 @@ async def test_a_foreign_value_in_the_bucket_is_reported_as_corrupt(
 ) -> None:
     client = await nats.connect(nats_server.url)
     try:
-        store = JetStreamSnapshotStore(client.jetstream())
-        await store.ensure_bucket()
-        await store.ensure_bucket()  # binding again is harmless
+        store = await provisioned_snapshot_store(client.jetstream())
+        assert await store.bind_bucket()  # binding again is harmless
         key = new_key()
         bucket = await client.jetstream().key_value(store.settings.bucket)
         await bucket.put(key, b"\x07not a snapshot")
@@ -175,10 +172,9 @@ async def some_chunk(client: Client, bucket: str, head: str) -> str:
 async def test_a_replaced_big_snapshot_leaves_no_chunks_behind(nats_server: NatsServer) -> None:
     client = await nats.connect(nats_server.url)
     try:
-        store = JetStreamSnapshotStore(
+        store = await provisioned_snapshot_store(
             client.jetstream(), SnapshotSettings(bucket=f"SNAP_{uuid.uuid4().hex[:8]}")
         )
-        await store.ensure_bucket()
         key = new_key()
         await store.save(key, 10, bytes(BIG))
         assert len(await bucket_keys(client, store.settings.bucket)) == 1 + 7  # head + chunks
@@ -193,10 +189,9 @@ async def test_a_replaced_big_snapshot_leaves_no_chunks_behind(nats_server: Nats
 async def test_a_damaged_chunk_is_reported_as_corrupt(nats_server: NatsServer) -> None:
     client = await nats.connect(nats_server.url)
     try:
-        store = JetStreamSnapshotStore(
+        store = await provisioned_snapshot_store(
             client.jetstream(), SnapshotSettings(bucket=f"SNAP_{uuid.uuid4().hex[:8]}")
         )
-        await store.ensure_bucket()
         key = new_key()
         await store.save(key, 10, random.Random(3).randbytes(BIG))
         kv = await client.jetstream().key_value(store.settings.bucket)

@@ -12,10 +12,15 @@ import nats
 
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
+from poker.servicekit.provisioning import Room, TablesSpec
 from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.testing.service_process import (
+    ServiceProcess,
+    harness_deck_key_file,
+    harness_log_keys_file,
+)
 from poker.v1 import events_pb2 as pb
 
 #: The token secret of every dealer process these tests start.
@@ -70,9 +75,14 @@ class DealerProcess(ServiceProcess):
             "--log-level",
             "info",
             "--log-keys",
-            str(harness_log_keys_file(log.parent)),
+            str(harness_log_keys_file(log.parent, "dealer")),
+            "--deck-key",
+            str(harness_deck_key_file(log.parent)),
             *flags,
         ]
+        # As the operator would before the dealer starts (it creates nothing), with its TTL.
+        lease_ttl = float(args[len(args) - 1 - args[::-1].index("--lease-ttl") + 1])
+        nats_server.provision(Room(TablesSpec(names, 1, lease_ttl), wallet=None))
         super().__init__(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10)
 
 

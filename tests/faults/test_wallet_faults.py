@@ -24,7 +24,11 @@ from poker.servicekit.nats_connect import connect_nats, service_nats_settings
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
-from poker.testing.service_process import ServiceProcess, harness_log_keys_file
+from poker.testing.service_process import (
+    ServiceProcess,
+    harness_deck_key_file,
+    harness_log_keys_file,
+)
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client, WalletClient
 from poker.v1 import dealer_pb2 as dpb
@@ -82,11 +86,12 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "subject-prefix": settings.subject_prefix,
         "snapshot-bucket": settings.snapshot_bucket,
         "lease-bucket": settings.lease_bucket,
-        "lease-ttl": "1.5",
+        "lease-ttl": str(DEALER_LEASE_TTL_S),
         "scan-interval": "0.3",
         "wallet-address": wallet_address,
         "log-level": "warning",
         "log-keys": str(harness_log_keys_file()),
+        "deck-key": str(harness_deck_key_file()),  # the dealer's alone: never the wallet's
     }
     return [sys.executable, "-m", "poker.dealer", *[f"--{k}={v}" for k, v in flags.items()]]
 
@@ -155,9 +160,13 @@ async def check_refunded_once(operator: WalletClient, deposit: int) -> None:
     assert report.clean, report.breaches
 
 
+#: The dealer processes' lease TTL (provisioned with it: a dealer checks its bucket's TTL).
+DEALER_LEASE_TTL_S = 1.5
+
+
 @pytest.fixture
 def dealer_settings(nats_server: NatsServer) -> DealerSettings:
-    return namespace_settings(nats_server.url, new_secret())
+    return namespace_settings(nats_server.url, new_secret(), lease_ttl_s=DEALER_LEASE_TTL_S)
 
 
 async def test_wallet_killed_between_append_and_ack_applies_nothing_twice(

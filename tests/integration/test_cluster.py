@@ -16,10 +16,11 @@ import pytest
 from nats.aio.client import Client as Nats
 
 from poker.dealer.wallet_client import GrpcWallet
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import StreamSettings
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_cluster import ClusterNode, NatsCluster
+from poker.testing.provisioning import provisioned_event_store
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.bot import play_turn
 from poker.tools.client import Client, WalletClient
@@ -183,7 +184,7 @@ async def _a_follower_node(room: ClusterRoom, cluster: NatsCluster) -> ClusterNo
     return victim
 
 
-async def test_a_stream_made_at_one_replica_is_scaled_at_the_next_start(
+async def test_a_stream_made_at_one_replica_is_scaled_by_the_next_provisioning(
     nats_cluster: NatsCluster,
 ) -> None:
     name = uuid.uuid4().hex[:8]
@@ -191,8 +192,8 @@ async def test_a_stream_made_at_one_replica_is_scaled_at_the_next_start(
     try:
         js = nc.jetstream()
         settings = StreamSettings(stream=f"SC_{name}", subject_prefix=f"sc{name}")
-        await JetStreamEventStore(js, settings).ensure_stream()
-        await JetStreamEventStore(js, replace(settings, replicas=REPLICAS)).ensure_stream()
+        await provisioned_event_store(js, settings)
+        await provisioned_event_store(js, replace(settings, replicas=REPLICAS))
         await nats_cluster.wait_stream_current(nc, settings.stream, REPLICAS)
         info = await js.stream_info(settings.stream)
         assert info.config.num_replicas == REPLICAS

@@ -12,7 +12,6 @@ import pytest
 
 from poker.engine.table import replay
 from poker.servicekit.tokens import Role
-from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.bot import play_turn
@@ -20,6 +19,7 @@ from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from tests.integration.test_dealer_grpc import cid, collect, seat, until_hand
+from tests.log_support import opened_batch
 
 SECRET = new_secret()
 DRAW_GAMES = {
@@ -92,7 +92,7 @@ async def test_a_full_draw_hand_over_grpc(dealer: DealerHarness, game: str) -> N
     raw = [
         event
         async for record in dealer.dealer.repository.read(table_id)
-        for event in decode_batch(record).events
+        for event in opened_batch(record).events
     ]
     assert {"cards_drawn", "hand_ended"} <= set(bodies(raw))
     assert replay(raw) == live
@@ -192,7 +192,7 @@ async def test_the_split_offer_of_32_card_draw(dealer: DealerHarness) -> None:
     raw = [
         event
         async for record in dealer.dealer.repository.read(table_id)
-        for event in decode_batch(record).events
+        for event in opened_batch(record).events
     ]
     assert "pot_split_by_agreement" in bodies(raw)
 
@@ -254,7 +254,7 @@ async def test_a_draw_timed_out_stands_pat_and_bars_betting(dealer: DealerHarnes
     raw = [
         event
         async for record in dealer.dealer.repository.read(table_id)
-        for event in decode_batch(record).events
+        for event in opened_batch(record).events
     ]
     pat = [e.cards_drawn for e in raw if e.WhichOneof("body") == "cards_drawn"]
     assert pat[0].seat == sleeper.seat and pat[0].timed_out and pat[0].count == 0

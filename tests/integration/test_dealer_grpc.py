@@ -14,13 +14,13 @@ from poker.dealer.wallet_port import InMemoryWallet
 from poker.dealer.wire import table_view
 from poker.engine.table import replay
 from poker.servicekit.tokens import Role
-from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.bot import choose_action
 from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
+from tests.log_support import opened_batch
 
 SECRET = new_secret()
 
@@ -127,7 +127,7 @@ async def test_a_full_hand_over_grpc(dealer: DealerHarness, game: str) -> None:
     raw = [
         event
         async for record in dealer.dealer.repository.read(table_id)
-        for event in decode_batch(record).events
+        for event in opened_batch(record).events
     ]
     assert replay(raw) == live
     await dealer.dealer.repository.flush_snapshots()  # written off the command path

@@ -13,7 +13,6 @@ from poker.engine.cards import Card
 from poker.engine.hand.codec import cards_to_wire
 from poker.engine.table import replay
 from poker.servicekit.tokens import Role
-from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.tools.bot import choose_action
@@ -21,6 +20,7 @@ from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from tests.integration.test_dealer_grpc import cid, collect, seat, until_hand
+from tests.log_support import opened_batch
 
 SECRET = new_secret()
 STUD_GAMES = ("seven-card-stud", "seven-card-stud-hi-lo", "soko", "telesina")
@@ -97,7 +97,7 @@ async def test_a_full_stud_hand_over_grpc(dealer: DealerHarness, game: str) -> N
     raw = [
         event
         async for record in dealer.dealer.repository.read(table_id)
-        for event in decode_batch(record).events
+        for event in opened_batch(record).events
     ]
     assert replay(raw) == live
     history = await operator.call("GetHandHistory", dpb.GetHandHistoryRequest(hand_id=hand_id))
@@ -129,7 +129,7 @@ async def test_completing_the_bring_in_is_a_wire_action(dealer: DealerHarness) -
     raw = [
         event
         async for record in dealer.dealer.repository.read(table_id)
-        for event in decode_batch(record).events
+        for event in opened_batch(record).events
     ]
     assert "completed" in bodies(raw)[-reply.events :]
 

@@ -16,12 +16,19 @@ from poker.dealer.ownership import SoleOwner
 from poker.dealer.tables import TableService
 from poker.dealer.wallet_port import DevWallet
 from poker.engine.table import TableRuleError
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import StreamSettings
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.tokens import Role
 from poker.tablelog.repository import TableRepository, decode_batch
-from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
+from poker.testing.dealer import (
+    TEST_DECK_KEYS,
+    DealerHarness,
+    harness_seals,
+    namespace_settings,
+    new_secret,
+)
 from poker.testing.nats_server import NatsServer
+from poker.testing.provisioning import provisioned_event_store
 from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
@@ -218,10 +225,13 @@ async def test_two_writers_racing_for_one_seat(nats_server: NatsServer) -> None:
         metrics = DealerMetrics(registry)
         services = []
         for _ in range(2):
-            store = JetStreamEventStore(client.jetstream(), store_settings)
-            await store.ensure_stream()
+            store = await provisioned_event_store(client.jetstream(), store_settings)
             repository = TableRepository(
-                store, InMemorySnapshotStore(), metrics.table_log, seals=harness_seals()
+                store,
+                InMemorySnapshotStore(),
+                metrics.table_log,
+                seals=harness_seals(),
+                deck_keys=TEST_DECK_KEYS,
             )
             services.append(TableService(repository, DevWallet(), metrics, gate=SoleOwner()))
         await services[0].create_table("race", "create", STILL_NL)

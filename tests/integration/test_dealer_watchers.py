@@ -17,7 +17,6 @@ import pytest
 from poker.dealer.redaction import SeatTracker, redact_event
 from poker.dealer.watchers import WatchHub
 from poker.servicekit.tokens import Role
-from poker.tablelog.repository import decode_batch
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import eventually
@@ -26,6 +25,7 @@ from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from tests.integration.test_dealer_grpc import open_table, seat, until_hand
+from tests.log_support import opened_batch
 
 SECRET = new_secret()
 STREAMS = 60
@@ -86,7 +86,7 @@ async def expected_events(
     seats = SeatTracker()
     out = []
     async for record in dealer.dealer.repository.read(table_id):
-        for event in decode_batch(record).events:
+        for event in opened_batch(record).events:
             seats.apply(event)
             if event.version > from_seq:
                 out.append(redact_event(event, seats.seat_of(viewer)))

@@ -41,6 +41,7 @@ from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.consumer import TableConsumer
 from poker.wallet.journal import LEDGER_KEY
 
 BUY_IN = 200
@@ -193,8 +194,10 @@ async def test_a_forged_hand_appended_past_the_dealer_moves_no_money_and_stops_t
             "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
         )
     assert stopped.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    assert f"Table {table_id} cannot be served" in (stopped.value.details() or "")
-    assert f"position {forged_at}" in (stopped.value.details() or "")
+    assert f"Table {table_id} is suspended" in (stopped.value.details() or "")
+    listed = await room.dealer_op.call("ListTables", dpb.ListTablesRequest())
+    (summary,) = [t for t in listed.tables if t.table_id == table_id]
+    assert summary.quarantined and f"position {forged_at}" in summary.quarantine_reason
     assert room.dealer_metric("poker_dealer_log_records_refused_total", reason="missing") >= 1
 
     # Other tables go on: cat stands up at his and is paid out.
@@ -277,7 +280,7 @@ async def test_a_tampered_wallet_snapshot_is_never_unpickled_and_the_ledger_is_r
     raw = JetStreamSnapshotStore(
         room.attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
     )
-    await raw.ensure_bucket()
+    assert await raw.bind_bucket()
     assert await raw.save(LEDGER_KEY, 10**9, evil)  # finding 2: a pickle that would run code
 
     await _stop_wallet(room.wallet)
@@ -334,7 +337,7 @@ async def test_a_tampered_dealer_snapshot_is_ignored_and_the_table_replayed(
     raw = JetStreamSnapshotStore(
         room.attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
     )
-    await raw.ensure_bucket()
+    assert await raw.bind_bucket()
     assert await raw.save(table_id, 10**9, pickle.dumps(_Marker(marker)))
 
     await room.dealer.__aexit__(None, None, None)
@@ -378,3 +381,73 @@ async def test_a_forged_batch_never_reaches_a_watcher_and_breaks_the_feed(room: 
     assert f"watch again from version {version}" in (ended.value.details() or "")
     assert not [event for event in seen if event.hand_id == f"{table_id}.99"]
     assert room.dealer_metric("poker_dealer_log_records_refused_total", reason="missing") >= 1
+
+
+# --- issue #24, point 5: a forged record costs its table alone; the operator removes it ---
+
+
+async def _stand_up(room: Room, player: str, table_id: str) -> None:
+    await room.player(player).call(
+        "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
+    )
+
+
+async def _quarantined(room: Room, table_id: str) -> bool:
+    reply = await room.dealer_op.call("ListTables", dpb.ListTablesRequest())
+    return any(t.table_id == table_id and t.quarantined for t in reply.tables)
+
+
+async def test_a_foreign_subject_is_named_and_its_table_money_flows(room: Room) -> None:
+    table_id = await room.seated_table(("cat",))
+    _, version = await last_record(room, table_id)
+    subject = f"{room.dealer.settings.subject_prefix}.0.{table_id}"
+    await room.attacker.jetstream().publish(subject, forged_hand(table_id, version))
+    report = await eventually(
+        room.operator.audit, lambda r: any(b.kind == "foreign_subject" for b in r.breaches)
+    )
+    (foreign,) = [b for b in report.breaches if b.kind == "foreign_subject"]
+    assert foreign.subject == subject
+    assert not any(b.kind == "stalled_table" for b in report.breaches)
+    await _stand_up(room, "cat", table_id)  # the table's own money goes on
+    await eventually(lambda: room.escrow(table_id), lambda e: e == {})
+    assert (await room.operator.balance("cat")).cash == 1_000
+    listed = await room.dealer_op.call("ListTables", dpb.ListTablesRequest())
+    assert all(is_one_token(t.table_id) for t in listed.tables)
+
+
+def is_one_token(table_id: str) -> bool:
+    return "." not in table_id and bool(table_id)
+
+
+async def test_the_operator_removes_a_forged_record_and_the_table_resumes(room: Room) -> None:
+    table_id = await room.seated_table(("cat",))
+    other = await room.seated_table(("dan",))
+    position, version = await last_record(room, table_id)
+    forged_at = await room.table_log.append(
+        table_id, forged_hand(table_id, version), expected_position=position, msg_id="forged"
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as suspended:
+        await _stand_up(room, "cat", table_id)  # the dealer's catch-up meets it
+    assert suspended.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "suspended" in (suspended.value.details() or "")
+    assert await _quarantined(room, table_id)
+    report = await eventually(
+        room.operator.audit, lambda r: any(b.kind == "stalled_table" for b in r.breaches)
+    )
+    assert {b.subject for b in report.breaches if b.kind == "refused_batch"} == {table_id}
+    await _stand_up(room, "dan", other)  # another table, its money, go on
+    await eventually(lambda: room.escrow(other), lambda e: e == {})
+
+    # The operator (the admin user) deletes it; no service restarts.
+    settings = room.dealer.settings
+    assert await room.attacker.jetstream().delete_msg(settings.stream, forged_at)
+    await eventually(lambda: _quarantined(room, table_id), lambda q: not q)  # the next scan
+    await _stand_up(room, "cat", table_id)
+    # The stall lifts when the wallet's consumer next sees one of the table's messages come
+    # back: JetStream redelivers on the consumer's backoff, at most 30 s apart.
+    await eventually(
+        lambda: room.escrow(table_id), lambda e: e == {}, timeout_s=2 * TableConsumer.BACKOFF_S[-1]
+    )
+    assert (await room.operator.balance("cat")).cash == 1_000
+    report = await room.operator.audit()
+    assert not any(b.subject == table_id for b in report.breaches), report.breaches

@@ -220,10 +220,19 @@ async def test_the_wallet_cannot_write_or_reconfigure_the_dealers_buckets(
     room: Room, admin: Client, intruders: list[Intruder]
 ) -> None:
     wallet = await connect_as(room.server, WALLET_USER, intruders)
+    # Not even read: the dealer's snapshots are the deck key's (the reaper replays the log).
+    await wallet.refused(
+        wallet.js.key_value(room.dealer.snapshot_bucket),
+        f"$JS.API.STREAM.INFO.KV_{room.dealer.snapshot_bucket}",
+    )
     for bucket in (room.dealer.snapshot_bucket, room.dealer.lease_bucket):
-        kv = await wallet.js.key_value(bucket)  # reading is allowed (the reaper's rebuilds)
-        await wallet.refused(kv.put("t-forged", b"lease of the wallet"), f"$KV.{bucket}.t-forged")
-        await wallet.refused(kv.delete("t-any"), f"$KV.{bucket}.t-any")
+        # The lease bucket is read (the reaper asks whether a table is abandoned); neither is
+        # written: a put and a delete are publishes to the key's subject.
+        forged, anyone = f"$KV.{bucket}.t-forged", f"$KV.{bucket}.t-any"
+        await wallet.refused(wallet.js.publish(forged, b"lease of the wallet"), forged)
+        await wallet.refused(
+            wallet.js.publish(anyone, b"", headers={"KV-Operation": "DEL"}), anyone
+        )
         info = await admin.jetstream().stream_info(f"KV_{bucket}")
         await wallet.refused(
             wallet.js.update_stream(replace(info.config, max_age=0.5)),

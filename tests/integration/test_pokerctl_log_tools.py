@@ -16,6 +16,7 @@ from poker.eventstore.sealing import SEAL_HEADER, Writer, seal_batch, write_keyr
 from poker.tablelog.chain import record_hash
 from poker.testing.dealer import TEST_KEYRINGS
 from poker.testing.nats_server import NatsServer
+from poker.testing.service_process import harness_deck_key_file
 from poker.v1 import events_pb2 as pb
 from tests.integration.test_pokerctl import Room, new_table, pokerctl, pokerctl_result, room
 
@@ -31,11 +32,19 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
     table_id = await new_table(room)
     await pokerctl(room, "bots", table_id, "--count", "2", "--hands", "2", "--think-ms", "0")
 
+    # Without the dealers' deck key: the money and the chain, but no deck or card.
+    blind = json.loads(await pokerctl(room, "replay", table_id, *log, "--json"))
+    assert blind["chain_breaks"] == [] and blind["hands"] == 0
+    assert blind["encrypted_hands"] >= 2 and blind["seats"] == []
+    blind_check = json.loads(await pokerctl(room, "verify", table_id, *log, "--json"))
+    assert blind_check["ok"] and blind_check["tables"][0]["encrypted_hands"] >= 2
+    log += ["--deck-key", str(harness_deck_key_file(tmp_path))]
+
     replayed = json.loads(await pokerctl(room, "replay", table_id, *log, "--json"))
     assert replayed["chain_breaks"] == [] and replayed["hands_started"] >= 2
     assert replayed["seats"] == []  # the bots left
     first = parse_phh_all(replayed["phhs"])
-    assert len(first) == replayed["hands"] >= 2
+    assert len(first) == replayed["hands"] >= 2 and replayed["encrypted_hands"] == 0
     early = json.loads(
         await pokerctl(room, "replay", table_id, *log, "--to-version", "3", "--json")
     )

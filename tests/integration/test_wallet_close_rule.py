@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 from poker.engine.table import CloseTable, execute
 from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import InMemorySnapshotStore
+from poker.servicekit.tokens import Role
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import (
@@ -46,10 +47,16 @@ REASON = "abandoned (the attack)"
 
 
 def wallet_repository(room: Room, seals: TableSeals) -> TableRepository:
-    """The reaper's repository, on the attacker's NATS connection, sealing with ``seals``."""
+    """The reaper's repository, on the attacker's NATS connection, sealing with ``seals``; like
+    the wallet's, it holds no deck key (the hands' secrets stay sealed)."""
     metrics = TableLogMetrics(CollectorRegistry(), prefix="attacker")
     return TableRepository(
-        room.table_log, InMemorySnapshotStore(), metrics, seals=seals, save_snapshots=False
+        room.table_log,
+        InMemorySnapshotStore(),
+        metrics,
+        seals=seals,
+        deck_keys=None,
+        save_snapshots=False,
     )
 
 
@@ -112,8 +119,15 @@ async def test_a_wallet_close_of_a_live_table_mid_hand_is_refused_and_moves_no_m
             "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
         )
     assert stopped.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    details = stopped.value.details() or ""
-    assert f"position {forged_at}" in details and "premature_close" in details
+    assert "suspended" in (stopped.value.details() or "")  # the player's sentence
+    # The operator sees why: the table is quarantined on the premature close at its position.
+    listed = await room.dealer.client("op", Role.OPERATOR).call(
+        "ListTables", dpb.ListTablesRequest()
+    )
+    (summary,) = [each for each in listed.tables if each.table_id == table_id]
+    assert summary.quarantined
+    reason = summary.quarantine_reason
+    assert f"position {forged_at}" in reason and "premature" in reason, reason
     assert (
         room.dealer_metric("poker_dealer_log_records_refused_total", reason="premature_close") >= 1
     )

@@ -34,7 +34,7 @@ from poker.tablelog.command_ids import (
     verify_same_command,
 )
 from poker.tablelog.repository import TableLog, TableRepository
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 
 TABLE = "t1"
@@ -69,6 +69,7 @@ class Table:
             InMemorySnapshotStore(),
             DealerMetrics(registry).table_log,
             seals=harness_seals(),
+            deck_keys=TEST_DECK_KEYS,
             recent_commands=1,
         )
 

@@ -39,7 +39,7 @@ from poker.tablelog.codec import LoadedTable, UntrustedRecord
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
-from poker.testing.dealer import TEST_KEYRINGS, harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, TEST_KEYRINGS, harness_seals
 from poker.v1 import events_pb2 as pb
 
 TABLE = "t1"
@@ -50,7 +50,14 @@ def _repository(
     store: InMemoryEventStore, snapshots: InMemorySnapshotStore, every: int
 ) -> TableRepository:
     metrics = TableLogMetrics(CollectorRegistry(), prefix="prop")
-    return TableRepository(store, snapshots, metrics, seals=harness_seals(), snapshot_every=every)
+    return TableRepository(
+        store,
+        snapshots,
+        metrics,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
+        snapshot_every=every,
+    )
 
 
 def _commands(count: int) -> list[Any]:

@@ -18,7 +18,7 @@ from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.command_ids import DEFAULT_RECENT, CommandIdReused, CommandIndex, Outcome
 from poker.tablelog.repository import TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.table_support import STILL_NL as CONFIG
 from tests.unit.test_dealer_service import Parts, seated
@@ -86,7 +86,11 @@ async def test_a_log_written_before_digests_still_compares_seats_and_top_ups() -
     # The log as the dealer before digests wrote it: no command_digest anywhere.
     parts.store = await without_digests(parts.store)
     parts.repository = TableRepository(
-        parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
+        parts.store,
+        InMemorySnapshotStore(),
+        parts.metrics.table_log,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
     )
     rebuilt = parts.service()
     assert (await rebuilt.sit_down("t1", "sit-ann", "ann", 1, 100)).repeated
@@ -98,7 +102,11 @@ async def test_a_log_written_before_digests_still_compares_seats_and_top_ups() -
     await rebuilt.sit_out("t1", "legacy-out", "ann", 1)
     parts.store = await without_digests(parts.store)
     parts.repository = TableRepository(
-        parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
+        parts.store,
+        InMemorySnapshotStore(),
+        parts.metrics.table_log,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
     )
     again = parts.service()
     assert (await again.sit_out("t1", "legacy-out", "ann", 1)).repeated

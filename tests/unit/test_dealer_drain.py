@@ -22,7 +22,7 @@ from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import NotFound
 from poker.tablelog.repository import TableRepository
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from tests.table_support import STILL_NL as CONFIG
 
 
@@ -82,7 +82,11 @@ class Parts:
         self.metrics = DealerMetrics(self.registry)
         self.gate = Gate()
         repository = TableRepository(
-            self.store, InMemorySnapshotStore(), self.metrics.table_log, seals=harness_seals()
+            self.store,
+            InMemorySnapshotStore(),
+            self.metrics.table_log,
+            seals=harness_seals(),
+            deck_keys=TEST_DECK_KEYS,
         )
         self.service = TableService(
             repository,

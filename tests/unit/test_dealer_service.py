@@ -34,7 +34,7 @@ from poker.tablelog import command_ids
 from poker.tablelog.command_ids import CommandIndex
 from poker.tablelog.repository import TableAppend, TableLog, TableRepository
 from poker.tablelog.snapshot_codec import FINGERPRINT, decode_table, encode_table
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.table_support import STILL_NL as CONFIG
 
@@ -52,6 +52,7 @@ class Parts:
             self.snapshots,
             self.metrics.table_log,
             seals=harness_seals(),
+            deck_keys=TEST_DECK_KEYS,
             snapshot_every=every,
         )
         self.crash_rule = crash_rule
@@ -124,7 +125,9 @@ async def test_unknown_tables_and_stale_hands() -> None:
 def rival_of(parts: Parts) -> TableRepository:
     """Another writer of the same logs (a second dealer that believes it owns the table)."""
     metrics = DealerMetrics(CollectorRegistry()).table_log
-    return TableRepository(parts.store, parts.snapshots, metrics, seals=harness_seals())
+    return TableRepository(
+        parts.store, parts.snapshots, metrics, seals=harness_seals(), deck_keys=TEST_DECK_KEYS
+    )
 
 
 async def test_a_conflict_decides_again_on_the_log_as_the_rival_left_it() -> None:
@@ -165,7 +168,8 @@ async def test_list_tables_answers_every_table_as_it_is_now() -> None:
     service = await seated(parts)
     await service.create_table("t2", "create-2", CONFIG)
     listed = await queries.list_tables(service)
-    assert [(entry.table_id, len(entry.state.occupied())) for entry in listed] == [
+    assert all(entry.state is not None for entry in listed)
+    assert [(entry.table_id, len(entry.state.occupied())) for entry in listed if entry.state] == [
         ("t1", 2),
         ("t2", 0),
     ]
@@ -182,7 +186,11 @@ async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() 
     assert snapshot is not None and snapshot.position < live.version
     assert (await parts.repository.load("t1")).state.table == live
     bare = TableRepository(
-        parts.store, InMemorySnapshotStore(), parts.metrics.table_log, seals=harness_seals()
+        parts.store,
+        InMemorySnapshotStore(),
+        parts.metrics.table_log,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
     )
     assert (await bare.load("t1")).state.table == live
 

@@ -41,6 +41,7 @@ import yaml
 from poker.dealer.config import load_settings as dealer_settings
 from poker.eventstore.sealing import KeyringError, Writer, load_keyring
 from poker.servicekit.nats_connect import load_credentials
+from poker.servicekit.provision import load_room
 from poker.servicekit.server import PROCESS_ALIVE
 from poker.servicekit.tokens import TokenKeyring
 from poker.testing.nats_server import nats_server_binary
@@ -60,6 +61,10 @@ K8S_VERSION = "1.37.0"
 LOADERS: dict[str, tuple[str, Callable[..., object]]] = {
     "poker.dealer": ("DEALER_", dealer_settings),
     "poker.wallet": ("WALLET_", wallet_settings),
+}
+#: The operator's one-shot commands a deployment runs beside the services (the provisioning).
+TOOL_LOADERS: dict[str, tuple[str, Callable[..., object]]] = {
+    "poker.servicekit.provision": ("PROVISION_", load_room),
 }
 #: Where the containers find the secret files (compose's /run/secrets, the pods' mount).
 SECRET_DIRS = ("/run/secrets/", "/etc/poker/secrets/")
@@ -95,6 +100,10 @@ def test_make_secrets_writes_every_file_the_services_read(secrets_dir: Path) -> 
             ring.signer(other)
         assert ring.public() == public
     assert not public.sign_with
+    # The ledger key of the wallet's journal is the wallet's alone (and no public one's).
+    assert wallet.has_signer(Writer.LEDGER) and not dealer.has_signer(Writer.LEDGER)
+    assert Writer.LEDGER not in {key.writer for key in dealer.keys.values()}
+    assert Writer.LEDGER not in {key.writer for key in public.keys.values()}
     TokenKeyring.load(secrets_dir / "token-keys.json")
     passwords = (secrets_dir / "nats-passwords.conf").read_text(encoding="utf-8")
     assert re.findall(r"^(\w+)_PASSWORD:", passwords, re.M) == ["DEALER", "WALLET", "ADMIN"]
@@ -310,7 +319,7 @@ def _local_paths(value: str, secrets_dir: Path) -> str:
 def assert_settings_load(start: ServiceStart, secrets_dir: Path) -> None:
     """The service's own loader accepts the start's flags and variables (as flags, so a
     variable the service does not read fails as an unknown flag would)."""
-    prefix, load = LOADERS[start.module]
+    prefix, load = {**LOADERS, **TOOL_LOADERS}[start.module]
     argv = [_local_paths(flag, secrets_dir) for flag in start.flags]
     for name, value in start.environment.items():
         assert name.startswith(prefix), f"{start.where}: {name} is not a {prefix}* variable"
@@ -380,7 +389,7 @@ def _compose_starts() -> Iterator[ServiceStart]:
 
 def test_compose_starts_every_service_with_flags_its_parser_accepts(secrets_dir: Path) -> None:
     starts = list(_compose_starts())
-    assert {start.module for start in starts} == set(LOADERS)
+    assert {start.module for start in starts} == set(LOADERS) | set(TOOL_LOADERS)
     for start in starts:
         assert_settings_load(start, secrets_dir)
 
@@ -621,6 +630,27 @@ def test_the_manifests_start_every_service_with_flags_its_parser_accepts(
     assert {start.module for start in starts} == set(LOADERS)
     for start in starts:
         assert_settings_load(start, secrets_dir)
+
+
+def test_the_services_start_after_the_operators_provisioning(secrets_dir: Path) -> None:
+    """Issue #24: the services create no stream; compose runs the provisioning first, as admin,
+    and Kubernetes in a Job with the admin's Secret, mounted nowhere else."""
+    services = compose()["services"]
+    for name in ("dealer", "wallet", "wallet-standby"):
+        condition = services[name]["depends_on"]["provision"]["condition"]
+        assert condition == "service_completed_successfully", name
+    assert services["provision"]["restart"] == "no"
+    (job,) = _of_kind("Job")
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    module, flags = _split_command("k8s job", [*container["command"], *container["args"]])
+    assert module in TOOL_LOADERS
+    assert_settings_load(ServiceStart("k8s job", module, flags, {}), secrets_dir)
+    assert "--nats-credentials=/etc/poker/secrets/admin-nats.json" in flags
+    (volume,) = job["spec"]["template"]["spec"]["volumes"]
+    assert volume["secret"]["secretName"] == "poker-admin"
+    for workload in _workloads():
+        mounted = {secret for secret, _ in _secret_items(workload["spec"]["template"]["spec"])}
+        assert "poker-admin" not in mounted, workload["metadata"]["name"]
 
 
 def test_the_flag_check_refuses_an_unknown_flag_and_an_unknown_variable(

@@ -7,7 +7,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from poker.eventstore.memory import InMemoryEventStore
-from poker.eventstore.sealing import SealedSnapshotStore, Writer
+from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer, seal_batch
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import Conflict
 from poker.testing.dealer import TEST_WALLET_LOG_KEYS
@@ -16,6 +16,12 @@ from poker.wallet.book import LedgerBook
 from poker.wallet.journal import LEDGER_KEY, Journal, decode_state, encode_record, record_id
 from poker.wallet.ledger import Deposit, evolve
 from poker.wallet.metrics import WalletMetrics
+
+
+def sealed(previous: int, data: bytes) -> dict[str, str]:
+    """The headers the wallet (any holder of the ledger key) appends ``data`` with."""
+    key = TEST_WALLET_LOG_KEYS.signer(Writer.LEDGER)
+    return {SEAL_HEADER: seal_batch(key, LEDGER_KEY, previous, record_id(data), data)}
 
 
 def book_over(
@@ -52,7 +58,9 @@ async def test_a_lost_race_is_decided_again_on_the_journal_as_it_is() -> None:
     # Another writer (a paused ex-leader) appends behind the book's back.
     rival = list(ledger.decide(book.state, Deposit("bob", 7, "r1", now=0), ledger.DEFAULT_LIMITS))
     data = encode_record(rival)
-    await store.append(LEDGER_KEY, data, expected_position=0, msg_id=record_id(data))
+    await store.append(
+        LEDGER_KEY, data, expected_position=0, msg_id=record_id(data), headers=sealed(0, data)
+    )
     await book.execute([Deposit("ann", 10, "d1", now=0)])
     assert book.position == 2
     expected = book_over(store, snapshots)
@@ -83,7 +91,13 @@ async def test_a_book_that_keeps_losing_answers_conflict_and_keeps_the_journal_a
             )
         )
         last = await store.last_position(key)
-        await real_append(key, other, expected_position=last, msg_id=record_id(other))
+        await real_append(
+            key,
+            other,
+            expected_position=last,
+            msg_id=record_id(other),
+            headers=sealed(last, other),
+        )
         return await real_append(key, data, **kwargs)  # type: ignore[arg-type]
 
     store.append = overtaken  # type: ignore[method-assign]

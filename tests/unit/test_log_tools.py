@@ -10,7 +10,7 @@ from poker.engine.hand import HandRuleError
 from poker.engine.phh import parse_phh_all, replay_phh
 from poker.engine.table import Action, StartNextHand, TableRuleError, TableState
 from poker.eventstore.sealing import SealedSnapshotStore, Writer
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.tools import logtools
 from poker.v1 import events_pb2 as pb
 from tests.unit.test_dealer_service import Parts, seated
@@ -76,10 +76,12 @@ async def test_the_rebuild_at_every_version_equals_the_live_table_then() -> None
     _, states, records = await two_hands()
     assert len(states) > 10
     for live in states:
-        rebuilt = logtools.replay_records("t1", records, to_version=live.version)
+        rebuilt = logtools.replay_records(
+            "t1", records, deck_keys=TEST_DECK_KEYS, to_version=live.version
+        )
         assert rebuilt.version == live.version
         assert rebuilt.state == live
-    whole = logtools.replay_records("t1", records)
+    whole = logtools.replay_records("t1", records, deck_keys=TEST_DECK_KEYS)
     assert whole.state == states[-1] and whole.breaks == []
     assert [hand.hand_id for hand in whole.hands] == ["t1.1", "t1.2"]
     assert logtools.verify_replayed(whole) == []
@@ -91,10 +93,12 @@ async def test_the_checks_name_a_broken_chain_and_an_unfair_deck() -> None:
     batch = pb.TableEventBatch.FromString(data)
     batch.command_id += "-edited"
     tampered = [*records[:3], (position, batch.SerializeToString()), *records[4:]]
-    problems = logtools.verify_replayed(logtools.replay_records("t1", tampered))
+    problems = logtools.verify_replayed(
+        logtools.replay_records("t1", tampered, deck_keys=TEST_DECK_KEYS)
+    )
     assert any("is not the batch the next one chains to" in problem for problem in problems)
     # A deck other than the committed one (re-chained, so only the deck check can tell).
-    whole = logtools.replay_records("t1", records)
+    whole = logtools.replay_records("t1", records, deck_keys=TEST_DECK_KEYS)
     started = whole.hands[0].events[0].hand_started
     started.deck = started.deck[2:4] + started.deck[0:2] + started.deck[4:]
     assert "The deck of hand t1.1 is not the deck its seeds derive." in logtools.verify_replayed(
@@ -104,7 +108,7 @@ async def test_the_checks_name_a_broken_chain_and_an_unfair_deck() -> None:
 
 async def test_a_players_hands_export_to_phhs_and_replay_in_the_engine() -> None:
     _, _, records = await two_hands()
-    hands = logtools.replay_records("t1", records).hands
+    hands = logtools.replay_records("t1", records, deck_keys=TEST_DECK_KEYS).hands
     text, count = logtools.export_phhs(hands, player="ann")
     assert count == 2
     histories = parse_phh_all(text)
@@ -113,9 +117,36 @@ async def test_a_players_hands_export_to_phhs_and_replay_in_the_engine() -> None
         result = replay_phh(history)
         assert result.finishing_stacks == history.finishing_stacks
     assert logtools.export_phhs(hands, player="nobody") == ("", 0)
+    # Without the deck key the hands' cards are unknown: counted, never exported.
+    blind = logtools.replay_records("t1", records)
+    assert blind.sealed_hands == 2 and logtools.export_phhs(blind.hands) == ("", 0)
+    assert blind.state is not None and blind.state.seats == hands_state(records).seats
+    assert logtools.verify_replayed(blind) == []  # the chain checks; the decks are not read
     first = hands[0].started_at
     assert logtools.export_phhs(hands, player="ann", since_ms=first + 1)[1] == 1
     assert logtools.export_phhs(hands, player="ann", until_ms=first + 1)[1] == 1
+
+
+def hands_state(records: list[tuple[int, bytes]]) -> TableState:
+    replayed = logtools.replay_records("t1", records, deck_keys=TEST_DECK_KEYS)
+    assert replayed.state is not None
+    return replayed.state
+
+
+async def test_secrets_that_do_not_open_are_a_problem_of_the_log() -> None:
+    _, _, records = await two_hands()
+    position, data = next(
+        (p, d) for p, d in records if pb.TableEventBatch.FromString(d).sealed_secrets
+    )
+    batch = pb.TableEventBatch.FromString(data)
+    batch.sealed_secrets = batch.sealed_secrets[:-1] + bytes([batch.sealed_secrets[-1] ^ 1])
+    tampered = [(p, batch.SerializeToString() if p == position else d) for p, d in records]
+    problems = logtools.verify_replayed(
+        logtools.replay_records("t1", tampered, deck_keys=TEST_DECK_KEYS)
+    )
+    assert any(
+        f"the secrets of the batch at position {position} do not open" in p for p in problems
+    )
 
 
 async def test_a_replay_from_the_snapshot_equals_the_one_from_scratch() -> None:
@@ -133,15 +164,15 @@ async def test_a_replay_from_the_snapshot_equals_the_one_from_scratch() -> None:
         writer=Writer.DEALER,
         accept=(Writer.DEALER,),
     )
-    start = await logtools.latest_snapshot(sealed, "t1")
+    start = await logtools.latest_snapshot(sealed, "t1", TEST_DECK_KEYS)
     assert start is not None and 0 < start.state.version <= states[-1].version
     assert start.chain.last_hash is not None  # the snapshot carries the chain
-    resumed = logtools.replay_records("t1", records, start=start)
+    resumed = logtools.replay_records("t1", records, deck_keys=TEST_DECK_KEYS, start=start)
     assert resumed.state == states[-1] and resumed.breaks == []
     assert resumed.records < len(records)
-    assert logtools.snapshot_difference("t1", records, start) is None
+    assert logtools.snapshot_difference("t1", records, start, TEST_DECK_KEYS) is None
     forged = logtools.Start(start.state._replace(hands_started=99), start.chain, start.position)
-    assert logtools.snapshot_difference("t1", records, forged) == (
+    assert logtools.snapshot_difference("t1", records, forged, TEST_DECK_KEYS) == (
         f"table t1: the snapshot at version {start.state.version} is not the table its log"
         " rebuilds there"
     )
@@ -149,7 +180,7 @@ async def test_a_replay_from_the_snapshot_equals_the_one_from_scratch() -> None:
 
 async def test_a_hand_not_dealt_from_the_seed_announced_before_it_is_named() -> None:
     _, _, records = await two_hands()
-    whole = logtools.replay_records("t1", records)
+    whole = logtools.replay_records("t1", records, deck_keys=TEST_DECK_KEYS)
     assert [bool(hand.announced) for hand in whole.hands] == [True, True]
     assert whole.hands[1].announced == whole.hands[0].events[0].hand_started.next_deck_commitment
     whole.hands[1].announced = bytes(32)  # as if another seed had been announced

@@ -80,6 +80,19 @@ def test_split_keeps_the_old_hmac_keys_below_hmac_below_only(tmp_path: Path) -> 
             with pytest.raises(SealRefused) as refused:
                 seals.check("t1", position, headers={SEAL_HEADER: seal}, **check)
             assert refused.value.reason is Refusal.RETIRED_HMAC
+    # The old ledger key (the journal's records are sealed with it) moves to the wallet's only.
+    dealer = load_keyring(tmp_path / "room" / "log-keys-dealer.json")
+    assert wallet.signer(Writer.LEDGER) == old.signer(Writer.LEDGER)
+    assert Writer.LEDGER not in {key.writer for key in dealer.keys.values()}
+
+
+def test_a_new_room_gives_the_ledger_key_to_the_wallet_alone(tmp_path: Path) -> None:
+    logkeys.main(["new-room", str(tmp_path), "--suffix", "r"])
+    wallet = load_keyring(tmp_path / "log-keys-wallet.json")
+    assert wallet.signer(Writer.LEDGER).id == "ledger-r"
+    for name in ("log-keys-dealer.json", "log-keys-public.json"):
+        keys = load_keyring(tmp_path / name).keys.values()
+        assert Writer.LEDGER not in {key.writer for key in keys}
 
 
 def test_a_service_refuses_a_keyring_that_cannot_sign_as_itself() -> None:

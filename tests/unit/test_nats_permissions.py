@@ -19,17 +19,21 @@ from poker.servicekit.nats_connect import (
     load_credentials,
 )
 from poker.servicekit.nats_permissions import (
+    RIGHTS_BEGIN,
+    RIGHTS_END,
     Namespace,
     TableNames,
     WalletNames,
     dealer_grants,
     render_permissions_conf,
+    render_rights_table,
     wallet_grants,
 )
 from poker.testing.nats_server import nats_server_binary
 from poker.tools import devrun
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "nats"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _valid(config: Path) -> subprocess.CompletedProcess[str]:
@@ -138,6 +142,39 @@ def test_the_wallet_gets_no_stream_or_bucket_changes_on_the_dealers_side() -> No
     assert not any(wallet.stream in subject or "WALLET" in subject for subject in dealer)
     everything = dealer | granted
     assert not any(".DELETE." in s or ".PURGE." in s or s in (">", "$JS.API.>") for s in everything)
+
+
+def test_no_service_user_manages_a_stream_a_bucket_or_a_durable_consumer() -> None:
+    """Issue #24: the operator provisions every stream, bucket and durable consumer; a service
+    user that could update a stream could republish it into another, cap or seal it, or source
+    another service's stream."""
+    tables, wallet = TableNames(), WalletNames()
+    for grants in (dealer_grants(tables), wallet_grants(tables, wallet)):
+        subjects = grants.publish_subjects()
+        for verb in ("CREATE", "UPDATE", "DELETE", "PURGE", "SNAPSHOT", "RESTORE"):
+            assert not [s for s in subjects if s.startswith(f"$JS.API.STREAM.{verb}.")], verb
+        assert not [s for s in subjects if s.startswith("$JS.API.STREAM.MSG.DELETE.")]
+        assert not [s for s in subjects if s.startswith("$JS.API.CONSUMER.DURABLE.")]
+        assert not [s for s in subjects if ".CONSUMER.DELETE." in s or ".CONSUMER.PAUSE." in s]
+        # Ordered consumers only: the nameless (ephemeral) form, no wildcard after it.
+        creates = [s for s in subjects if s.startswith("$JS.API.CONSUMER.CREATE.")]
+        assert all(s.count(".") == 4 and not s.endswith(">") for s in creates), creates
+    durable = f"{tables.stream}.{wallet.consumer}"
+    assert {s for s in wallet_grants(tables, wallet).publish_subjects() if durable in s} == {
+        f"$JS.API.CONSUMER.INFO.{durable}",
+        f"$JS.API.CONSUMER.MSG.NEXT.{durable}",
+        f"$JS.ACK.{durable}.>",
+    }
+
+
+def test_the_rights_table_of_the_docs_is_the_generators_output() -> None:
+    text = (DOCS / "security" / "nats.md").read_text(encoding="utf-8")
+    assert RIGHTS_BEGIN in text and RIGHTS_END in text
+    block = text.split(RIGHTS_BEGIN, 1)[1].split(RIGHTS_END, 1)[0]
+    assert block.strip() == render_rights_table().strip(), (
+        "regenerate docs/security/nats.md's table: "
+        "python -m poker.servicekit.nats_permissions --markdown"
+    )
 
 
 def test_namespaces_merge_into_one_config() -> None:

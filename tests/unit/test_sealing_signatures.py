@@ -119,7 +119,11 @@ def test_the_wallet_holds_no_key_that_signs_as_the_dealer() -> None:
         assert isinstance(dealer, SigningKey) and not dealer.can_sign
         with pytest.raises(KeyringError, match="only the public half"):
             dealer.sign(b"anything")
-    assert all(not isinstance(key, WriterKey) for key in ROOM.wallet.keys.values())
+    # Its one HMAC key is its journal's ledger key, which never seals a table batch.
+    hmac_keys = [key for key in ROOM.wallet.keys.values() if isinstance(key, WriterKey)]
+    assert [key.writer for key in hmac_keys] == [Writer.LEDGER]
+    seal = seal_batch(hmac_keys[0], "t1", 4, "cmd", b"batch")
+    assert refusal(ROOM.wallet, seal) is Refusal.WRONG_WRITER
 
 
 # Known answers (the Ed25519 of RFC 8032 is deterministic): every log and snapshot signed from

@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 import pytest
 
+from poker.dealer.errors import TableQuarantined
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.chain import check_records, genesis, record_hash
 from poker.tablelog.codec import BrokenChain
 from poker.tablelog.repository import TableRepository
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.unit.test_dealer_service import Parts, seated
 
@@ -45,15 +46,21 @@ async def rewritten(parts: Parts, change: Callable[[Batches], Batches]) -> Parts
     tampered = Parts()
     tampered.store = store
     tampered.repository = TableRepository(
-        store, InMemorySnapshotStore(), tampered.metrics.table_log, seals=harness_seals()
+        store,
+        InMemorySnapshotStore(),
+        tampered.metrics.table_log,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
     )
     return tampered
 
 
 async def refusal(parts: Parts) -> BrokenChain:
-    with pytest.raises(BrokenChain) as broken:
+    with pytest.raises(TableQuarantined) as suspended:  # that table alone: quarantined
         await parts.service().table("t1")
-    return broken.value
+    broken = suspended.value.__cause__
+    assert isinstance(broken, BrokenChain)
+    return broken
 
 
 async def test_every_batch_links_to_the_bytes_of_the_one_before() -> None:

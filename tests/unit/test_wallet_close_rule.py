@@ -18,6 +18,7 @@ from poker.tablelog.seals import (
     close_command_id,
     close_idle_limit_ms,
     idle_rule,
+    is_wallet_close,
     premature_close,
 )
 from poker.tablelog.snapshot_codec import _chain
@@ -150,3 +151,13 @@ async def test_pokerctl_verify_names_a_premature_close() -> None:
     late = logtools.replay_records("t1", _closed(records, 60_000))
     assert late.state is not None and late.state.closed
     assert logtools.verify_replayed(late) == []
+
+
+def test_a_wallet_close_carrying_sealed_secrets_is_not_a_wallet_close() -> None:
+    # The wallet holds no deck key: secrets under its seal could only be forged ones.
+    genuine = close(1_000)
+    assert is_wallet_close(genuine.SerializeToString())
+    smuggled = pb.TableEventBatch()
+    smuggled.CopyFrom(genuine)
+    smuggled.sealed_secrets = b"\x01forged secrets"
+    assert not is_wallet_close(smuggled.SerializeToString())

@@ -25,7 +25,7 @@ from poker.tablelog.chain import record_hash
 from poker.tablelog.feed import InMemoryFeed
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
-from poker.testing.dealer import harness_seals
+from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.table_support import STILL_NL as CONFIG
 
@@ -52,7 +52,11 @@ async def table_with_ann() -> tuple[TableService, BreakableFeed, CollectorRegist
     registry = CollectorRegistry()
     metrics = DealerMetrics(registry)
     repository = TableRepository(
-        store, InMemorySnapshotStore(), metrics.table_log, seals=harness_seals()
+        store,
+        InMemorySnapshotStore(),
+        metrics.table_log,
+        seals=harness_seals(),
+        deck_keys=TEST_DECK_KEYS,
     )
     feed = BreakableFeed(store)
     service = TableService(

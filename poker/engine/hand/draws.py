@@ -235,8 +235,10 @@ def _cards_drawn(state: HandState, event: pb.CardsDrawn) -> HandState:
         lift = state.setup.config.rules.pat_restriction_lift
         # A12's switch: a restricted player who stands pat in time stays restricted when only a
         # draw of at least one card lifts it.
+        # ``count`` (public), not ``discarded`` (the player's own: a reader without the deck
+        # key, the wallet, folds the draw without it), tells a pat.
         restricted[index] = timed_out or (
-            restricted[index] and not discarded and lift is PatRestrictionLift.AT_LEAST_ONE_CARD
+            restricted[index] and not event.count and lift is PatRestrictionLift.AT_LEAST_ONE_CARD
         )
         changes["pat_restricted"] = tuple(restricted) if any(restricted) else ()
     return state.changed(**changes)

@@ -265,6 +265,10 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
         next_server_seed=command.next_server_seed if server_seed else b"",
     )
     recorder.emit_all(hand_machine.decide(table.hand, start))
+    # A hand can be over as it starts (every player all-in for his ante or blind: the board
+    # runs out at once); it ends like any other, its deck revealed and the pause before the
+    # next one scheduled, else a stale schedule would start the next hand at once.
+    _after_hand(recorder, command.now)
 
 
 def _player_seeds(table: TableState, dealt: Iterable[int]) -> tuple[tuple[int, bytes], ...]:

@@ -118,6 +118,8 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         tables=tables.result(),
         transactions=state.transactions.append(tx),
         keys=keys,
+        refused_records=state.refused_records,
+        refused_recent=state.refused_recent,
     )
 
 

@@ -179,6 +179,11 @@ class LedgerState:
     # Client idempotency key ("client:<key>") -> transaction id. Holds are keyed by their hold id
     # and dealer-driven transactions by the tables' positions, so they need no entry here.
     keys: PMap[str, int] = field(default_factory=PMap)
+    # The journal records the wallet refused to fold (no ledger seal there: someone else wrote
+    # them, see poker.wallet.journal): how many, and the latest (position, reason) pairs, for
+    # the Audit. Part of the state so that a snapshot taken after one still reports it.
+    refused_records: int = 0
+    refused_recent: tuple[tuple[int, str], ...] = ()
 
     @property
     def last_transaction_id(self) -> int:
