@@ -161,7 +161,12 @@ async def test_a_close_dated_past_the_limit_but_written_at_once_is_refused(room:
         await room.player("ann").call(
             "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
         )
-    assert "premature_close" in (stopped.value.details() or "")
+    assert "suspended" in (stopped.value.details() or "")  # the player's sentence
+    listed = await room.dealer.client("op", Role.OPERATOR).call(
+        "ListTables", dpb.ListTablesRequest()
+    )
+    (summary,) = [each for each in listed.tables if each.table_id == table_id]
+    assert summary.quarantined and "premature_close" in summary.quarantine_reason
 
 
 async def test_a_close_the_log_shows_abandoned_is_applied_by_every_reader(room: Room) -> None:

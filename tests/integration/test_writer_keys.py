@@ -119,7 +119,8 @@ async def _refused_everywhere(
     before: dict[str, tuple[int, int, int]],
 ) -> None:
     """The consumer refused the record at ``position`` (the Audit names it), no money moved
-    (the escrow and the balances as ``before``), and the dealer does not serve the table."""
+    (the escrow and the balances as ``before``), and the dealer does not serve the table (it
+    quarantines it, naming the record)."""
     report = await eventually(
         room.operator.audit,
         lambda r: any(b.kind == "refused_batch" and b.subject == table_id for b in r.breaches),
@@ -137,7 +138,11 @@ async def _refused_everywhere(
             "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
         )
     assert stopped.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    assert f"position {position}" in (stopped.value.details() or "")
+    assert f"Table {table_id} is suspended" in (stopped.value.details() or "")
+    # Quarantined: the table alone, its refused record named to the operator.
+    listed = await room.dealer_op.call("ListTables", dpb.ListTablesRequest())
+    (summary,) = [t for t in listed.tables if t.table_id == table_id]
+    assert summary.quarantined and f"position {position}" in summary.quarantine_reason
 
 
 @pytest.mark.parametrize(
