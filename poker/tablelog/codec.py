@@ -268,6 +268,14 @@ class TableCodec:
         )
         return BrokenChain(broken)
 
+    def blame(self, run: SealRun, record: Record) -> None:
+        """Where the chain breaks at ``record``: the signatures ``run`` holds, then
+        ``record``'s own, verified first, so that a forged record is refused as one
+        (:class:`UntrustedRecord` naming it) rather than as the break it causes, which names the
+        record before it (a copy of a real batch breaks the chain there)."""
+        self.vouch(run)
+        self.defer(run, record, linked=False)
+
     def run(self, table_id: str) -> SealRun:
         """A fresh run of ``table_id``'s records, for a reader that checks the chain itself."""
         return SealRun(self._seals, table_id)
@@ -353,9 +361,10 @@ class TableCodec:
                 at=events[-1].occurred_at if events else None,
                 stored_at=record.stored_at,
             )
-            if broken is not None:
-                raise self.broken(broken)
             assert run is not None
+            if broken is not None:
+                self.blame(run, record)
+                raise self.broken(broken)
             self.defer(run, record, linked=bool(link))
             batches.append(batch)
         if run is not None:

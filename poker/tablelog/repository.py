@@ -249,6 +249,7 @@ class TableRepository:
                     else (0, 0),
                 )
                 if broken is not None:
+                    codec.blame(run, record)
                     raise codec.broken(broken)
                 codec.defer(run, record, linked=bool(batch.previous_batch_hash))
                 previous = record.position
