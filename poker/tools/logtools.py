@@ -386,6 +386,14 @@ class Removal:
     why: str
 
 
+class _Unjudged(Exception):
+    """A record whose seal the keyring given cannot check (see :func:`_refused_why`)."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(position)
+        self.position = position
+
+
 def _refused_why(
     seals: TableSeals, chain: ChainState, record: Record, previous_position: int
 ) -> tuple[str | None, ChainState]:
@@ -395,6 +403,11 @@ def _refused_why(
     try:
         seals.check_record(record, previous_position)
     except SealRefused as refused:
+        hmac_below = seals.keyring.hmac_below or 0
+        if refused.reason is Refusal.UNKNOWN_KEY and record.position < hmac_below:
+            # An HMAC seal of before the signatures, whose secret a public keyring lacks: not
+            # judged, so that real history is never taken for a forgery.
+            raise _Unjudged(record.position) from refused
         return f"its seal is refused ({refused.reason.value}: {refused.message})", chain
     try:
         batch = pb.TableEventBatch.FromString(record.data)
@@ -436,6 +449,20 @@ def judge_removal(
         return Removal(True, f"{subject!r} is no table's subject (a table id is one token)")
     if seals is None:
         return Removal(False, "checking a table's record needs the log keys (--log-keys)")
+    try:
+        return _judged(table, position, before, record, seals)
+    except _Unjudged as unjudged:
+        return Removal(
+            False,
+            f"the record at position {unjudged.position} is sealed with a key this keyring does"
+            " not hold, below its hmac_below (an HMAC seal of before the signatures): give"
+            " --log-keys a keyring holding the services' old HMAC keys",
+        )
+
+
+def _judged(
+    table: str, position: int, before: Sequence[Record], record: Record, seals: TableSeals
+) -> Removal:
     chain = ChainState.start(table)
     previous = 0
     for earlier in before:

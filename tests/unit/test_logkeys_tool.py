@@ -12,6 +12,7 @@ import pytest
 
 from poker.eventstore.sealing import (
     SEAL_HEADER,
+    SERVICE_KEYRING_FILES,
     KeyringError,
     Refusal,
     SealRefused,
@@ -20,8 +21,10 @@ from poker.eventstore.sealing import (
     load_keyring,
     new_keyring,
     new_service_keyrings,
+    room_keyring_files,
     seal_batch,
     write_keyring,
+    write_service_keyrings,
 )
 from poker.servicekit.settings import require_log_keys
 from poker.tablelog.seals import TableSeals
@@ -106,3 +109,31 @@ def test_a_service_refuses_a_keyring_that_cannot_sign_as_itself() -> None:
         require_log_keys(rooms.public, "dealer", "DEALER_")
     with pytest.raises(KeyringError):
         rooms.public.signer(Writer.DEALER)
+
+
+def test_a_home_gets_one_scheme_of_keyring_files(tmp_path: Path) -> None:
+    """make run's and the dev cluster's homes (room_keyring_files): a new one gets the three
+    files, the ledger key in the wallet's alone; one of before the journal was sealed gets a
+    ledger key in the wallet's file; one of a shared HMAC keyring keeps it, split."""
+    fresh = room_keyring_files(tmp_path / "new", "local")
+    assert sorted(path.name for path in fresh.values()) == sorted(SERVICE_KEYRING_FILES.values())
+    wallet = load_keyring(fresh["wallet"])
+    assert wallet.has_signer(Writer.LEDGER) and wallet.has_signer(Writer.WALLET)
+    assert not load_keyring(fresh["dealer"]).has_signer(Writer.LEDGER)
+    assert room_keyring_files(tmp_path / "new", "local") == fresh
+    assert load_keyring(fresh["wallet"]) == wallet  # kept, not made again
+
+    rooms = new_service_keyrings("k")
+    before = tmp_path / "keys-era"
+    write_service_keyrings(before, rooms._replace(wallet=rooms.wallet.without(Writer.LEDGER)))
+    paths = room_keyring_files(before, "local")
+    upgraded = load_keyring(paths["wallet"])
+    assert upgraded.has_signer(Writer.LEDGER)
+    assert upgraded.without(Writer.LEDGER) == rooms.wallet.without(Writer.LEDGER)
+
+    shared = tmp_path / "shared"
+    write_keyring(new_keyring("s"), shared / "log-keys.json")
+    paths = room_keyring_files(shared, "local")
+    assert (paths["dealer"].name, paths["wallet"].name) == ("log-keys.json", "wallet-keys.json")
+    assert not load_keyring(paths["dealer"]).has_signer(Writer.LEDGER)
+    assert load_keyring(paths["wallet"]).has_signer(Writer.LEDGER)
