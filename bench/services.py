@@ -113,6 +113,7 @@ from poker.eventstore.snapshots import (
 from poker.servicekit.nats_permissions import TableNames
 from poker.servicekit.provisioning import DEFAULT_LEASE_TTL_S, Room, TablesSpec
 from poker.servicekit.tokens import Role
+from poker.tablelog.chain import ChainState, genesis, record_hash
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.repository import LoadedTable, TableLog, TableRepository, decode_batch
 from poker.testing.dealer import TEST_DECK_KEYS, harness_seals, new_secret
@@ -239,7 +240,7 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
         *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
         *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
-        *("--log-keys", str(harness_log_keys_file(log.parent, dealer=True))),
+        *("--log-keys", str(harness_log_keys_file(log.parent, "dealer"))),
         *("--deck-key", str(harness_deck_key_file(log.parent))),
         # The bots leave their last hands unfinished: a stop need not wait for them to end.
         *("--drain-timeout", "0"),
@@ -790,7 +791,8 @@ class EngineTable:
     records: list[tuple[str, bytes]] = field(default_factory=list)
 
     def run(self, command: Callable[[int], Command]) -> list[pb.TableEvent]:
-        """Execute ``command(now)``, record its batch (id, bytes); the enveloped events."""
+        """Execute ``command(now)``, record its batch (id, bytes, linked to the record before
+        it as the dealer links them); the enveloped events."""
         self.now += 1
         self.commands += 1
         state, events = execute(self.state, command(self.now))
@@ -798,8 +800,14 @@ class EngineTable:
         self.state = state
         command_id = f"c{self.commands}"
         batch = pb.TableEventBatch(command_id=command_id, events=wrapped)
-        self.records.append((command_id, batch.SerializeToString()))
+        self.record(batch)
         return wrapped
+
+    def record(self, batch: pb.TableEventBatch) -> None:
+        """Append ``batch`` to the records, linked to the last one."""
+        last = self.records[-1][1] if self.records else None
+        batch.previous_batch_hash = genesis(self.table_id) if last is None else record_hash(last)
+        self.records.append((batch.command_id, batch.SerializeToString()))
 
 
 def engine_table(table_id: str, players: int) -> EngineTable:
@@ -982,12 +990,12 @@ async def recovery_time(
     # One SitOut/SitIn pair with the engine: its events and the state after it, which repeats.
     sat_out = table.run(partial(SitOut, 1, "p1"))[0].player_sat_out
     sat_in = table.run(partial(SitIn, 1, "p1"))[0].player_sat_in
+    table.records = head  # the pair's own records are not in the log: the bulk repeats them
     assert table.state is not None
     cycle_state = table.state
     first = cycle_state.version - 1  # the version of the first SitOut event
     bulk_events = RECOVERY_EVENTS - first + 1 - 400  # leave room for the hands at the end
     bulk_events -= bulk_events % 2
-    records = list(head)
     version = first
     command = 0
     while version < first + bulk_events:
@@ -1001,9 +1009,19 @@ async def recovery_time(
             version += 1
         command += 1
         batch.command_id = f"bulk{command}"
-        records.append((batch.command_id, batch.SerializeToString()))
+        table.record(batch)
+    records = table.records
     position = await publish_all(js, store, table_id, records)
     state = cycle_state._replace(version=version - 1)
+    # The chain after the last bulk record, as a live dealer's state carries it.
+    chain = ChainState(
+        record_hash(records[-1][1]),
+        record_hash(records[-2][1]),
+        state.version,
+        True,
+        position,
+        table.now,
+    )
     # The pair's state repeats: fold the first bulk records with the engine and compare.
     check: TableState | None = None
     async for record in store.read(table_id):
@@ -1031,7 +1049,7 @@ async def recovery_time(
     commands = CommandIndex()
     for n in range(1, command + 1):
         commands.add(f"bulk{n}", Outcome(0, 0, n, b""))
-    loaded = Loaded(table_id, TableLog(state, commands), position, state.version)
+    loaded = Loaded(table_id, TableLog(state, commands, chain), position, state.version)
     table.state = state
     rng = random.Random(SEED)
     while not _tail_reached(loaded):

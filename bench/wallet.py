@@ -87,6 +87,7 @@ from poker.engine.table import (
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.servicekit.provisioning import Room
 from poker.servicekit.tokens import Role
+from poker.tablelog.chain import genesis, record_hash
 from poker.testing.dealer import harness_seals
 from poker.testing.nats_server import NatsServer
 from poker.testing.provisioning import provision_as_admin
@@ -147,7 +148,7 @@ class WalletProcess(ServiceProcess):
             "hold-ttl": str(HOLD_TTL_S),
             "abandon-after": "3600",  # no dealer holds the tables' leases here
             "log-level": "warning",
-            "log-keys": str(harness_log_keys_file(log.parent)),
+            "log-keys": str(harness_log_keys_file(log.parent, "wallet")),
         }
         args = [f"--{name}={value}" for name, value in flags.items()]
         profile = os.environ.get("BENCH_WALLET_PROFILE")
@@ -192,6 +193,8 @@ class EngineTable:
     now: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
     commands: int = 0
     appends: list[Append] = field(default_factory=list)
+    #: The hash chain's link to the last record (the dealer's ``previous_batch_hash``).
+    link: bytes = b""
 
     def run(self, command: Callable[[int], Command], hold: tuple[str, int] | None = None) -> None:
         self.now += 1
@@ -200,9 +203,12 @@ class EngineTable:
         wrapped = envelopes(self.state, events, table_id=self.table_id, now=self.now)
         self.state = state
         command_id = f"{self.table_id}-c{self.commands}"
-        batch = pb.TableEventBatch(command_id=command_id, events=wrapped)
+        link = self.link or genesis(self.table_id)
+        batch = pb.TableEventBatch(command_id=command_id, events=wrapped, previous_batch_hash=link)
         ended = next((e.version for e in wrapped if e.WhichOneof("body") == "hand_ended"), 0)
-        self.appends.append(Append(command_id, batch.SerializeToString(), hold, ended))
+        data = batch.SerializeToString()
+        self.link = record_hash(data)
+        self.appends.append(Append(command_id, data, hold, ended))
 
     def next_id(self) -> str:
         """The command id the next :meth:`run` gives (the hold id of a seat or top-up)."""

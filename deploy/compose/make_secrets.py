@@ -13,10 +13,11 @@ writes, each mode 0600 (as root, also owned by the image's user, uid 10001):
   the route hosts given (``--route-host``, default the compose file's nats-1, nats-2, nats-3);
 - ``dealer-nats.json``, ``wallet-nats.json``, ``admin-nats.json``, ``wallet-admin-nats.json``:
   each user's credentials file (``--nats-credentials``; the two admins' for the provisioning);
-- ``log-keys.json``: the dealers' writer keys sealing the table log and the snapshots
-  (``--log-keys`` of every dealer: a dealer and a wallet key);
-- ``wallet-keys.json``: the wallets' (``--log-keys`` of every wallet): the same plus the ledger
-  key sealing the wallet's journal, which no dealer holds (docs/security/journal.md);
+- ``log-keys-dealer.json``, ``log-keys-wallet.json``: the keyrings sealing the table log and
+  the snapshots (``--log-keys``): each service's own Ed25519 key pair and the other's public
+  key, so neither can write as the other; the wallet's also holds the ledger key sealing its
+  journal, which no dealer holds (docs/security/journal.md); ``log-keys-public.json``: both
+  public keys, for ``pokerctl`` and audits (docs/security/table-log.md);
 - ``token-keys.json``: the public bearer-token ring (``--token-keys`` of both services): the
   Ed25519 public keys of every issuer, each naming the roles it may sign; it signs nothing;
 - ``dealer-token-key.json``: the dealers' own private token key (``--token-signing-key`` of
@@ -44,7 +45,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from poker.eventstore.sealing import Writer, keyring_document, new_keyring
+from poker.eventstore.sealing import new_service_keyrings, service_keyring_texts
 from poker.servicekit.tokens import Role, TokenKey, TokenKeyring, public_ring
 from poker.tablelog.secrets import DeckKeys
 
@@ -88,10 +89,7 @@ def secret_files(route_hosts: Sequence[str] = COMPOSE_ROUTE_HOSTS) -> dict[str, 
     }
     for user, password in passwords.items():
         files[f"{user}-nats.json"] = json.dumps({"user": user, "password": password}) + "\n"
-    wallet_keys = new_keyring()
-    dealer_keys = wallet_keys.without(Writer.LEDGER)
-    files["log-keys.json"] = json.dumps(keyring_document(dealer_keys), indent=2) + "\n"
-    files["wallet-keys.json"] = json.dumps(keyring_document(wallet_keys), indent=2) + "\n"
+    files.update(service_keyring_texts(new_service_keyrings()))
     files.update(token_key_files())
     files["deck-key.json"] = json.dumps(DeckKeys.generate().document(), indent=2) + "\n"
     return files

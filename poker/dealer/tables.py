@@ -78,6 +78,7 @@ from poker.eventstore.api import DuplicateAppend, Record, StoreUnavailable
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import CachedLogger, bound_context, request_line_fields
 from poker.tablelog import command_ids
+from poker.tablelog.chain import record_hash
 from poker.tablelog.command_ids import CommandIdReused, Outcome
 from poker.tablelog.feed import TableFeed
 from poker.tablelog.repository import (
@@ -162,7 +163,7 @@ class TableService:
                 feed,
                 repository.read,
                 metrics,
-                check=repository.check_record,
+                check=self._check_followed,
                 open_batch=repository.open_batch,
                 backlog=watch_backlog,
                 max_streams_per_caller=max_streams_per_caller,
@@ -401,6 +402,18 @@ class TableService:
             async with contextlib.aclosing(events):
                 async for event in events:
                     yield event
+
+    def _check_followed(self, record: Record, previous_position: int) -> None:
+        """WatchTable's check of a followed record: a record this dealer holds as its table's
+        last (its own append, or one its catch-up verified: the same position and the same
+        bytes, by their hash) is shown as it is; any other has its signature verified first
+        (:meth:`~poker.tablelog.repository.TableRepository.check_record`)."""
+        held = self._tables.get(record.key) or self._views.get(record.key)
+        if held is not None and held.position == record.position:
+            chain = held.state.chain
+            if chain.position == record.position and chain.last_hash == record_hash(record.data):
+                return
+        self._repository.check_record(record, previous_position)
 
     def records(self, table_id: str) -> AsyncIterator[Record]:
         """The records of the table's log up to the last one now, each checked

@@ -49,6 +49,10 @@ class Record:
     ``position`` increases along a log but need not be dense (JetStream positions are stream
     sequences shared by every log of the stream); ``msg_id`` is the writer's idempotency key;
     ``headers`` are the writer's own headers of the record (say, its seal), as appended.
+
+    ``stored_at`` is when the store took the record (unix ms, the store's clock: JetStream's
+    server time, the same for every reader, which no writer chooses). None where the store
+    knows none (a record built by hand).
     """
 
     key: str
@@ -56,6 +60,7 @@ class Record:
     msg_id: str
     data: bytes
     headers: Mapping[str, str] = field(default_factory=dict)
+    stored_at: int | None = None
 
 
 class EventStoreError(Exception):

@@ -13,6 +13,7 @@ bytes are a retry that landed, other bytes raise :class:`~poker.eventstore.api.D
 from __future__ import annotations
 
 import asyncio
+import datetime
 import itertools
 import json
 import time
@@ -176,6 +177,7 @@ class JetStreamEventStore:
             msg_id=_unscoped(key, str(headers.get("Nats-Msg-Id", ""))),
             data=message.data or b"",
             headers=writer_headers(headers),
+            stored_at=unix_ms(message.time),
         )
 
     async def _last_message(self, key: str) -> Record | None:
@@ -190,6 +192,7 @@ class JetStreamEventStore:
             msg_id=_unscoped(key, str(headers.get("Nats-Msg-Id", ""))),
             data=message.data or b"",
             headers=writer_headers(headers),
+            stored_at=unix_ms(message.time),
         )
 
     async def last_position(self, key: str) -> int:
@@ -295,11 +298,11 @@ class JetStreamEventStore:
                 batch = []
                 while arrived:
                     message = arrived.popleft()
-                    position = message.metadata.sequence.stream
+                    position, stored_at = delivered_place(message)
                     headers = message.headers or {}
                     msg_id = headers.get("Nats-Msg-Id", "").removeprefix(prefix)
                     own = writer_headers(headers) if len(headers) > 1 else {}
-                    batch.append(Record(key, position, msg_id, message.data, own))
+                    batch.append(Record(key, position, msg_id, message.data, own, stored_at))
                     if position >= end:
                         yield batch
                         return
@@ -404,6 +407,37 @@ class BatchDirectGet:
 def writer_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The writer's own headers of a stored message (without JetStream's ``Nats-*`` ones)."""
     return {name: value for name, value in headers.items() if not name.startswith("Nats-")}
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_MILLISECOND = datetime.timedelta(milliseconds=1)
+
+
+def unix_ms(moment: datetime.datetime | None) -> int | None:
+    """``moment`` (a stored message's time, as nats-py gives it) in unix ms, exactly."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return (moment - _EPOCH) // _MILLISECOND
+
+
+def delivered_place(message: Msg) -> tuple[int, int | None]:
+    """The stream position and the stored time (unix ms) of a message a consumer delivered,
+    from its reply subject (``$JS.ACK...``: the server puts the message's stored time there,
+    the same for every consumer), without building nats-py's metadata (a datetime per
+    message); the metadata's for a subject of another shape."""
+    tokens = (message.reply or "").split(".")
+    if len(tokens) == 9:  # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ns>.<pending>
+        sequence, nanoseconds = tokens[5], tokens[7]
+    elif len(tokens) >= 11:  # with domain and account hash: two tokens more before the stream
+        sequence, nanoseconds = tokens[7], tokens[9]
+    else:
+        sequence = nanoseconds = ""
+    if sequence.isdigit() and nanoseconds.isdigit():
+        return int(sequence), int(nanoseconds) // 1_000_000
+    metadata = message.metadata
+    return metadata.sequence.stream, unix_ms(metadata.timestamp)
 
 
 #: How long the server keeps a read's (or a feed's) consumer once nobody subscribes to it.

@@ -14,7 +14,8 @@ poker.eventstore.api.DuplicateAppend: msg id 'c1' of log 't1' already names the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from poker.eventstore.api import (
     ConcurrencyConflict,
@@ -26,9 +27,14 @@ from poker.eventstore.api import (
 
 
 class InMemoryEventStore:
-    """Logs in a dict; positions are shared across keys like JetStream stream sequences."""
+    """Logs in a dict; positions are shared across keys like JetStream stream sequences.
 
-    def __init__(self) -> None:
+    ``clock`` (unix ms; default the system clock) stamps each record's ``stored_at``, as
+    JetStream's server does; a stamp never goes below the one before (a clock stepped back)."""
+
+    def __init__(self, clock: Callable[[], int] | None = None) -> None:
+        self._clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self._last_stamp = 0
         self._logs: dict[str, list[Record]] = {}
         self._landed: dict[tuple[str, str], Record] = {}
         self._at: dict[int, Record] = {}
@@ -54,7 +60,15 @@ class InMemoryEventStore:
         actual = await self.last_position(key)
         if actual != expected_position:
             raise ConcurrencyConflict(key, expected_position, actual)
-        record = Record(key, self._next_position, msg_id, bytes(data), dict(headers or {}))
+        self._last_stamp = max(self._last_stamp, self._clock())
+        record = Record(
+            key,
+            self._next_position,
+            msg_id,
+            bytes(data),
+            dict(headers or {}),
+            stored_at=self._last_stamp,
+        )
         self._next_position += 1
         self._logs.setdefault(key, []).append(record)
         self._landed[key, msg_id] = record

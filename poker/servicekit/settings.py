@@ -274,21 +274,33 @@ def log_keyring(args: argparse.Namespace) -> Keyring | None:
 def require_log_keys(
     keyring: Keyring | None, service: str, prefix: str, signs_as: Iterable[Writer] = ()
 ) -> Keyring:
-    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs; nor
-    starts without a key for each writer it ``signs_as`` (the wallet: its journal's ledger key,
-    which only the wallet's keyring holds)."""
+    """``keyring``, or exit with a sentence: a service never writes or reads unsealed logs, and
+    the dealer and the wallet each sign as their own writer, so each keyring must hold that
+    writer's signing key (its private half: ``log-keys-dealer.json`` for the dealer,
+    ``log-keys-wallet.json`` for the wallet; the public file is for tools only); nor does it
+    start without a key for each other writer it ``signs_as`` (the wallet: its journal's ledger
+    key, which only the wallet's keyring holds)."""
     if keyring is None:
         raise SystemExit(
             f"the {service} needs its log keyring: --log-keys PATH (or {prefix}LOG_KEYS); "
             "see docs/security/table-log.md"
         )
+    own = Writer(service)
     for writer in signs_as:
-        if not keyring.has_signer(writer):
+        if writer is not own and not keyring.has_signer(writer):
             raise SystemExit(
                 f"the {service}'s log keyring (--log-keys, {prefix}LOG_KEYS) has no {writer.value} "
                 f"key in 'sign_with': the {service} signs as {writer.value}; give it its own "
-                "keyring with that key (docs/security/journal.md)"
+                f"keyring with that key (log-keys-{service}.json; docs/security/journal.md)"
             )
+    try:
+        keyring.signer(own)
+    except KeyringError as error:
+        raise SystemExit(
+            f"the {service}'s log keyring cannot sign as the {service} ({error}): give it the "
+            f"{service}'s own keyring file (log-keys-{service}.json); see "
+            "docs/security/table-log.md"
+        ) from None
     return keyring
 
 

@@ -54,9 +54,11 @@ def record_hash(data: bytes) -> bytes:
 class ChainState(NamedTuple):
     """The chain after some records of one table: the last record's hash (None: unknown), the
     one before (for naming an injected batch), the last event version, whether the chain began,
-    the last record's position, and when the last event happened (unix ms; None: no event yet,
-    or a snapshot written before it was kept), which the wallet-close rule reads
-    (:func:`poker.tablelog.seals.premature_close`)."""
+    the last record's position, when the last event happened (unix ms; None: no event yet, or a
+    snapshot written before it was kept) and when the store took the last record (unix ms, the
+    server's time; None: unknown, say a record this writer appended and has not read back),
+    which the wallet-close rule reads (:func:`rule_time`,
+    :func:`poker.tablelog.seals.premature_close`)."""
 
     last_hash: bytes | None
     previous_hash: bytes | None = None
@@ -64,13 +66,16 @@ class ChainState(NamedTuple):
     started: bool = False
     position: int = 0
     last_at: int | None = None
+    last_stored_at: int | None = None
 
     @classmethod
     def start(cls, table_id: str) -> ChainState:
         """A table before its first record."""
         return cls(genesis(table_id))
 
-    def to_tuple(self) -> tuple[bytes | None, bytes | None, int, bool, int, int | None]:
+    def to_tuple(
+        self,
+    ) -> tuple[bytes | None, bytes | None, int, bool, int, int | None, int | None]:
         """Plain values, for a snapshot."""
         return (
             self.last_hash,
@@ -79,7 +84,15 @@ class ChainState(NamedTuple):
             self.started,
             self.position,
             self.last_at,
+            self.last_stored_at,
         )
+
+
+def rule_time(chain: ChainState) -> int | None:
+    """The time of the table's last record as the wallet-close rule takes it: when the store
+    took it (the server's time) if known, else when its last event says it happened (its
+    writer's claim; None: unknown)."""
+    return chain.last_stored_at if chain.last_stored_at is not None else chain.last_at
 
 
 UNKNOWN: Final = ChainState(None)
@@ -115,10 +128,12 @@ def advance(
     link: bytes,
     span: tuple[int, int],
     at: int | None = None,
+    stored_at: int | None = None,
 ) -> tuple[ChainState, ChainBreak | None]:
     """The chain after the record at ``position`` (``data``: its link, the hash it carries,
-    the ``span`` of event versions it holds, and ``at``, when its last event happened: None for
-    a record without events) and the break it shows, if any."""
+    the ``span`` of event versions it holds, ``at``, when its last event happened: None for a
+    record without events, and ``stored_at``, when the store took it: None if unknown) and the
+    break it shows, if any."""
     first, last = span
     broken: ChainBreak | None = None
     if link:
@@ -144,6 +159,8 @@ def advance(
             chain.started or bool(link),
             position,
             chain.last_at if at is None else at,
+            # The last record's own stored time, or unknown: never an older record's.
+            stored_at,
         ),
     )
     return after, broken
@@ -215,5 +232,6 @@ __all__ = [
     "check_records",
     "genesis",
     "record_hash",
+    "rule_time",
     "versions",
 ]

@@ -3,15 +3,16 @@
 A table's log is one subject of the tables stream; each record is one
 :class:`poker.v1.events_pb2.TableEventBatch`: every event one command caused, in order, with the
 command id and the digest of the command's payload, sealed by its writer
-(:class:`poker.tablelog.seals.TableSeals`: a MAC over the table id, the expected previous
+(:class:`poker.tablelog.seals.TableSeals`: a signature over the table id, the expected previous
 position, the command id and the exact bytes). :class:`TableCodec` is the
 :class:`~poker.eventstore.aggregate.LogCodec` the generic aggregate loads, appends and
 snapshots the tables with (:class:`poker.tablelog.repository.TableRepository` wires it): its
 state is a :class:`TableLog` (the table and the index of every command id of its log), folded by
 the engine's :class:`~poker.engine.table.evolve.Fold` (the handlers the live path's ``evolve``
 uses), each record checked first (:class:`UntrustedRecord` for one no trusted writer sealed
-there: it is never folded); snapshots are the engine's pickled state and the index's bytes
-(:mod:`poker.tablelog.snapshot_codec`), counted in events.
+there: it is never folded; the dealer signatures of a catch-up are verified once per batch
+read, at its head, before the state after it is returned); snapshots are the engine's pickled
+state and the index's bytes (:mod:`poker.tablelog.snapshot_codec`), counted in events.
 
 **Secrets.** A codec holding the dealers' deck keys (:class:`~poker.tablelog.secrets.DeckKeys`)
 writes every batch with its decks, seeds and private cards encrypted into
@@ -20,7 +21,8 @@ read (:meth:`TableCodec.open_batch`), and encrypts its snapshots whole. A codec 
 wallet's) folds every batch *without* its secrets (those a log written before the encryption
 holds in clear are dropped too: its state never holds one), never writes one, and cannot read
 the dealers' encrypted snapshots (it replays the log). Nothing the seals or the hash chain
-cover changes: they are computed over the stored bytes.
+cover changes: they are computed over the stored bytes, and a batch's secrets are opened only
+once its seal is verified (the fold's second pass).
 """
 
 from __future__ import annotations
@@ -35,12 +37,12 @@ from poker.engine.table import TableEventBody, TableState, envelopes
 from poker.engine.table.evolve import Fold
 from poker.eventstore.aggregate import Loaded
 from poker.eventstore.api import Record
-from poker.eventstore.sealing import Refusal, SealRefused
+from poker.eventstore.sealing import Keyring, Refusal, SealRefused
 from poker.servicekit.errors import RuleViolation
-from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance
+from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance, rule_time
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.metrics import TableLogMetrics
-from poker.tablelog.seals import WALLET_CLOSE_PREFIX, TableSeals
+from poker.tablelog.seals import WALLET_CLOSE_PREFIX, RecordRefused, SealRun, TableSeals
 from poker.tablelog.secrets import (
     SNAPSHOT_MAGIC,
     DeckKeys,
@@ -179,6 +181,9 @@ class TableCodec:
         self._metrics = metrics
         self._recent_commands = recent_commands
         self._deck_keys = deck_keys
+        #: (table, position) -> the stored time of that record, read back by the repository
+        #: when a wallet close follows a record whose stored time the state does not know.
+        self.stored_times: dict[tuple[str, int], int | None] = {}
 
     @property
     def reads_secrets(self) -> bool:
@@ -187,8 +192,13 @@ class TableCodec:
 
     def open_batch(self, record: Record) -> pb.TableEventBatch:
         """The batch ``record`` holds as this codec may read it: with its secrets (deck keys
-        held; :class:`UntrustedRecord` when they do not open), else without any."""
-        batch = pb.TableEventBatch.FromString(record.data)
+        held; :class:`UntrustedRecord` when they do not open), else without any. For a record
+        whose seal was verified: the secrets are opened, never checked, before."""
+        return self.reveal(record, pb.TableEventBatch.FromString(record.data))
+
+    def reveal(self, record: Record, batch: pb.TableEventBatch) -> pb.TableEventBatch:
+        """``batch`` (``record``'s, decoded from its stored bytes) as this codec may read it:
+        see :meth:`open_batch`."""
         if self._deck_keys is None:
             return strip_batch(batch)
         if not batch.sealed_secrets:
@@ -211,41 +221,97 @@ class TableCodec:
         return TableLog(None, CommandIndex(recent=self._recent_commands), ChainState.start(key))
 
     def check(self, record: Record, previous_position: int) -> None:
-        """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""
+        """Raise :class:`UntrustedRecord` unless ``record``'s seal passes its screening there
+        (:meth:`~poker.tablelog.seals.TableSeals.screen`): a dealer's signature is verified in
+        :meth:`fold`, at the head of the records folded, before anything of them is returned."""
+        try:
+            self._seals.screen_record(record, previous_position)
+        except SealRefused as refused:
+            raise self._refused(record.key, record.position, refused) from refused
+
+    def verify(self, record: Record, previous_position: int) -> None:
+        """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there,
+        its signature verified: for a record acted on alone (a followed one)."""
         try:
             self._seals.check_record(record, previous_position)
         except SealRefused as refused:
-            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
-            _log.warning(
-                "table_record_refused",
-                table_id=record.key,
-                position=record.position,
-                reason=refused.reason.value,
-                error=refused.message,
-            )
-            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
+            raise self._refused(record.key, record.position, refused) from refused
+
+    def _refused(self, table_id: str, position: int, refused: SealRefused) -> UntrustedRecord:
+        self._metrics.records_refused.labels(reason=refused.reason.value).inc()
+        _log.warning(
+            "table_record_refused",
+            table_id=table_id,
+            position=position,
+            reason=refused.reason.value,
+            error=refused.message,
+        )
+        return UntrustedRecord(table_id, position, refused.reason)
+
+    def vouch(self, run: SealRun) -> None:
+        """:meth:`~poker.tablelog.seals.SealRun.settle`, a refusal as :class:`UntrustedRecord`
+        naming the first record that fails."""
+        try:
+            run.settle()
+        except RecordRefused as refused:
+            table_id = run.table_id
+            raise self._refused(table_id, refused.position, refused) from refused
+
+    def broken(self, broken: ChainBreak) -> BrokenChain:
+        """The refusal of a record where the chain breaks, counted and logged."""
+        self._metrics.records_refused.labels(reason="broken_chain").inc()
+        _log.warning(
+            "table_chain_broken",
+            table_id=broken.table_id,
+            position=broken.position,
+            error=broken.message,
+        )
+        return BrokenChain(broken)
+
+    def blame(self, run: SealRun, record: Record) -> None:
+        """Where the chain breaks at ``record``: the signatures ``run`` holds, then
+        ``record``'s own, verified first, so that a forged record is refused as one
+        (:class:`UntrustedRecord` naming it) rather than as the break it causes, which names the
+        record before it (a copy of a real batch breaks the chain there)."""
+        self.vouch(run)
+        self.defer(run, record, linked=False)
+
+    def run(self, table_id: str) -> SealRun:
+        """A fresh run of ``table_id``'s records, for a reader that checks the chain itself."""
+        return SealRun(self._seals, table_id)
+
+    def defer(self, run: SealRun, record: Record, *, linked: bool) -> None:
+        """Add ``record`` (checked, its chain link too: ``linked`` if it carries one) to
+        ``run``; :class:`UntrustedRecord` if it must be verified now and fails."""
+        try:
+            run.add(self._seals.deferred(record), linked=linked)
+        except RecordRefused as refused:
+            raise self._refused(record.key, refused.position, refused) from refused
+
+    @property
+    def keyring(self) -> Keyring:
+        """The keys the records are checked with."""
+        return self._seals.keyring
 
     def _check_close(self, record: Record, batch: pb.TableEventBatch, chain: ChainState) -> None:
         """Raise :class:`UntrustedRecord` (``premature_close``) if ``batch`` is the wallet's close
         of a table the log before it (``chain``) does not show abandoned."""
+        previous_at = rule_time(chain)
+        if chain.last_stored_at is None:
+            # The record before is one this process appended: its stored time, read back.
+            read_back = self.stored_times.pop((record.key, chain.position), None)
+            previous_at = read_back if read_back is not None else previous_at
         try:
             self._seals.check_close(
                 record.key,
                 record.position,
                 writer=self._seals.writer_of(record.headers),
                 batch=batch,
-                previous_at=chain.last_at,
+                previous_at=previous_at,
+                stored_at=record.stored_at,
             )
         except SealRefused as refused:
-            self._metrics.records_refused.labels(reason=refused.reason.value).inc()
-            _log.warning(
-                "table_record_refused",
-                table_id=record.key,
-                position=record.position,
-                reason=refused.reason.value,
-                error=refused.message,
-            )
-            raise UntrustedRecord(record.key, record.position, refused.reason) from refused
+            raise self._refused(record.key, record.position, refused) from refused
 
     def fold(self, state: TableLog, records: Sequence[Record], *, private: bool) -> TableLog:
         """``state`` after the events of ``records``: into one folding table (rebuilt around
@@ -256,14 +322,23 @@ class TableCodec:
 
         A wallet close is held to the abandoned-table rule here, where the time of the record
         before it is known (:meth:`~poker.tablelog.seals.TableSeals.check_close`): refused, it
-        raises :class:`UntrustedRecord` and nothing of ``records`` is folded."""
-        folding = Fold(state.table)
-        commands = state.commands if private else state.commands.copy()
+        raises :class:`UntrustedRecord` and nothing of ``records`` is folded.
+
+        The dealer signatures :meth:`check` deferred are verified here, at the head of
+        ``records`` (each record's chain link checked on the way), before anything of them
+        reaches the engine's fold: a forgery anywhere among them raises
+        :class:`UntrustedRecord` naming it, and the engine never reads bytes no signature
+        vouched for (two passes over the decoded batches: check, then fold; the second opens
+        each batch's secrets, or drops them for a codec without the deck keys, before folding
+        it: :meth:`reveal`). Bytes that are not a table batch raise :class:`UnreadableRecord`,
+        secrets that do not open :class:`UntrustedRecord` (``bad_secrets``)."""
         chain = state.chain
-        decode = self.open_batch
+        decode = pb.TableEventBatch.FromString
+        run = SealRun(self._seals, records[0].key) if records else None
+        batches: list[pb.TableEventBatch] = []
         for record in records:
             try:
-                batch = decode(record)
+                batch = decode(record.data)
             except DecodeError:
                 self._metrics.records_refused.labels(reason="undecodable").inc()
                 _log.warning(
@@ -271,33 +346,43 @@ class TableCodec:
                 )
                 raise UnreadableRecord(record.key, record.position) from None
             events = batch.events
-            # The versions the batch spans (0, 0: none), read once for the chain and the index.
+            # The versions the batch spans (0, 0: none), read once for the chain.
             span = (events[0].version, events[-1].version) if events else (0, 0)
-            position = record.position
+            link = batch.previous_batch_hash
             if batch.command_id.startswith(WALLET_CLOSE_PREFIX):
                 self._check_close(record, batch, chain)
             chain, broken = advance(
                 chain,
                 record.key,
-                position,
+                record.position,
                 record.data,
-                link=batch.previous_batch_hash,
+                link=link,
                 span=span,
                 at=events[-1].occurred_at if events else None,
+                stored_at=record.stored_at,
             )
+            assert run is not None
             if broken is not None:
-                self._metrics.records_refused.labels(reason="broken_chain").inc()
-                _log.warning(
-                    "table_chain_broken",
-                    table_id=record.key,
-                    position=position,
-                    error=broken.message,
-                )
-                raise BrokenChain(broken)
+                self.blame(run, record)
+                raise self.broken(broken)
+            self.defer(run, record, linked=bool(link))
+            batches.append(batch)
+        if run is not None:
+            self.vouch(run)
+        folding = Fold(state.table)
+        commands = state.commands if private else state.commands.copy()
+        reveal = self.reveal
+        for record, stored in zip(records, batches, strict=True):
+            # The secrets opened (deck keys) or dropped (none) only now: the seals the first
+            # pass verified cover the stored bytes, and the engine reads only what they vouch.
+            batch = reveal(record, stored)
+            events = batch.events
             folding.add(events)
             if events and batch.command_id:
-                # outcome_of(batch, position), from the span already read
-                outcome = Outcome(span[0], span[1], position, batch.command_digest)
+                # outcome_of(batch, position)
+                outcome = Outcome(
+                    events[0].version, events[-1].version, record.position, batch.command_digest
+                )
                 commands.add(batch.command_id, outcome)
         after = TableLog(folding.state, commands, chain)
         self._metrics.events_replayed.inc(after.version - state.version)

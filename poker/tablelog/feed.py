@@ -24,7 +24,12 @@ import structlog
 from nats.js import JetStreamContext, api
 
 from poker.eventstore.api import Record, verify_key
-from poker.eventstore.jetstream import READ_CONSUMER_INACTIVE_S, StreamSettings, writer_headers
+from poker.eventstore.jetstream import (
+    READ_CONSUMER_INACTIVE_S,
+    StreamSettings,
+    delivered_place,
+    writer_headers,
+)
 from poker.eventstore.memory import InMemoryEventStore
 
 _log = structlog.get_logger(__name__)
@@ -135,12 +140,14 @@ class JetStreamFeed:
                     continue  # a quiet table; the caller cancels us when the watcher leaves
                 headers = message.headers or {}
                 msg_id = str(headers.get("Nats-Msg-Id", "")).removeprefix(f"{table_id}:")
+                position, stored_at = delivered_place(message)
                 yield Record(
                     table_id,
-                    message.metadata.sequence.stream,
+                    position,
                     msg_id,
                     message.data,
                     headers=writer_headers(headers),  # the seal, checked by the reader
+                    stored_at=stored_at,
                 )
         finally:
             await subscription.unsubscribe()

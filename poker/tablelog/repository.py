@@ -12,28 +12,32 @@ read of the batch an archived hash points to), a command's digest, and the check
 (:meth:`TableRepository.read`).
 
 **Only trusted writers' records.** Every record a rebuild folds, and every record read, is
-checked against the position of the record before it: a forged or replayed record stops the
-rebuild with :class:`~poker.tablelog.codec.UntrustedRecord` (FAILED_PRECONDITION, the table is
-not served), as does a record that is not a table batch
+checked against the position of the record before it, and its hash chain link against the
+record before it; the dealer signatures are verified at the head of each batch the store reads,
+before anything of the batch is folded into a state returned, or yielded: a forged or replayed
+record stops the rebuild with :class:`~poker.tablelog.codec.UntrustedRecord`
+(FAILED_PRECONDITION, the table is not served), as does a record that is not a table batch
 (:class:`~poker.tablelog.codec.UnreadableRecord`) or breaks the hash chain: each a
 :class:`~poker.tablelog.codec.RefusedRecord`, on which a service quarantines that table
 alone (the dealer's :mod:`poker.dealer.quarantine`). Snapshots are sealed
-(:class:`poker.eventstore.sealing.SealedSnapshotStore`, checked before they are unpickled); one
-that fails is ignored and the log replayed.
+(:class:`poker.eventstore.sealing.SealedSnapshotStore`, checked before they are unpickled;
+signed ones only once the keyring's ``hmac_below`` is set); one that fails is ignored and the
+log replayed.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 import structlog
 
 from poker.engine.table import TableEventBody, TableState
 from poker.eventstore.aggregate import Aggregate
 from poker.eventstore.api import EventStore, Record
-from poker.eventstore.sealing import SealedSnapshotStore, Writer
+from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
+from poker.tablelog.chain import ChainState, advance, rule_time
 from poker.tablelog.codec import (
     LoadedTable,
     RefusedRecord,
@@ -91,10 +95,12 @@ class TableRepository:
             writer=seals.writer,
             accept=(Writer.DEALER,),
             on_refused=lambda reason: metrics.snapshots_refused.labels(reason=reason.value).inc(),
+            # Once the table log signs, a holder of an old HMAC secret could seal a snapshot.
+            hmac_accepted=seals.keyring.hmac_below is None,
         )
         #: The load, append, conflict-retry loop and snapshot schedule of every table.
         self.aggregate: Aggregate[TableLog, TableAppend] = Aggregate(
-            store,
+            _ReadsBackStoredTimes(store, self.codec),
             sealed,
             self.codec,
             snapshot_every=snapshot_every,
@@ -133,6 +139,17 @@ class TableRepository:
         """``loaded`` with every record appended after it checked and folded in."""
         return await self.aggregate.catch_up(loaded)
 
+    async def last_record_time(self, loaded: LoadedTable) -> int | None:
+        """When the store took ``loaded``'s last record (unix ms, the server's time: read back
+        if the state does not know it), else when its last event claims to have happened; None
+        for neither: the wallet-close rule's time of the table's previous record."""
+        chain = loaded.state.chain
+        if chain.last_stored_at is None and loaded.position:
+            record = await self._store.read_at(loaded.key, loaded.position)
+            if record is not None and record.stored_at is not None:
+                return record.stored_at
+        return rule_time(chain)
+
     def open_batch(self, record: Record) -> pb.TableEventBatch:
         """The batch of ``record`` (already checked) as this repository may read it: with its
         secrets when it holds the deck keys (:class:`UntrustedRecord` when they do not open),
@@ -140,8 +157,9 @@ class TableRepository:
         return self.codec.open_batch(record)
 
     def check_record(self, record: Record, previous_position: int) -> None:
-        """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there."""
-        self.codec.check(record, previous_position)
+        """Raise :class:`UntrustedRecord` unless a trusted writer sealed ``record`` there, its
+        signature verified (a record acted on alone: WatchTable's live follow)."""
+        self.codec.verify(record, previous_position)
 
     async def append(
         self,
@@ -209,12 +227,93 @@ class TableRepository:
 
     async def read(self, table_id: str) -> AsyncIterator[Record]:
         """The records of ``table_id``'s log, up to the last one now, each checked
-        (:class:`UntrustedRecord` at the first a trusted writer did not seal there)."""
+        (:class:`UntrustedRecord` at the first a trusted writer did not seal there,
+        :class:`~poker.tablelog.codec.BrokenChain` where the hash chain breaks): a batch the
+        store reads is yielded once the signature of its head vouched for it."""
         previous = 0
-        async for record in self._store.read(table_id):
-            self.codec.check(record, previous_position=previous)
-            previous = record.position
-            yield record
+        chain = ChainState.start(table_id)
+        codec = self.codec
+        async for records in self._store.read_batches(table_id):
+            run = codec.run(table_id)
+            for record in records:
+                codec.check(record, previous_position=previous)
+                batch = decode_batch(record)
+                chain, broken = advance(
+                    chain,
+                    table_id,
+                    record.position,
+                    record.data,
+                    link=batch.previous_batch_hash,
+                    span=(batch.events[0].version, batch.events[-1].version)
+                    if batch.events
+                    else (0, 0),
+                )
+                if broken is not None:
+                    codec.blame(run, record)
+                    raise codec.broken(broken)
+                codec.defer(run, record, linked=bool(batch.previous_batch_hash))
+                previous = record.position
+            codec.vouch(run)
+            for record in records:
+                yield record
+
+
+class _ReadsBackStoredTimes:
+    """The event store the table aggregate reads through: a catch-up whose first record is a
+    wallet-sealed one (a close) after a record whose stored time the state does not know (one
+    this process appended: the append's answer carries no time) reads that record back first,
+    so the close is judged on the server's times as every other reader judges it
+    (:meth:`TableCodec._check_close <poker.tablelog.codec.TableCodec>`). Everything else
+    passes through."""
+
+    def __init__(self, store: EventStore, codec: TableCodec) -> None:
+        self._store = store
+        self._codec = codec
+
+    async def append(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        expected_position: int,
+        msg_id: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> int:
+        """See :meth:`~poker.eventstore.api.EventStore.append`."""
+        return await self._store.append(
+            key, data, expected_position=expected_position, msg_id=msg_id, headers=headers
+        )
+
+    async def read_at(self, key: str, position: int) -> Record | None:
+        """See :meth:`~poker.eventstore.api.EventStore.read_at`."""
+        return await self._store.read_at(key, position)
+
+    def read(self, key: str, after: int = 0) -> AsyncIterator[Record]:
+        """See :meth:`~poker.eventstore.api.EventStore.read`."""
+        return self._store.read(key, after)
+
+    async def read_batches(self, key: str, after: int = 0) -> AsyncIterator[list[Record]]:
+        """See :meth:`~poker.eventstore.api.EventStore.read_batches`."""
+        first = True
+        async for records in self._store.read_batches(key, after):
+            if first and after and self._wallet_sealed(records[0]):
+                previous = await self._store.read_at(key, after)
+                if previous is not None:
+                    times = self._codec.stored_times
+                    if len(times) > 1024:  # entries of catch-ups that stopped early
+                        times.clear()
+                    times[key, after] = previous.stored_at
+            first = False
+            yield records
+
+    async def last_position(self, key: str) -> int:
+        """See :meth:`~poker.eventstore.api.EventStore.last_position`."""
+        return await self._store.last_position(key)
+
+    def _wallet_sealed(self, record: Record) -> bool:
+        seal = record.headers.get(SEAL_HEADER) or ""
+        key = self._codec.keyring.key(seal.partition(":")[0])
+        return key is not None and key.writer is Writer.WALLET
 
 
 __all__ = [

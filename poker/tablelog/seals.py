@@ -1,7 +1,12 @@
 """Sealing and checking the table log's batches: who may write what (both services use it).
 
-The MAC itself is :mod:`poker.eventstore.sealing`'s; this adds the table log's policy on top:
+The MACs and signatures are :mod:`poker.eventstore.sealing`'s; this adds the table log's policy
+on top:
 
+- Each writer signs with its own Ed25519 key and holds only the other's public key (an HMAC key
+  is accepted below the keyring's ``hmac_below`` only: logs sealed before the signatures), and
+  a reader verifies the signature of the head of each run of linked records, which vouches for
+  the run (:class:`TableSeals`, :class:`SealRun`).
 - A dealer key may seal any batch.
 - A wallet key may seal one thing only: the wallet's own close of an abandoned table
   (:mod:`poker.wallet.reaper`): a batch whose command id starts with :data:`WALLET_CLOSE_PREFIX`,
@@ -11,17 +16,20 @@ The MAC itself is :mod:`poker.eventstore.sealing`'s; this adds the table log's p
   (:attr:`~poker.eventstore.sealing.Refusal.WRONG_WRITER`): a leaked wallet key cannot deal
   hands or settle pots.
 - A wallet close is accepted only for a table its log shows abandoned
-  (:func:`premature_close`, :attr:`~poker.eventstore.sealing.Refusal.PREMATURE_CLOSE`): decided
-  no earlier than the table's previous record, and at least its idle limit after it. The lease
-  the reaper checks is not in the log, but the times are (every event carries its
-  ``occurred_at``): so every reader (the dealer's rebuild, the wallet's consumer and Audit,
-  ``pokerctl verify``) applies the same rule to the same bytes and reaches the same answer.
-  The limit travels in the close's command id (``wallet-close-v<N>-idle<ms>``, covered by the
-  seal), never below :data:`MIN_CLOSE_IDLE_MS`; a close stating none (written before the rule)
-  gets that floor. The rule binds a writer that stamps its true time (a wallet whose lease view
-  is wrong, a misconfigured or buggy reaper, a key used by the wallet's own code); the close's
-  time is its writer's claim, so it is no defence against a thief of the wallet key who also
-  lies about the time (see docs/security/table-log.md).
+  (:func:`premature_close`, :attr:`~poker.eventstore.sealing.Refusal.PREMATURE_CLOSE`): taken by
+  the store no earlier than the table's previous record, and at least its idle limit after it.
+  The lease the reaper checks is not in the log, but the times are: JetStream stamps every
+  message with the server's time when it stores it (``Record.stored_at``), the same for every
+  reader and chosen by no writer. So every reader (the dealer's rebuild, the wallet's consumer
+  and Audit, ``pokerctl verify``) applies the same rule to the same times and reaches the same
+  answer, and a holder of the wallet key cannot date its close later than it is. A record
+  without a stored time (one built by hand; the dealer's own appends, whose time it reads back
+  when a close follows them) counts with the time its events claim
+  (:func:`~poker.tablelog.chain.rule_time`). The limit travels in the close's command id
+  (``wallet-close-v<N>-idle<ms>``, covered by the seal), never below :data:`MIN_CLOSE_IDLE_MS`;
+  a close stating none (written before the rule) gets that floor. The reaper writes a close
+  only once the rule holds with :data:`CLOSE_CLOCK_MARGIN_MS` to spare (its clock is not the
+  server's).
 
 >>> close = pb.TableEventBatch(command_id=close_command_id(7, 60_000), events=[
 ...     pb.TableEvent(version=8, occurred_at=1_000_000, table_closed=pb.TableClosed())])
@@ -29,12 +37,15 @@ The MAC itself is :mod:`poker.eventstore.sealing`'s; this adds the table log's p
 decided 10000 ms after the table's previous record, before its idle limit of 60000 ms
 >>> premature_close(close, previous_at=940_000) is None
 True
+>>> print(premature_close(close, previous_at=940_000, stored_at=960_000))  # the server's time
+decided 20000 ms after the table's previous record, before its idle limit of 60000 ms
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from google.protobuf.message import DecodeError
@@ -42,11 +53,18 @@ from google.protobuf.message import DecodeError
 from poker.eventstore.api import Record
 from poker.eventstore.sealing import (
     SEAL_HEADER,
+    TABLE_LOG_WRITERS,
+    BatchSeal,
     Keyring,
+    LogKey,
     Refusal,
     SealRefused,
     Writer,
-    open_batch,
+    WriterKey,
+    read_batch_seal,
+    refuse_bad_proof,
+    refuse_foreign_writer,
+    refuse_misplaced,
     seal_batch,
 )
 from poker.v1 import events_pb2 as pb
@@ -62,6 +80,9 @@ _CLOSE_BODIES: Final = frozenset(
 #: The least idle time a wallet close may state, and the limit of a close that states none (one
 #: written before closes stated theirs). The wallet refuses an ``--abandon-after`` below it.
 MIN_CLOSE_IDLE_MS: Final = 1_000
+#: What the reaper adds to a close's idle limit before it writes: its clock against the
+#: server's, which stamps the close (a close the readers would refuse stops the table).
+CLOSE_CLOCK_MARGIN_MS: Final = 2_000
 _STATED_IDLE: Final = re.compile(r"wallet-close-v[0-9]{1,19}-idle([0-9]{1,12})")
 
 
@@ -94,13 +115,17 @@ def idle_rule(close_at: int, previous_at: int | None, limit_ms: int) -> str | No
     return None
 
 
-def premature_close(batch: pb.TableEventBatch, previous_at: int | None) -> str | None:
+def premature_close(
+    batch: pb.TableEventBatch, previous_at: int | None, *, stored_at: int | None = None
+) -> str | None:
     """Why the close ``batch`` does not close an abandoned table (see the module), or None.
 
-    Its time is its earliest event's (the reaper stamps them all with the moment it decided)."""
+    Its time is when the store took it (``stored_at``, the server's time), or for a record
+    without one, its earliest event's (the reaper stamps them all with the moment it decided).
+    """
     if not batch.events:
         return "a close without events"
-    close_at = min(event.occurred_at for event in batch.events)
+    close_at = stored_at if stored_at is not None else min(e.occurred_at for e in batch.events)
     return idle_rule(close_at, previous_at, close_idle_limit_ms(batch.command_id))
 
 
@@ -127,19 +152,161 @@ def is_wallet_close(data: bytes) -> bool:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A dealer record whose seal was read and placed but whose signature is not verified yet:
+    the head of its run vouches for it (:meth:`TableSeals.vouch`)."""
+
+    table_id: str
+    position: int
+    seal: BatchSeal
+    msg_id: str
+    data: bytes
+
+
+class RecordRefused(SealRefused):
+    """A refused seal, with the position of the record that carries it."""
+
+    def __init__(self, position: int, refused: SealRefused) -> None:
+        super().__init__(refused.reason, refused.message)
+        self.position = position
+
+
+#: A run settles early when this many signatures wait (the memory a long replay holds).
+MAX_DEFERRED: Final = 4096
+
+
 class TableSeals:
-    """Seals the batches this service writes (as ``writer``) and checks any batch read."""
+    """Seals the batches this service writes (as ``writer``) and checks any batch read.
+
+    **What a check costs, and the run.** An HMAC seal costs under a microsecond to check; an
+    Ed25519 signature 100-250 µs, which on every record would make a rebuild 5-10 times slower.
+    The hash chain makes most of them unneeded: each record carries the hash of the exact bytes
+    of the record before it, and a writer appends only after records it verified, so a valid
+    dealer signature on the *last* record of a run of linked records vouches for every record
+    back to the run's anchor (the table's genesis, a verified snapshot, or a verified record).
+    So a reader *screens* each record (:meth:`screen`: the seal parses, names a known key of a
+    writer allowed to write this, at this place; HMAC seals and the wallet's signatures are
+    verified at once: the wallet's key must never vouch for a dealer's record), checks the chain
+    on each, and verifies only the head's signature (:meth:`vouch`: and when that fails, each
+    record's, to name the first bad one). A record is never acted on (money moved, a state
+    served, an event shown) before its run's head is verified.
+    """
 
     def __init__(self, keyring: Keyring, writer: Writer) -> None:
         self.keyring = keyring
         self.writer = writer
-        self._key = keyring.signer(writer)
+        # Looked up at the first seal: a service that only reads (an audit, a tool holding the
+        # public keys) has no private key.
+        self._key: LogKey | None = None
 
     def headers(
         self, table_id: str, expected_position: int, msg_id: str, data: bytes
     ) -> dict[str, str]:
         """The headers to append ``data`` with (its seal)."""
+        if self._key is None:
+            self._key = self.keyring.signer(self.writer)
         return {SEAL_HEADER: seal_batch(self._key, table_id, expected_position, msg_id, data)}
+
+    def screen(
+        self,
+        table_id: str,
+        position: int,
+        *,
+        previous_position: int,
+        msg_id: str,
+        data: bytes,
+        headers: Mapping[str, str],
+    ) -> tuple[Writer, Deferred | None]:
+        """The writer of the batch at ``position`` (the table's previous record being at
+        ``previous_position``), and the dealer signature left to verify (None: verified here,
+        or nothing to verify); :class:`~poker.eventstore.sealing.SealRefused` for what is
+        refused without it: no seal, a malformed one, an unknown key, an HMAC seal at or past
+        ``hmac_below``, a seal made for another place, a wallet seal on anything but its close,
+        and any MAC or wallet signature that does not match."""
+        seal = read_batch_seal(
+            self.keyring, headers.get(SEAL_HEADER), log_key=table_id, position=position
+        )
+        if seal is None:
+            return Writer.DEALER, None  # unsealed, below the migration mark
+        # A ledger key (the wallet's journal) never seals a table batch.
+        refuse_foreign_writer(seal, table_id, position, TABLE_LOG_WRITERS)
+        key = seal.key
+        hmac_below = self.keyring.hmac_below
+        if isinstance(key, WriterKey) and hmac_below is not None and position >= hmac_below:
+            raise SealRefused(
+                Refusal.RETIRED_HMAC,
+                f"the record at position {position} of {table_id!r} is sealed with HMAC key "
+                f"{key.id!r} at or past position {hmac_below}, where only signatures count",
+            )
+        if seal.writer is Writer.WALLET and not is_wallet_close(data):
+            raise SealRefused(
+                Refusal.WRONG_WRITER,
+                f"the record at position {position} of {table_id!r} is sealed by a wallet key "
+                "but is not the wallet's close of an abandoned table",
+            )
+        deferred = Deferred(table_id, position, seal, msg_id, data)
+        if (
+            isinstance(key, WriterKey)
+            or seal.writer is not Writer.DEALER
+            or seal.previous != previous_position
+        ):
+            self._verify(deferred)  # cheap, never vouched for, or refused: the reason is exact
+            refuse_misplaced(seal, table_id, position, previous_position)
+            return seal.writer, None
+        return seal.writer, deferred
+
+    def screen_record(
+        self, record: Record, previous_position: int
+    ) -> tuple[Writer, Deferred | None]:
+        """:meth:`screen` of one record read from the table's log."""
+        return self.screen(
+            record.key,
+            record.position,
+            previous_position=previous_position,
+            msg_id=record.msg_id,
+            data=record.data,
+            headers=record.headers,
+        )
+
+    def deferred(self, record: Record) -> Deferred | None:
+        """The dealer signature :meth:`screen` left unverified on ``record`` (which it
+        accepted), for the run's head to vouch for; None if there is none."""
+        try:
+            seal = read_batch_seal(
+                self.keyring,
+                record.headers.get(SEAL_HEADER),
+                log_key=record.key,
+                position=record.position,
+            )
+        except SealRefused as refused:  # not screened: refused the same way
+            raise RecordRefused(record.position, refused) from refused
+        if seal is None or isinstance(seal.key, WriterKey) or seal.writer is not Writer.DEALER:
+            return None
+        return Deferred(record.key, record.position, seal, record.msg_id, record.data)
+
+    @staticmethod
+    def _verify(deferred: Deferred) -> None:
+        if not deferred.seal.matches(
+            log_key=deferred.table_id, msg_id=deferred.msg_id, data=deferred.data
+        ):
+            raise refuse_bad_proof(deferred.table_id, deferred.position)
+
+    def vouch(self, run: Sequence[Deferred]) -> None:
+        """Verify the signature of the last record of ``run`` (linked records, in log order,
+        whose chain the caller checked): it vouches for the others. If it fails, each one's is
+        verified in order and :class:`RecordRefused` names the first that fails."""
+        if not run:
+            return
+        try:
+            self._verify(run[-1])
+        except SealRefused as head_refused:
+            for deferred in run[:-1]:
+                try:
+                    self._verify(deferred)
+                except SealRefused as refused:
+                    raise RecordRefused(deferred.position, refused) from refused
+            raise RecordRefused(run[-1].position, head_refused) from head_refused
 
     def check(
         self,
@@ -153,27 +320,23 @@ class TableSeals:
     ) -> Writer:
         """The writer of the batch at ``position`` (the table's previous record being at
         ``previous_position``); :class:`~poker.eventstore.sealing.SealRefused` unless a known key
-        sealed exactly these bytes there and its writer may write them."""
-        writer = open_batch(
-            self.keyring,
-            headers.get(SEAL_HEADER),
-            log_key=table_id,
-            position=position,
+        sealed exactly these bytes there and its writer may write them: every check, the
+        signature included (a record acted on alone: a followed record, a consumed batch)."""
+        writer, deferred = self.screen(
+            table_id,
+            position,
             previous_position=previous_position,
             msg_id=msg_id,
             data=data,
+            headers=headers,
         )
-        if writer is Writer.WALLET and not is_wallet_close(data):
-            raise SealRefused(
-                Refusal.WRONG_WRITER,
-                f"the record at position {position} of {table_id!r} is sealed by a wallet key "
-                "but is not the wallet's close of an abandoned table",
-            )
+        if deferred is not None:
+            self._verify(deferred)
         return writer
 
     def writer_of(self, headers: Mapping[str, str]) -> Writer | None:
         """The writer of the key a seal names (None: no seal, or an unknown key). Says nothing
-        about the MAC: for a record :meth:`check` already accepted."""
+        about the proof: for a record :meth:`screen` already accepted."""
         key_id = (headers.get(SEAL_HEADER) or "").partition(":")[0]
         key = self.keyring.key(key_id)
         return None if key is None else key.writer
@@ -186,14 +349,17 @@ class TableSeals:
         writer: Writer | None,
         batch: pb.TableEventBatch,
         previous_at: int | None,
+        stored_at: int | None = None,
     ) -> None:
         """Raise :class:`~poker.eventstore.sealing.SealRefused` (``premature_close``) if the
-        batch at ``position``, sealed by ``writer``, is a wallet close of a table its log does
-        not show abandoned (its previous record's last event at ``previous_at``, None if
-        unknown): where the batch is applied, with the state before it."""
+        batch at ``position``, sealed by ``writer`` and taken by the store at ``stored_at``
+        (None: unknown, its claimed time counts), is a wallet close of a table its log does not
+        show abandoned (its previous record's time at ``previous_at``, None if unknown:
+        :func:`~poker.tablelog.chain.rule_time`): where the batch is applied, with the state
+        before it."""
         if writer is not Writer.WALLET:
             return
-        why = premature_close(batch, previous_at)
+        why = premature_close(batch, previous_at, stored_at=stored_at)
         if why is not None:
             raise SealRefused(
                 Refusal.PREMATURE_CLOSE,
@@ -210,3 +376,31 @@ class TableSeals:
             data=record.data,
             headers=record.headers,
         )
+
+
+class SealRun:
+    """The records of one table read in order, screened, their dealer signatures deferred to
+    the run's head (:class:`TableSeals`). :meth:`add` each record's deferral (with whether it
+    carries a chain link: a record without one is vouched for by nobody and verified at once),
+    :meth:`settle` before acting on anything added."""
+
+    def __init__(self, seals: TableSeals, table_id: str) -> None:
+        self._seals = seals
+        self.table_id = table_id
+        self.pending: list[Deferred] = []
+
+    def add(self, deferred: Deferred | None, *, linked: bool) -> None:
+        """Take one screened record's deferred signature (None: nothing to verify)."""
+        if deferred is None:
+            return
+        if not linked:
+            self._seals.vouch([deferred])
+            return
+        self.pending.append(deferred)
+        if len(self.pending) >= MAX_DEFERRED:
+            self.settle()
+
+    def settle(self) -> None:
+        """Verify the head of what was added (:meth:`TableSeals.vouch`); empty afterwards."""
+        run, self.pending = self.pending, []
+        self._seals.vouch(run)

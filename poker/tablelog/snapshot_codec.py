@@ -149,11 +149,13 @@ def decode_table_and_chain(
 
 
 def _chain(links: object) -> ChainState:
-    # Five values in a snapshot written before the chain kept its last event's time (unknown).
-    if not isinstance(links, tuple) or len(links) not in (5, len(ChainState._fields)):
+    # Five values in a snapshot written before the chain kept its last event's time, six before
+    # it kept its last record's stored time (each unknown then).
+    if not isinstance(links, tuple) or len(links) not in (5, 6, len(ChainState._fields)):
         raise pickle.UnpicklingError("the snapshot's hash chain is malformed")
     last, previous, version, started, position, *rest = links
     last_at = rest[0] if rest else None
+    last_stored_at = rest[1] if len(rest) > 1 else None
     if not (
         isinstance(last, bytes | None)
         and isinstance(previous, bytes | None)
@@ -161,6 +163,7 @@ def _chain(links: object) -> ChainState:
         and type(started) is bool
         and type(position) is int
         and (last_at is None or type(last_at) is int)
+        and (last_stored_at is None or type(last_stored_at) is int)
     ):
         raise pickle.UnpicklingError("the snapshot's hash chain is malformed")
-    return ChainState(last, previous, version, started, position, last_at)
+    return ChainState(last, previous, version, started, position, last_at, last_stored_at)

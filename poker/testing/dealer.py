@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry
 from poker.dealer.app import Dealer, build_dealer
 from poker.dealer.config import CrashRule, DealerSettings
 from poker.dealer.wallet_port import WalletPort
-from poker.eventstore.sealing import Keyring, Writer, new_keyring
+from poker.eventstore.sealing import Keyring, ServiceKeyrings, Writer, new_service_keyrings
 from poker.servicekit.nats_permissions import DEALER_USER, Namespace, TableNames
 from poker.servicekit.provisioning import Room, TablesSpec
 from poker.servicekit.tls import ClientTls, aio_channel
@@ -36,19 +36,28 @@ from poker.tablelog.secrets import DeckKeys
 from poker.tools.client import Client
 from poker.v1 import events_pb2 as pb
 
-#: The log keyring of every test harness's wallet (one for all, so dealers and wallets of one
-#: namespace, started separately, trust each other's records): the dealer's, the wallet's and the
-#: ledger's keys.
-TEST_LOG_KEYS: Keyring = new_keyring("test")
-#: The dealers' copy: the same without the ledger key (which only the wallet holds).
-TEST_DEALER_LOG_KEYS: Keyring = TEST_LOG_KEYS.without(Writer.LEDGER)
+#: The log keyrings of every test harness, one room for all (so dealers and wallets of one
+#: namespace, started separately, trust each other's records), split as a room's are: the
+#: dealer's (its private key, the wallet's public one), the wallet's (its private key, the
+#: dealer's public one and the ledger key of its journal, which no dealer holds), the public one.
+TEST_KEYRINGS: ServiceKeyrings = new_service_keyrings("test")
+#: The dealer's log keyring of every test harness (no ledger key).
+TEST_DEALER_LOG_KEYS: Keyring = TEST_KEYRINGS.dealer
+#: The wallet's log keyring of every test harness (the ledger key among its keys).
+TEST_WALLET_LOG_KEYS: Keyring = TEST_KEYRINGS.wallet
 #: The deck keys of every test harness's dealers (the wallets never get them).
 TEST_DECK_KEYS: DeckKeys = DeckKeys.generate("deck-test")
 
 
+def harness_keyring(writer: Writer = Writer.DEALER) -> Keyring:
+    """The test harnesses' log keyring of the service that writes as ``writer`` (the ledger:
+    the wallet's)."""
+    return TEST_DEALER_LOG_KEYS if writer is Writer.DEALER else TEST_WALLET_LOG_KEYS
+
+
 def harness_seals(writer: Writer = Writer.DEALER) -> TableSeals:
-    """The table-log seals of ``writer`` under :data:`TEST_LOG_KEYS`."""
-    return TableSeals(TEST_LOG_KEYS, writer)
+    """The table-log seals of ``writer`` under its test keyring (:func:`harness_keyring`)."""
+    return TableSeals(harness_keyring(writer), writer)
 
 
 class NatsAuthority(Protocol):

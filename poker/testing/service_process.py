@@ -24,20 +24,16 @@ from typing import Final
 ROOT: Final = Path(__file__).resolve().parents[2]
 
 
-def harness_log_keys_file(directory: Path | None = None, *, dealer: bool = False) -> Path:
-    """The test harnesses' log keyring (:data:`poker.testing.dealer.TEST_LOG_KEYS`, the
-    wallet's; ``dealer``: :data:`~poker.testing.dealer.TEST_DEALER_LOG_KEYS`, without the ledger
-    key) as a new file (mode 0600) in ``directory`` (default: the temporary directory), for
-    ``--log-keys`` of a service started as a process."""
-    from poker.eventstore.sealing import write_keyring
-    from poker.testing.dealer import (  # the services' code, not this helper's
-        TEST_DEALER_LOG_KEYS,
-        TEST_LOG_KEYS,
-    )
+def harness_log_keys_file(directory: Path | None = None, service: str = "dealer") -> Path:
+    """The test harnesses' log keyring of ``service`` (``dealer`` or ``wallet``:
+    :func:`poker.testing.dealer.harness_keyring`) as a new file (mode 0600) in ``directory``
+    (default: the temporary directory), for ``--log-keys`` of a service started as a process."""
+    from poker.eventstore.sealing import Writer, write_keyring
+    from poker.testing.dealer import harness_keyring  # the services' code, not this helper's
 
     folder = directory if directory is not None else Path(tempfile.gettempdir())
-    keys = TEST_DEALER_LOG_KEYS if dealer else TEST_LOG_KEYS
-    return write_keyring(keys, folder / f"log-keys-{uuid.uuid4().hex[:12]}.json")
+    name = f"log-keys-{service}-{uuid.uuid4().hex[:12]}.json"
+    return write_keyring(harness_keyring(Writer(service)), folder / name)
 
 
 def harness_deck_key_file(directory: Path | None = None) -> Path:

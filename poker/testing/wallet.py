@@ -26,7 +26,7 @@ from poker.servicekit.tls import ClientTls, aio_channel
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import (
     TEST_DEALER_LOG_KEYS,
-    TEST_LOG_KEYS,
+    TEST_WALLET_LOG_KEYS,
     nats_access,
     nats_authority,
     table_names,
@@ -47,9 +47,12 @@ def wallet_settings(
     settings = WalletSettings(
         token_secret=dealer.token_secret,
         token_keys=dealer.token_keys,
-        # The dealer's keyring plus the ledger key (the harness's dealers use the wallet's
-        # keyring without it).
-        log_keys=TEST_LOG_KEYS if dealer.log_keys == TEST_DEALER_LOG_KEYS else dealer.log_keys,
+        # The wallet's own keyring beside the harness dealer's (its private key, the dealer's
+        # public one, the ledger key); a test that gave the dealer another keyring gives the
+        # wallet the same.
+        log_keys=(
+            TEST_WALLET_LOG_KEYS if dealer.log_keys is TEST_DEALER_LOG_KEYS else dealer.log_keys
+        ),
         nats_url=dealer.nats_url,
         grpc_port=0,
         metrics_port=0,

@@ -47,7 +47,7 @@ from typing import IO, Final
 import nats
 
 from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
-from poker.eventstore.sealing import split_keyring_files
+from poker.eventstore.sealing import room_keyring_files
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import (
@@ -122,11 +122,13 @@ def _token_keys() -> dict[str, Path]:
     return token_key_files(ROOT / "var" / "token-keys", "local")
 
 
-def _log_keys() -> tuple[Path, Path]:
-    """The cluster's log keyrings, made on the first start: the dealers' and the wallets' (the
-    same plus the ledger key sealing the wallet's journal, which no dealer holds)."""
+def _log_keys() -> dict[str, Path]:
+    """The cluster's log keyrings, made on the first start: ``{"dealer": ..., "wallet": ...,
+    "public": ...}`` (each service its own key pair, the ledger key sealing the wallet's journal
+    in the wallets' only; a home made before them keeps its shared HMAC keyring:
+    :func:`~poker.eventstore.sealing.room_keyring_files`)."""
     HOME.mkdir(parents=True, exist_ok=True)
-    return split_keyring_files(HOME / "log-keys.json", HOME / "wallet-keys.json", "cluster")
+    return room_keyring_files(HOME, "cluster")
 
 
 def _deck_key() -> Path:
@@ -351,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     (HOME / "logs").mkdir(parents=True, exist_ok=True)
-    tokens, (keys, wallet_keys), credentials = _token_keys(), _log_keys(), _credentials()
+    tokens, keys, credentials = _token_keys(), _log_keys(), _credentials()
     children: list[Child] = []
     try:
         nodes = _start_nodes(credentials)
@@ -361,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         wallets = []
         for index in range(2):
             args_ = _service_args(
-                "poker.wallet", index, tokens, wallet_keys, credentials[WALLET_USER]
+                "poker.wallet", index, tokens, keys["wallet"], credentials[WALLET_USER]
             )
             wallets.append(_spawn(f"wallet-{index + 1}", args_))
             children.append(wallets[-1])
@@ -371,7 +373,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         wallet_addresses = ",".join(f"{HOST}:{WALLET_PORT + i}" for i in range(2))
         dealers = []
         for index in range(2):
-            args_ = _service_args("poker.dealer", index, tokens, keys, credentials[DEALER_USER])
+            args_ = _service_args(
+                "poker.dealer", index, tokens, keys["dealer"], credentials[DEALER_USER]
+            )
             # A stop plays running hands out for at most 10 s: within the 15 s _stop waits.
             flags = ["--wallet-address", wallet_addresses, "--drain-timeout", "10"]
             flags += ["--deck-key", str(_deck_key())]

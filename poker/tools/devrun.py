@@ -10,12 +10,15 @@ the private keys of the local player, cashier and operator issuers (pokerctl is 
 it reads them from there), ``dealer.json``, the dealer's own key (it signs dealer tokens only),
 and ``public.json``, the public ring both services verify with: neither service can sign a
 cashier's or an operator's token. The log
-keyrings are created once (mode 0600): ``var/log-keys.json`` for the dealer (the dealer's and the
-wallet's keys sealing the table log and the snapshots) and ``var/wallet-keys.json`` for the
-wallet (the same plus the ledger key sealing the wallet's journal, which the dealer never
-holds). A ``var/`` of an older start keeps its keys and gets a ledger key; its journal's
-records, written unsealed, are then refused (they move no money: ``rm -r var/nats`` starts the
-local data afresh, or pass the wallet ``--journal-unsealed-before``: docs/security/journal.md).
+keyrings (each service signs the table log and its snapshots with its own Ed25519 key and holds
+the other's public key) are created once: ``var/log-keys-dealer.json`` and
+``var/log-keys-wallet.json`` (mode 0600, each service its own; the wallet's also holds the
+ledger key sealing its journal, which the dealer never holds) and ``var/log-keys-public.json``
+(pokerctl's). A ``var/`` made before them keeps its shared HMAC keyring: ``var/log-keys.json``
+for the dealer and ``var/wallet-keys.json`` for the wallet (the same plus the ledger key). A
+``var/`` of a start before the journal was sealed gets a ledger key; its journal's records,
+written unsealed, are then refused (they move no money: ``rm -r var/nats`` starts the local
+data afresh, or pass the wallet ``--journal-unsealed-before``: docs/security/journal.md).
 The deck key (it encrypts every hand's deck, seeds and private cards in the table log) is
 created once in ``var/deck-key.json`` (0600) and given to the dealer only: the wallet never
 reads a card.
@@ -46,7 +49,7 @@ import sys
 import time
 from pathlib import Path
 
-from poker.eventstore.sealing import split_keyring_files
+from poker.eventstore.sealing import room_keyring_files
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import (
     ADMIN_USER,
@@ -113,12 +116,11 @@ def token_key_files(folder: Path, label: str) -> dict[str, Path]:
 
 
 def _log_keys_files() -> tuple[Path, Path]:
-    """The local log keyrings, made on the first start: the dealer's (``var/log-keys.json``: a
-    dealer and a wallet key) and the wallet's (``var/wallet-keys.json``: the same plus the
-    ledger key sealing its journal, which the dealer never holds)."""
-    return split_keyring_files(
-        ROOT / "var" / "log-keys.json", ROOT / "var" / "wallet-keys.json", "local"
-    )
+    """The dealer's and the wallet's log keyrings, made on the first start (a key pair each,
+    the ledger key in the wallet's; the public file beside them); a ``var/`` made before them
+    keeps its shared keyring (:func:`~poker.eventstore.sealing.room_keyring_files`)."""
+    paths = room_keyring_files(ROOT / "var", "local")
+    return paths["dealer"], paths["wallet"]
 
 
 def _deck_key_file() -> Path:
@@ -312,7 +314,7 @@ def main() -> None:
     check_ports_free()
     (ROOT / "var" / "nats").mkdir(parents=True, exist_ok=True)
     token_keys = token_key_files(ROOT / "var" / "token-keys", "local")
-    log_keys, wallet_keys = _log_keys_files()
+    dealer_keys, wallet_keys = _log_keys_files()
     deck_key = _deck_key_file()
     credentials = _nats_credentials()
     # The children get sessions of their own: Ctrl-C reaches this process only, which stops
@@ -366,7 +368,7 @@ def main() -> None:
                 "--wallet-address",
                 address,
                 "--log-keys",
-                str(log_keys),
+                str(dealer_keys),
                 "--deck-key",
                 str(deck_key),
             ],

@@ -5,12 +5,14 @@ Everything here works on records as they are stored, ``(position, bytes)`` in lo
 (:func:`read_records` reads them from JetStream with the operator's NATS connection); the fold
 is the engine's own (:class:`~poker.engine.table.evolve.Fold`, the handlers of the live path),
 the chain :mod:`poker.tablelog.chain`'s and the deck check
-:mod:`poker.engine.fairness_check`'s. The seals are not checked here (the operator holds NATS
-credentials, not necessarily the services' log keys): the chain is what anyone holding the log
-checks. The decks, seeds and private cards are encrypted to the dealers' deck key
-(:mod:`poker.tablelog.secrets`): with it (``deck_keys``) every hand is rebuilt whole and its deck
-checked; without it the money still folds, and the hands whose secrets stay sealed are marked
-(``HandRecord.sealed``): their decks are not checked and they are not exported.
+:mod:`poker.engine.fairness_check`'s. The chain is what anyone holding the log checks; with the
+room's public keys (``log-keys-public.json``: no private key, no secret) :func:`seal_problems`
+checks the seals too, the way the services do (every record screened, the signature of each
+run's head verified, each record's when that fails). The decks, seeds and private cards are
+encrypted to the dealers' deck key (:mod:`poker.tablelog.secrets`): with it (``deck_keys``)
+every hand is rebuilt whole and its deck checked; without it the money still folds, and the
+hands whose secrets stay sealed are marked (``HandRecord.sealed``): their decks are not checked
+and they are not exported.
 
 >>> from poker.engine.betting import Stakes, Structure
 >>> from poker.engine.table import CreateTable, envelopes, execute, make_config
@@ -36,11 +38,17 @@ from poker.engine.phh import export_hand
 from poker.engine.table import TableState
 from poker.engine.table.evolve import Fold
 from poker.eventstore.api import EventStore, Record
-from poker.eventstore.sealing import SealRefused
+from poker.eventstore.sealing import Keyring, Refusal, SealRefused, Writer
 from poker.eventstore.snapshots import SnapshotStore
-from poker.tablelog.chain import ChainBreak, ChainState, advance, versions
+from poker.tablelog.chain import ChainBreak, ChainState, advance, rule_time, versions
 from poker.tablelog.feed import is_table_id
-from poker.tablelog.seals import TableSeals, is_wallet_close, premature_close
+from poker.tablelog.seals import (
+    RecordRefused,
+    SealRun,
+    TableSeals,
+    is_wallet_close,
+    premature_close,
+)
 from poker.tablelog.secrets import SNAPSHOT_MAGIC, DeckKeys, SecretsRefused
 from poker.tablelog.snapshot_codec import decode_table_and_chain
 from poker.v1 import events_pb2 as pb
@@ -53,8 +61,10 @@ __all__ = [
     "export_phhs",
     "judge_removal",
     "latest_snapshot",
+    "read_log",
     "read_records",
     "replay_records",
+    "seal_problems",
     "snapshot_difference",
     "verify_replayed",
 ]
@@ -166,18 +176,55 @@ async def read_records(store: EventStore, table_id: str) -> list[tuple[int, byte
     return [(record.position, record.data) async for record in store.read(table_id)]
 
 
+async def read_log(store: EventStore, table_id: str) -> list[Record]:
+    """Every record of ``table_id``'s log now, whole (its seal, its stored time), in order."""
+    return [record async for record in store.read(table_id)]
+
+
+def seal_problems(table_id: str, records: Sequence[Record], keyring: Keyring) -> list[str]:
+    """The records of ``table_id`` (its whole log, in order) no trusted writer sealed there, as
+    the services check them: each screened, the chain followed, the signature of the head of
+    each run verified (and when that fails each record's, naming the first bad one); one
+    sentence each, the log's first refused record only (a service stops there). A record
+    sealed with an HMAC key the keyring does not hold (a public keyring) below its
+    ``hmac_below`` is not judged: only the services hold those secrets."""
+    seals = TableSeals(keyring, Writer.DEALER)  # reads only: no key signs here
+    run = SealRun(seals, table_id)
+    previous = 0
+    hmac_below = keyring.hmac_below or 0
+    try:
+        for record in records:
+            try:
+                seals.screen_record(record, previous)
+            except SealRefused as refused:
+                if not (refused.reason is Refusal.UNKNOWN_KEY and record.position < hmac_below):
+                    raise RecordRefused(record.position, refused) from refused
+            else:
+                batch = pb.TableEventBatch.FromString(record.data)
+                run.add(seals.deferred(record), linked=bool(batch.previous_batch_hash))
+            previous = record.position
+        run.settle()
+    except RecordRefused as refused:
+        return [
+            f"table {table_id}: the record at position {refused.position} was not written by a"
+            f" trusted writer ({refused.reason.value}): {refused.message}"
+        ]
+    return []
+
+
 def replay_records(
     table_id: str,
-    records: Iterable[tuple[int, bytes]],
+    records: Iterable[tuple[int, bytes] | Record],
     *,
     to_version: int | None = None,
     start: Start | None = None,
     deck_keys: DeckKeys | None = None,
 ) -> Replayed:
-    """Fold ``records`` from the table's first one (or from the snapshot ``start``) up to event
-    ``to_version`` (None: all), checking the hash chain of every record read, each batch's
-    secrets opened with ``deck_keys`` (without them, or when they do not open, its hands are
-    marked ``sealed``). The hands are those that start in the range."""
+    """Fold ``records`` (``(position, bytes)``, or whole records: then the wallet-close rule
+    reads their stored times) from the table's first one (or from the snapshot ``start``) up
+    to event ``to_version`` (None: all), checking the hash chain of every record read, each
+    batch's secrets opened with ``deck_keys`` (without them, or when they do not open, its
+    hands are marked ``sealed``). The hands are those that start in the range."""
     folding = Fold(start.state if start is not None else None)
     chain = start.chain if start is not None else ChainState.start(table_id)
     breaks: list[ChainBreak] = []
@@ -189,7 +236,11 @@ def replay_records(
     announced = [b""]  # the next hand's commitment as announced so far (unknown after a start)
     read = 0
     refused: list[str] = []
-    for position, data in records:
+    for record in records:
+        if isinstance(record, Record):
+            position, data, stored_at = record.position, record.data, record.stored_at
+        else:
+            (position, data), stored_at = record, None
         if start is not None and position <= start.position:
             continue
         batch = pb.TableEventBatch.FromString(data)
@@ -198,15 +249,17 @@ def replay_records(
             break
         read += 1
         link = batch.previous_batch_hash
-        if is_wallet_close(data):  # no keys here: judged by its shape (see premature_close)
-            why = premature_close(batch, chain.last_at)
+        if is_wallet_close(data):  # judged by its shape here (see premature_close)
+            why = premature_close(batch, rule_time(chain), stored_at=stored_at)
             if why is not None:
                 premature.append(
                     f"table {table_id}: the wallet's close at position {position} "
                     f"is premature: {why}"
                 )
         at = batch.events[-1].occurred_at if batch.events else None
-        chain, broken = advance(chain, table_id, position, data, link=link, span=span, at=at)
+        chain, broken = advance(
+            chain, table_id, position, data, link=link, span=span, at=at, stored_at=stored_at
+        )
         if broken is not None:
             breaks.append(broken)
         sealed = _open(table_id, position, batch, deck_keys, refused)
@@ -333,6 +386,14 @@ class Removal:
     why: str
 
 
+class _Unjudged(Exception):
+    """A record whose seal the keyring given cannot check (see :func:`_refused_why`)."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(position)
+        self.position = position
+
+
 def _refused_why(
     seals: TableSeals, chain: ChainState, record: Record, previous_position: int
 ) -> tuple[str | None, ChainState]:
@@ -342,6 +403,11 @@ def _refused_why(
     try:
         seals.check_record(record, previous_position)
     except SealRefused as refused:
+        hmac_below = seals.keyring.hmac_below or 0
+        if refused.reason is Refusal.UNKNOWN_KEY and record.position < hmac_below:
+            # An HMAC seal of before the signatures, whose secret a public keyring lacks: not
+            # judged, so that real history is never taken for a forgery.
+            raise _Unjudged(record.position) from refused
         return f"its seal is refused ({refused.reason.value}: {refused.message})", chain
     try:
         batch = pb.TableEventBatch.FromString(record.data)
@@ -383,6 +449,20 @@ def judge_removal(
         return Removal(True, f"{subject!r} is no table's subject (a table id is one token)")
     if seals is None:
         return Removal(False, "checking a table's record needs the log keys (--log-keys)")
+    try:
+        return _judged(table, position, before, record, seals)
+    except _Unjudged as unjudged:
+        return Removal(
+            False,
+            f"the record at position {unjudged.position} is sealed with a key this keyring does"
+            " not hold, below its hmac_below (an HMAC seal of before the signatures): give"
+            " --log-keys a keyring holding the services' old HMAC keys",
+        )
+
+
+def _judged(
+    table: str, position: int, before: Sequence[Record], record: Record, seals: TableSeals
+) -> Removal:
     chain = ChainState.start(table)
     previous = 0
     for earlier in before:

@@ -63,6 +63,7 @@ from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
 from poker.eventstore.api import Record
 from poker.eventstore.jetstream import JetStreamEventStore, writer_headers
 from poker.eventstore.sealing import (
+    Keyring,
     KeyringError,
     SealedSnapshotStore,
     SnapshotRefused,
@@ -1036,9 +1037,25 @@ def _snapshot_options(function: _F) -> _F:
         envvar="POKER_LOG_KEYS",
         default="",
         show_default=False,
-        help="The services' log keyring, to check the snapshots' seals (default:"
-        " var/log-keys.json of the home, if it exists; none: snapshots are not read).",
+        help="The room's public log keyring, to check the snapshots' seals and (verify) the"
+        " records' (default: var/log-keys-public.json of the home, else var/log-keys.json, if"
+        " either exists; none: snapshots are not read, seals not checked).",
     )(function)
+
+
+def _log_keyring(ctl: Ctl, log_keys: str) -> Keyring | None:
+    """The keyring of ``--log-keys`` (default: the home's public one, else its shared one);
+    None without one."""
+    if not log_keys:
+        home = ctl.settings.secret_path().parent
+        defaults = [home / "log-keys-public.json", home / "log-keys.json"]
+        log_keys = next((str(path) for path in defaults if path.exists()), "")
+    if not log_keys:
+        return None
+    try:
+        return load_keyring(log_keys)
+    except KeyringError as error:
+        raise CtlError(f"--log-keys: {error}") from None
 
 
 def _deck_key_option(function: _F) -> _F:
@@ -1072,20 +1089,19 @@ async def _snapshot_store(
 ) -> SealedSnapshotStore | None:
     """The dealers' snapshots, every seal checked before anything is unpickled; None without
     the log keys."""
-    if not log_keys:
-        default = ctl.settings.secret_path().parent / "log-keys.json"
-        log_keys = str(default) if default.exists() else ""
-    if not log_keys:
+    keyring = _log_keyring(ctl, log_keys)
+    if keyring is None:
         return None
-    try:
-        keyring = load_keyring(log_keys)
-    except KeyringError as error:
-        raise CtlError(f"--log-keys: {error}") from None
     inner = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
     if not await inner.bind_bucket():
         return None  # no bucket: every replay starts from the first event
     return SealedSnapshotStore(
-        inner, keyring, bucket=bucket, writer=Writer.DEALER, accept=(Writer.DEALER,)
+        inner,
+        keyring,
+        bucket=bucket,
+        writer=Writer.DEALER,
+        accept=(Writer.DEALER,),
+        hmac_accepted=keyring.hmac_below is None,
     )
 
 
@@ -1310,22 +1326,27 @@ async def verify(
     deck_key: str,
     **log: str,
 ) -> None:
-    """Replay tables from scratch (default: every table): check the hash chain and every
-    committed deck, and compare with the live dealer's state and the wallet's escrow. A report
-    per table; exit status 1 on any difference. The decks are checked with --deck-key (without
-    it, the hands whose secrets are encrypted are counted, not checked)."""
+    """Replay tables from scratch (default: every table): check the hash chain, every
+    committed deck and (with --log-keys, the room's public keys) every seal, and compare with
+    the live dealer's state and the wallet's escrow. A report per table; exit status 1 on any
+    difference. The decks are checked with --deck-key (without it, the hands whose secrets are
+    encrypted are counted, not checked)."""
     reports: list[dict[str, Any]] = []
     keys = _deck_keys(ctl, deck_key)
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
+        keyring = _log_keyring(ctl, log_keys)
         snapshots = await _snapshot_store(ctl, js, log_keys, snapshot_bucket)
         with _tables_progress(ctl, "verifying") as progress:
             task = progress.add_task("tables", total=len(names))
             for name in names:
-                records = await logtools.read_records(store, name)
-                replayed = logtools.replay_records(name, records, deck_keys=keys)
+                log_records = await logtools.read_log(store, name)
+                records = [(record.position, record.data) for record in log_records]
+                replayed = logtools.replay_records(name, log_records, deck_keys=keys)
                 problems = logtools.verify_replayed(replayed)
+                if keyring is not None:
+                    problems += logtools.seal_problems(name, log_records, keyring)
                 start = await _start_of(snapshots, name, None, keys)
                 if start is not None:
                     difference = logtools.snapshot_difference(name, records, start, keys)
@@ -1374,14 +1395,6 @@ def log_group() -> None:
     """The operator's repairs of the table log itself (NATS, the admin user; no dealer)."""
 
 
-def _keyring_path(ctl: Ctl, log_keys: str) -> str:
-    """``--log-keys``, or var/log-keys.json of the home if it exists ("" for none)."""
-    if log_keys:
-        return log_keys
-    default = ctl.settings.secret_path().parent / "log-keys.json"
-    return str(default) if default.exists() else ""
-
-
 async def _stream_message(js: JetStreamContext, stream: str, position: int) -> Any:
     """The message at ``position`` of ``stream`` (any subject), or None."""
     try:
@@ -1405,8 +1418,8 @@ async def _stream_message(js: JetStreamContext, stream: str, position: int) -> A
     envvar="POKER_LOG_KEYS",
     default="",
     show_default=False,
-    help="The services' log keyring, to check the record's seal (default: var/log-keys.json of"
-    " the home, if it exists).",
+    help="The room's public log keyring, to check the record's seal (default:"
+    " var/log-keys-public.json of the home, else var/log-keys.json, if it exists).",
 )
 @_nats_options
 @_json_option
@@ -1416,11 +1429,8 @@ async def remove_record(ctl: Ctl, *, table: str, position: int, log_keys: str, *
     served again: only a record on a subject that is no table's, or the first record of the
     table's log that a rebuild refuses (its seal, its bytes, the hash chain); anything else is
     refused, nothing deleted. Needs the operator's NATS user (the services may not delete)."""
-    keys = _keyring_path(ctl, log_keys)
-    try:
-        seals = TableSeals(load_keyring(keys), Writer.DEALER) if keys else None
-    except KeyringError as error:
-        raise CtlError(f"--log-keys: {error}") from None
+    keyring = _log_keyring(ctl, log_keys)
+    seals = TableSeals(keyring, Writer.DEALER) if keyring is not None else None  # reads only
     result: dict[str, Any] = {}
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:

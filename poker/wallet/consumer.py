@@ -17,15 +17,22 @@ does not map) *stalls* its table: it is not acked, so JetStream redelivers it wi
 later messages of that table wait (alert: ``poker_wallet_tables_stalled``). Other tables go on.
 
 **Only trusted writers move money.** Before anything of a message is mapped, its seal is checked
-(:class:`poker.tablelog.seals.TableSeals`: a dealer key's MAC, or a wallet key's on the
+(:class:`poker.tablelog.seals.TableSeals`: a dealer key's signature, or a wallet key's on the
 wallet's own close, over the table id, the position of the table's previous record, the command
-id and the exact bytes). A message that fails - forged, copied from elsewhere, replayed later -
-stalls its table like a refused one, is counted in ``poker_wallet_batches_refused`` by reason
-and is an Audit finding (:meth:`BatchApplier.findings`), as is every stalled table. A message
-whose bytes are no table batch is refused the same way (its seal, or ``undecodable message``).
-A wallet close is also held to the abandoned-table rule against the time of the table's
-previous record (``premature_close``: :meth:`~poker.tablelog.seals.TableSeals.check_close`), so a
-close of a live table voids no hand and refunds nothing.
+id and the exact bytes), and its hash-chain link against the table's previous record. The
+signature of a batch that moves money is verified before it is mapped; one that moves none (a
+bet, a card dealt) is folded into the view with its signature deferred: the next dealer
+signature verified (the hand's end, which moves money) vouches for it through the chain, and a
+wallet close is applied only once the dealer's last record before it is verified with the
+dealer's key (the wallet's key never vouches for the dealer's records). A message that fails -
+forged, copied from elsewhere, replayed later - stalls its table like a refused one, is counted
+in ``poker_wallet_batches_refused`` by reason and is an Audit finding. A wallet close is also
+held to the abandoned-table rule against the time of the table's previous record, both the
+server's stored times (``premature_close``:
+:meth:`~poker.tablelog.seals.TableSeals.check_close`), so a close of a live table voids no
+hand and refunds nothing (:meth:`BatchApplier.findings`), as is every stalled table.
+A message whose bytes are no table batch is refused the same way (its seal, or ``undecodable
+message``).
 
 **Foreign subjects.** A message on a subject of the stream that is no table's
 (``poker.table.0.T``: a table id is one subject token) is nobody's: it is never applied, never
@@ -49,7 +56,7 @@ import os
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import nats.errors
@@ -60,14 +67,15 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from poker.eventstore.api import EventStore, Record, StoreUnavailable
-from poker.eventstore.sealing import Refusal, SealRefused
+from poker.eventstore.jetstream import delivered_place, writer_headers
+from poker.eventstore.sealing import Refusal, SealRefused, Writer
 from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
 from poker.servicekit.provisioning import CONSUMER_BACKOFF_S, PROVISION_COMMAND
-from poker.tablelog.chain import ChainBreak, check_records
+from poker.tablelog.chain import ChainBreak, ChainState, advance, check_records, rule_time, versions
 from poker.tablelog.feed import is_table_id
-from poker.tablelog.seals import TableSeals
+from poker.tablelog.seals import Deferred, RecordRefused, TableSeals
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.book import LedgerBook
@@ -116,6 +124,29 @@ class _Untrusted(Exception):
         self.refused = refused
 
 
+class _Broken(Exception):
+    """The table's hash chain breaks before (or at) the message being applied."""
+
+    def __init__(self, broken: ChainBreak) -> None:
+        super().__init__(broken.message)
+        self.broken = broken
+
+
+@dataclass(frozen=True, slots=True)
+class _Tracked:
+    """What the consumer knows of a table's log up to ``view.position``: the view, the hash
+    chain after it, and the dealer records folded whose signatures wait for a later one's
+    (a batch that moves no money; see the module)."""
+
+    view: TableView
+    chain: ChainState
+    pending: tuple[Deferred, ...] = field(default=())
+
+    @classmethod
+    def start(cls, table_id: str) -> _Tracked:
+        return cls(TableView(table_id), ChainState.start(table_id))
+
+
 def _records(store: EventStore, key: str, after: int) -> AsyncGenerator[Record, None]:
     # Every store's read is an async generator; typed as an iterator by the protocol.
     return cast(AsyncGenerator[Record, None], store.read(key, after))
@@ -131,7 +162,7 @@ class BatchApplier:
         self._table_log = table_log
         self._metrics = metrics
         self._seals = seals
-        self._views: dict[str, TableView] = {}
+        self._views: dict[str, _Tracked] = {}
         self._outcomes = {o: metrics.messages.labels(outcome=o.value) for o in Outcome}
         #: table -> the stream position of the message it is stalled on
         self.stalled: dict[str, int] = {}
@@ -202,52 +233,48 @@ class BatchApplier:
         *,
         msg_id: str = "",
         headers: Mapping[str, str] | None = None,
+        stored_at: int | None = None,
     ) -> Outcome:
         """Apply the message at stream ``position`` of ``table_id``'s log (see the module);
-        ``msg_id`` and ``headers`` are the message's own (its seal is among the headers)."""
+        ``msg_id``, ``headers`` (its seal is among them) and ``stored_at`` (when the server
+        stored it, unix ms) are the message's own."""
         with bound_context(table_id=table_id, seq=position):
-            outcome = await self._apply(table_id, position, data, msg_id, headers or {})
+            record = Record(table_id, position, msg_id, data, headers or {}, stored_at)
+            outcome = await self._apply(record)
         self._outcomes[outcome].inc()
         return outcome
 
-    async def _apply(
-        self, table_id: str, position: int, data: bytes, msg_id: str, headers: Mapping[str, str]
-    ) -> Outcome:
+    async def _apply(self, record: Record) -> Outcome:
+        table_id, position = record.key, record.position
         stalled_on = self.stalled.get(table_id)
         if stalled_on is not None and position > stalled_on:
             if await self._table_log.read_at(table_id, stalled_on) is not None:
                 return Outcome.OUT_OF_ORDER
             self._lift(table_id, stalled_on)  # the operator removed the record it stalled on
         try:
-            batch: pb.TableEventBatch | None = pb.TableEventBatch.FromString(data)
+            batch: pb.TableEventBatch | None = pb.TableEventBatch.FromString(record.data)
         except DecodeError:
             batch = None  # refused below, once its seal says who wrote it
         first = batch.events[0].version if batch is not None and batch.events else -1
         try:
             # The seal binds the table's previous record: the view before this message has it.
-            view = await self._view_before(table_id, position, first)
-            writer = self._seals.check(
-                table_id,
-                position,
-                previous_position=view.position,
-                msg_id=msg_id,
-                data=data,
-                headers=headers,
-            )
-            if batch is not None:  # a wallet close is one (is_wallet_close parsed it)
-                self._seals.check_close(
-                    table_id, position, writer=writer, batch=batch, previous_at=_at(view)
-                )
+            tracked = await self._view_before(table_id, position, first)
+            after = self._check(tracked, record, batch)
         except _Untrusted as untrusted:
             return self._refuse(table_id, untrusted.position, untrusted.refused)
         except SealRefused as refused:
             return self._refuse(table_id, position, refused)
+        except _Broken as broken:
+            return self._stall(table_id, position, broken.broken.message)
+        except MappingError as error:  # an earlier record of the log, its seals verified
+            return self._stall(table_id, position, f"{type(error).__name__}: {error}")
         if batch is None:
             return self._stall(table_id, position, "undecodable message")
+        view = tracked.view
         money = money_versions(batch)
         cursor = last_applied_position(self._book.state, table_id)
         if money and money[-1] <= cursor:
-            self._fold_if_contiguous(table_id, batch, position)
+            self._fold_if_contiguous(tracked, after, batch, position)
             return Outcome.DUPLICATE
         if money and money[0] <= cursor:  # half applied: records are atomic, so a bad log
             return self._stall(table_id, position, f"partly applied up to {cursor}")
@@ -255,23 +282,87 @@ class BatchApplier:
             _log.info("consumer_out_of_order", last_money=view.last_money_version, cursor=cursor)
             return Outcome.OUT_OF_ORDER
         try:
-            after, commands = map_batch(view, batch, position=position, now=self._book.clock())
+            mapped, commands = map_batch(view, batch, position=position, now=self._book.clock())
             if commands:
                 _log_money(await self._book.execute(commands))
         except (MappingError, LedgerError) as error:
+            try:  # a batch that does not map may be a forgery whose signature waited: say so
+                self._vouch(after.pending)
+            except _Untrusted as untrusted:
+                return self._refuse(table_id, untrusted.position, untrusted.refused)
             return self._stall(table_id, position, f"{type(error).__name__}: {error}")
         except (StoreUnavailable, Unavailable, Conflict) as error:
             _log.warning("consumer_retry", error=str(error))
             return Outcome.RETRY
-        self._views[table_id] = after
+        self._views[table_id] = _Tracked(mapped, after.chain, after.pending)
         if self.stalled.pop(table_id, None) is not None:
             _log.info("table_unstalled")
             self._stall_reasons.pop(table_id, None)
             self.refused.pop(table_id, None)
             self._metrics.tables_stalled.set(len(self.stalled))
-        if after.closed:
+        if mapped.closed:
             self._views.pop(table_id, None)  # nothing more will come
         return Outcome.APPLIED if commands else Outcome.NO_MONEY
+
+    def _check(
+        self, tracked: _Tracked, record: Record, batch: pb.TableEventBatch | None
+    ) -> _Tracked:
+        """The seal and the chain of ``record`` (its ``batch``: None if undecodable) after
+        ``tracked``: what follows it (its view not yet folded). A batch that moves money, a
+        wallet close, and a record that cannot be vouched for (undecodable, unlinked) have
+        every signature they depend on verified here; any other dealer batch joins the
+        pending ones. Raises ``SealRefused`` (:class:`_Untrusted` for an earlier record) or
+        :class:`_Broken`."""
+        table_id, position = record.key, record.position
+        writer, deferred = self._seals.screen_record(record, tracked.view.position)
+        if batch is None:
+            if deferred is not None:
+                self._vouch((deferred,))
+            return tracked
+        link = batch.previous_batch_hash
+        events = batch.events
+        pending = tracked.pending
+        verify_now = deferred is not None and (bool(money_versions(batch)) or not link)
+        if verify_now and deferred is not None:
+            try:  # its own signature first: a forgery is refused as one, not as a chain break
+                self._seals.vouch((deferred,))
+            except RecordRefused:
+                self._vouch((*pending, deferred))  # names the first bad record
+        chain, broken = advance(
+            tracked.chain,
+            table_id,
+            position,
+            record.data,
+            link=link,
+            span=versions(batch),
+            at=events[-1].occurred_at if events else None,
+            stored_at=record.stored_at,
+        )
+        if broken is not None:
+            raise _Broken(broken)
+        if writer is Writer.WALLET:
+            self._vouch(pending)  # the wallet's key vouches for no dealer record
+            pending = ()
+            self._seals.check_close(
+                table_id,
+                position,
+                writer=writer,
+                batch=batch,
+                previous_at=rule_time(tracked.chain),
+                stored_at=record.stored_at,
+            )
+        if verify_now:
+            pending = ()  # verified above; through the chain, it vouches for the pending ones
+        elif deferred is not None:
+            pending = (*pending, deferred)
+        return _Tracked(tracked.view, chain, pending)
+
+    def _vouch(self, run: Sequence[Deferred]) -> None:
+        """:meth:`TableSeals.vouch`; the first bad record as :class:`_Untrusted`."""
+        try:
+            self._seals.vouch(run)
+        except RecordRefused as refused:
+            raise _Untrusted(refused.position, refused) from refused
 
     def _lift(self, table_id: str, position: int) -> None:
         """The record ``table_id`` stalled on is gone from its log: consume the table again,
@@ -313,50 +404,55 @@ class BatchApplier:
         )
         return self._stall(table_id, position, f"batch refused ({reason.value}): {refused.message}")
 
-    def _fold_if_contiguous(self, table_id: str, batch: pb.TableEventBatch, position: int) -> None:
-        view = self._views.get(table_id)
-        if view is None or not batch.events:
+    def _fold_if_contiguous(
+        self, tracked: _Tracked, after: _Tracked, batch: pb.TableEventBatch, position: int
+    ) -> None:
+        table_id = tracked.view.table_id
+        if self._views.get(table_id) is not tracked or not batch.events:
             return
+        view = tracked.view
         if view.position < position and batch.events[0].version == view.version + 1:
             try:
-                self._views[table_id] = fold_batch(view, batch, position)
+                folded = fold_batch(view, batch, position)
+                self._views[table_id] = _Tracked(folded, after.chain, after.pending)
                 return
             except MappingError:
                 pass
         self._views.pop(table_id, None)  # rebuilt from the log when next needed
 
-    async def _view_before(self, table_id: str, position: int, first: int) -> TableView:
+    async def _view_before(self, table_id: str, position: int, first: int) -> _Tracked:
         """The table as of the message just before ``position`` (whose first event is version
         ``first``, -1 if unknown): the cached view if this message follows it, else rebuilt
-        from the log (a restart, a redelivery), every record read checked (:class:`_Untrusted`).
+        from the log (a restart, a redelivery), every record read checked as a consumed one is
+        (:class:`_Untrusted`, :class:`_Broken`), signatures deferred alike.
         """
-        view = self._views.get(table_id)
-        if view is not None and view.position < position and first == view.version + 1:
-            return view
-        start = view if view is not None and view.position < position else TableView(table_id)
-        async with aclosing(_records(self._table_log, table_id, start.position)) as records:
+        tracked = self._views.get(table_id)
+        if (
+            tracked is not None
+            and tracked.view.position < position
+            and first == tracked.view.version + 1
+        ):
+            return tracked
+        start = tracked
+        if start is None or start.view.position >= position:
+            start = _Tracked.start(table_id)
+        after_position = start.view.position
+        async with aclosing(_records(self._table_log, table_id, after_position)) as records:
             async for record in records:
                 if record.position >= position:
                     break
                 batch = pb.TableEventBatch.FromString(record.data)
                 try:
-                    writer = self._seals.check_record(record, start.position)
-                    self._seals.check_close(
-                        table_id,
-                        record.position,
-                        writer=writer,
-                        batch=batch,
-                        previous_at=_at(start),
-                    )
+                    checked = self._check(start, record, batch)
                 except SealRefused as refused:
                     raise _Untrusted(record.position, refused) from refused
-                start = fold_batch(start, batch, record.position)
+                try:
+                    view = fold_batch(start.view, batch, record.position)
+                except MappingError:
+                    self._vouch(checked.pending)  # a forgery whose signature waited: named
+                    raise
+                start = _Tracked(view, checked.chain, checked.pending)
         return start
-
-
-def _at(view: TableView) -> int | None:
-    """When the last event of ``view`` happened; None before its first."""
-    return view.last_at if view.version else None
 
 
 async def chain_breaks(table_log: EventStore, table_id: str) -> list[ChainBreak]:
@@ -393,29 +489,72 @@ async def dealer_stacks(
     """Each player's stack at ``table_id`` as the dealer's log has it once every money event up
     to version ``cursor`` (the ledger's cursor) happened: what his escrow must hold. With
     ``seals``, the fold stops at the first record no trusted writer sealed (the consumer stalls
-    there, and the Audit reports it)."""
+    there, and the Audit reports it): each record read is screened and its chain link checked,
+    and the signature of the last dealer record folded vouches for the others (when it fails,
+    each one's names the first bad record)."""
     view = TableView(table_id)
+    chain = ChainState.start(table_id)
+    folded: list[tuple[Record, pb.TableEventBatch]] = []
+    pending: list[Deferred] = []
+    stop_at: int | None = None  # the first record refused
     async with aclosing(_records(table_log, table_id, 0)) as records:
         async for record in records:
             try:
                 batch = pb.TableEventBatch.FromString(record.data)
             except DecodeError:
                 break  # no table batch: the consumer stalls there too
+            if any(version > cursor for version in money_versions(batch)):
+                break
             if seals is not None:
+                link = batch.previous_batch_hash
+                events = batch.events
                 try:
-                    writer = seals.check_record(record, view.position)
+                    writer, deferred = seals.screen_record(record, chain.position)
+                    if writer is Writer.WALLET or (deferred is not None and not link):
+                        # the wallet's key vouches for no dealer record; nothing vouches for
+                        # a record without a link: verified now
+                        seals.vouch([*pending, deferred] if deferred is not None else pending)
+                        pending.clear()
+                        deferred = None
                     seals.check_close(
                         table_id,
                         record.position,
                         writer=writer,
                         batch=batch,
-                        previous_at=_at(view),
+                        previous_at=rule_time(chain),
+                        stored_at=record.stored_at,
                     )
-                except SealRefused:
+                except RecordRefused as refused:
+                    stop_at = refused.position
                     break
-            if any(version > cursor for version in money_versions(batch)):
-                break
-            view = fold_batch(view, batch, record.position)
+                except SealRefused:
+                    stop_at = record.position
+                    break
+                chain, broken = advance(
+                    chain,
+                    table_id,
+                    record.position,
+                    record.data,
+                    link=link,
+                    span=versions(batch),
+                    at=events[-1].occurred_at if events else None,
+                    stored_at=record.stored_at,
+                )
+                if broken is not None:
+                    stop_at = record.position
+                    break
+                if deferred is not None:
+                    pending.append(deferred)
+            folded.append((record, batch))
+    if seals is not None and pending:
+        try:
+            seals.vouch(pending)
+        except RecordRefused as refused:
+            stop_at = refused.position if stop_at is None else min(stop_at, refused.position)
+    for record, batch in folded:
+        if stop_at is not None and record.position >= stop_at:
+            break
+        view = fold_batch(view, batch, record.position)
     return dict(view.stacks)
 
 
@@ -545,9 +684,15 @@ class TableConsumer:
             return
         headers = message.headers or {}
         msg_id = headers.get("Nats-Msg-Id", "").removeprefix(f"{table_id}:")
+        _, stored_at = delivered_place(message)
         try:
             outcome = await self._applier.apply(
-                table_id, position, message.data, msg_id=msg_id, headers=headers
+                table_id,
+                position,
+                message.data,
+                msg_id=msg_id,
+                headers=writer_headers(headers),
+                stored_at=stored_at,
             )
         except Exception as error:  # a bug: leave it unacked, it comes back with backoff
             _log.exception("consumer_bug", table_id=table_id, seq=position)

@@ -13,10 +13,12 @@ applies the cash-outs and the close exactly once like any other dealer events.
 **The log's own rule.** The lease is the reaper's evidence, but no other reader can see it: the
 close is accepted by every reader (the dealer's rebuild, the wallet's consumer, the Audit,
 ``pokerctl verify``) only if the log shows the table abandoned
-(:func:`poker.tablelog.seals.premature_close`): decided no earlier than the table's last record
-and at least the close's stated idle limit (``--abandon-after``, in its command id) after it.
-The reaper checks the same rule on the table it rebuilt before writing, and waits while it does
-not hold yet: a close that readers would refuse would stop the table instead of refunding it.
+(:func:`poker.tablelog.seals.premature_close`): stored by the server no earlier than the table's
+last record and at least the close's stated idle limit (``--abandon-after``, in its command id)
+after it (the server's stored times). The reaper checks the same rule on the table it rebuilt
+before writing, with its own clock for the close's time and
+:data:`~poker.tablelog.seals.CLOSE_CLOCK_MARGIN_MS` to spare, and waits while it does not hold
+yet: a close that readers would refuse would stop the table instead of refunding it.
 
 **Without the secrets.** The wallet holds no deck key (:mod:`poker.tablelog.secrets`): it folds
 the table without its decks, seeds and private cards, which moving money never needs (the
@@ -45,7 +47,12 @@ from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
 from poker.eventstore.snapshots import Snapshot
 from poker.servicekit.background import BackgroundTask
 from poker.tablelog.repository import RefusedRecord, TableRepository
-from poker.tablelog.seals import close_command_id, close_idle_limit_ms, idle_rule
+from poker.tablelog.seals import (
+    CLOSE_CLOCK_MARGIN_MS,
+    close_command_id,
+    close_idle_limit_ms,
+    idle_rule,
+)
 from poker.wallet.book import LedgerBook
 from poker.wallet.metrics import WalletMetrics
 
@@ -167,7 +174,10 @@ class Reaper:
             return False
         now = self._book.clock()
         command_id = close_command_id(table.version, round(self._abandon_after_s * 1000))
-        why = idle_rule(now, loaded.state.chain.last_at, close_idle_limit_ms(command_id))
+        # Readers judge the close on the server's time of its storing: a margin for our clock.
+        previous_at = await self._repository.last_record_time(loaded)
+        limit = close_idle_limit_ms(command_id) + CLOSE_CLOCK_MARGIN_MS
+        why = idle_rule(now, previous_at, limit)
         if why is not None:  # the log does not show it abandoned yet: readers would refuse it
             _log.info("reaper_close_deferred", table_id=table_id, why=why)
             return False

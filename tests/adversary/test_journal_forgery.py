@@ -27,8 +27,9 @@ from poker.servicekit.nats_permissions import DEALER_USER, inbox_prefix
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import (
     TEST_DEALER_LOG_KEYS,
-    TEST_LOG_KEYS,
+    TEST_WALLET_LOG_KEYS,
     DealerHarness,
+    harness_keyring,
     namespace_settings,
     new_secret,
 )
@@ -148,7 +149,7 @@ async def test_foreign_journal_records_move_no_money_and_the_audit_names_them(
 
             # 1. The admin user publishes crafted deposits straight into the journal, each one
             # right after the journal's last record (what a wallet would fold on main).
-            ledger_key = TEST_LOG_KEYS.signer(Writer.LEDGER)
+            ledger_key = TEST_WALLET_LOG_KEYS.signer(Writer.LEDGER)
             forged: dict[int, str] = {}
             for case in ("unsealed", "forged_seal", "dealer_key", "wallet_key"):
                 last = await attack.last_seq()
@@ -159,7 +160,7 @@ async def test_foreign_journal_records_move_no_money_and_the_audit_names_them(
                     headers[SEAL_HEADER] = f"{ledger_key.id}:{last}:{'A' * 43}"
                 elif case != "unsealed":
                     writer = Writer.DEALER if case == "dealer_key" else Writer.WALLET
-                    key = TEST_LOG_KEYS.signer(writer)
+                    key = harness_keyring(writer).signer(writer)
                     headers[SEAL_HEADER] = seal_batch(key, LEDGER_KEY, last, msg_id, data)
                 headers["Nats-Msg-Id"] = f"{LEDGER_KEY}:{msg_id}"
                 ack = await admin.jetstream().publish(attack.subject, data, headers=headers)
@@ -254,7 +255,7 @@ async def test_foreign_journal_records_move_no_money_and_the_audit_names_them(
             admin.jetstream(),
             StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
         )
-        rebuilt = await Journal(store, InMemorySnapshotStore(), keyring=TEST_LOG_KEYS).load()
+        rebuilt = await Journal(store, InMemorySnapshotStore(), keyring=TEST_WALLET_LOG_KEYS).load()
         assert rebuilt.state == live
         assert ledger.player_balance(rebuilt.state, "mallory").cash == 101
     finally:

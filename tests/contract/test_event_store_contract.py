@@ -6,6 +6,7 @@ direct get (small batches here, so that every read spans several)."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -276,3 +277,26 @@ async def test_headers_that_are_not_the_writers_own_are_refused(
     with pytest.raises(ValueError):
         await store.append(key, b"one", expected_position=0, msg_id="c1", headers=headers)
     assert await store.last_position(key) == 0
+
+
+async def test_every_record_carries_the_time_the_store_took_it(store: EventStore) -> None:
+    """``stored_at`` is the store's clock at the append (JetStream: the server's), the same on
+    every read path (a consumer's delivery, a direct get) and for every reader: the time the
+    wallet-close rule reads, which no writer chooses."""
+    key = new_key()
+    before = time.time_ns() // 1_000_000
+    first = await store.append(key, b"one", expected_position=0, msg_id="c1")
+    second = await store.append(key, b"two", expected_position=first, msg_id="c2")
+    after = time.time_ns() // 1_000_000
+    records = await read_all(store, key)
+    stamps = [record.stored_at for record in records]
+    assert all(stamp is not None and before - 5 <= stamp <= after + 5 for stamp in stamps), (
+        before,
+        stamps,
+        after,
+    )
+    assert stamps[0] is not None and stamps[1] is not None and stamps[0] <= stamps[1]
+    batches = [record async for batch in store.read_batches(key) for record in batch]
+    assert [record.stored_at for record in batches] == stamps
+    at = [await store.read_at(key, position) for position in (first, second)]
+    assert [record.stored_at for record in at if record is not None] == stamps

@@ -75,7 +75,7 @@ class DealerProcess(ServiceProcess):
             "--log-level",
             "info",
             "--log-keys",
-            str(harness_log_keys_file(log.parent, dealer=True)),
+            str(harness_log_keys_file(log.parent, "dealer")),
             "--deck-key",
             str(harness_deck_key_file(log.parent)),
             *flags,

@@ -70,7 +70,7 @@ def wallet_args(settings: WalletSettings) -> list[str]:
         "consumer-name": settings.consumer_name,
         "standby-poll": "0.2",
         "log-level": "warning",
-        "log-keys": str(harness_log_keys_file()),
+        "log-keys": str(harness_log_keys_file(service="wallet")),
     }
     return [sys.executable, "-m", "poker.wallet", *[f"--{k}={v}" for k, v in flags.items()]]
 

@@ -18,11 +18,23 @@ from nats.aio.client import Client as Nats
 
 from poker.dealer.wallet_client import GrpcWallet
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
-from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer, new_keyring
+from poker.eventstore.sealing import (
+    SEAL_HEADER,
+    Keyring,
+    SealedSnapshotStore,
+    Writer,
+    new_signing_key,
+)
 from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.tokens import Role
 from poker.tablelog.seals import TableSeals
-from poker.testing.dealer import DealerHarness, harness_seals, namespace_settings, new_secret
+from poker.testing.dealer import (
+    DealerHarness,
+    harness_keyring,
+    harness_seals,
+    namespace_settings,
+    new_secret,
+)
 from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, eventually, wallet_settings
 from poker.tools.client import Client
@@ -207,8 +219,8 @@ async def test_a_forged_seal_under_the_real_key_id_is_refused_as_a_bad_mac(room:
     table_id = await room.seated_table(("ann", "bob"))
     position, version = await last_record(room, table_id)
     real = harness_seals().keyring.signer(Writer.DEALER)
-    impostor = new_keyring(real.id.removeprefix("dealer-"))  # same key id, another secret
-    assert impostor.signer(Writer.DEALER).id == real.id
+    forger = new_signing_key(real.id, Writer.DEALER)  # same key id, another key pair
+    impostor = Keyring({forger.id: forger}, {Writer.DEALER: forger.id})
     seals_of_impostor = TableSeals(impostor, Writer.DEALER)
     data = forged_hand(table_id, version)
     await room.table_log.append(
@@ -296,7 +308,10 @@ async def test_a_tampered_wallet_snapshot_is_never_unpickled_and_the_ledger_is_r
             "bob": BUY_IN,
         }
         # A value sealed by an impostor's key of the same id fails too.
-        impostor = new_keyring(harness_seals().keyring.signer(Writer.WALLET).id[len("wallet-") :])
+        forger = new_signing_key(
+            harness_keyring(Writer.WALLET).signer(Writer.WALLET).id, Writer.WALLET
+        )
+        impostor = Keyring({forger.id: forger}, {Writer.WALLET: forger.id})
         forged = SealedSnapshotStore(
             raw, impostor, bucket=settings.snapshot_bucket, writer=Writer.WALLET
         )

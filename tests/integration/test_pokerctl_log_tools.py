@@ -12,6 +12,9 @@ import nats
 
 from poker.engine.phh import parse_phh_all, replay_phh
 from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.sealing import SEAL_HEADER, Writer, seal_batch, write_keyring
+from poker.tablelog.chain import record_hash
+from poker.testing.dealer import TEST_KEYRINGS
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import harness_deck_key_file
 from poker.v1 import events_pb2 as pb
@@ -92,3 +95,49 @@ async def test_a_refused_nats_login_is_one_line_without_the_password(
     assert err.strip().count("\n") == 0, err
     assert "Authorization Violation" in err and "admin:***@" in err
     assert password not in err and "Traceback" not in err
+
+
+async def test_verify_with_the_public_keys_names_a_record_no_trusted_writer_signed(
+    room: Room, nats_server: NatsServer, tmp_path: Path
+) -> None:
+    """With the room's public keyring (no private key, nothing that signs), ``verify`` checks
+    every seal as the services do: a batch linked into the chain (so the chain alone cannot
+    tell) but signed with the wallet's key under the dealer's key id is named."""
+    settings = room.dealer.settings
+    log = ["--nats", nats_server.url, "--stream", settings.stream]
+    log += ["--subject-prefix", settings.subject_prefix]
+    public = write_keyring(TEST_KEYRINGS.public, tmp_path / "log-keys-public.json", mode=0o644)
+    keys = ["--log-keys", str(public)]
+    table_id = await new_table(room)
+    await pokerctl(room, "bots", table_id, "--count", "2", "--hands", "1", "--think-ms", "0")
+    verified = json.loads(await pokerctl(room, "verify", table_id, *log, *keys, "--json"))
+    assert verified["ok"], verified
+
+    client = await nats.connect(nats_server.url)
+    try:
+        store = JetStreamEventStore(client.jetstream(), settings.table_log.stream_settings)
+        last = [record async for record in store.read(table_id)][-1]
+        version = pb.TableEventBatch.FromString(last.data).events[-1].version
+        data = pb.TableEventBatch(
+            command_id="forged",
+            events=[pb.TableEvent(version=version + 1, table_closed=pb.TableClosed())],
+            previous_batch_hash=record_hash(last.data),
+        ).SerializeToString()
+        wallet = TEST_KEYRINGS.wallet.signer(Writer.WALLET)
+        dealer_id = TEST_KEYRINGS.dealer.signer(Writer.DEALER).id
+        seal = seal_batch(wallet, table_id, last.position, "forged", data)
+        forged = await store.append(
+            table_id,
+            data,
+            expected_position=last.position,
+            msg_id="forged",
+            headers={SEAL_HEADER: seal.replace(wallet.id, dealer_id, 1)},
+        )
+    finally:
+        await client.close()
+    code, out, _ = await pokerctl_result(
+        *room.flags(), "verify", table_id, *log, *keys, "--no-live"
+    )
+    assert code == 1
+    assert f"the record at position {forged} was not written by a trusted writer (bad_mac)" in out
+    assert "has no link" not in out  # the chain holds: only the seal tells

@@ -8,11 +8,15 @@ exactly as the reaper builds it (the engine's ``CloseTable`` on the table rebuil
 sealed with the wallet's key, appended at the right position) against a table a dealer holds
 mid-hand: every reader refuses it (``premature_close``), no money moves, and the table is
 stopped like any table with a refused record at its head (the dealer cannot append after a
-record it refuses, and the wallet cannot skip it). A close the log shows abandoned is still
-applied.
+record it refuses, and the wallet cannot skip it). The times the rule reads are the server's
+(when it stored the close and the table's previous record): a close dated later than it was
+written is refused too. A close the log shows abandoned is still applied.
 """
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 import grpc
 import pytest
@@ -56,14 +60,24 @@ def wallet_repository(room: Room, seals: TableSeals) -> TableRepository:
     )
 
 
-async def append_close(room: Room, table_id: str, *, idle_ms: int, after_ms: int) -> int:
-    """The reaper's close of ``table_id``, sealed with the wallet's key, decided ``after_ms``
+async def append_close(
+    room: Room, table_id: str, *, idle_ms: int, after_ms: int, stored_after_ms: int = 0
+) -> int:
+    """The reaper's close of ``table_id``, sealed with the wallet's key, dated ``after_ms``
     after the table's last event and stating ``idle_ms``; appended at the right position (no
-    lease looked at). Its position."""
+    lease looked at), once the server's clock is ``stored_after_ms`` past the time it stored
+    the table's last record (a wait on the clock: the rule under test is about time). Its
+    position."""
     repository = wallet_repository(room, harness_seals(Writer.WALLET))
     loaded = await repository.load(table_id)
     table = loaded.state.table
     assert table is not None and loaded.state.chain.last_at is not None
+    stored = await repository.last_record_time(loaded)
+    assert stored is not None
+    # The nats-server runs on this machine: its clock is this one.
+    remaining_s = (stored + stored_after_ms) / 1000 - time.time()
+    if remaining_s > 0:
+        await asyncio.sleep(remaining_s)
     now = loaded.state.chain.last_at + after_ms
     after, events = execute(table, CloseTable(now, REASON))
     command_id = close_command_id(table.version, idle_ms)
@@ -131,11 +145,35 @@ async def _refused(room: Room) -> float:
     return room.wallet_metric("poker_wallet_batches_refused_total", reason="premature_close")
 
 
+async def test_a_close_dated_past_the_limit_but_written_at_once_is_refused(room: Room) -> None:
+    """The attack the stored times stop: a holder of the wallet key closes a live table a
+    moment after its last record, dating the close (every event's ``occurred_at``) two minutes
+    later than it is, past the limit it states. The times the rule reads are the server's."""
+    table_id = await room.seated_table(("ann", "bob"))
+    forged_at = await append_close(room, table_id, idle_ms=60_000, after_ms=120_000)
+    report = await eventually(
+        room.operator.audit, lambda r: any(b.kind == "refused_batch" for b in r.breaches)
+    )
+    refused = next(b for b in report.breaches if b.kind == "refused_batch")
+    assert f"position {forged_at}" in refused.message and "premature" in refused.message
+    assert await room.escrow(table_id) == {"ann": BUY_IN, "bob": BUY_IN}
+    with pytest.raises(grpc.aio.AioRpcError) as stopped:
+        await room.player("ann").call(
+            "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
+        )
+    assert "suspended" in (stopped.value.details() or "")  # the player's sentence
+    listed = await room.dealer.client("op", Role.OPERATOR).call(
+        "ListTables", dpb.ListTablesRequest()
+    )
+    (summary,) = [each for each in listed.tables if each.table_id == table_id]
+    assert summary.quarantined and "premature_close" in summary.quarantine_reason
+
+
 async def test_a_close_the_log_shows_abandoned_is_applied_by_every_reader(room: Room) -> None:
     table_id = await room.seated_table(("cat",))  # one player: no hand
-    # Decided past its stated idle limit after the table's last record (the time is the
-    # close's own claim: a reaper that waited that long stamps exactly this).
-    await append_close(room, table_id, idle_ms=2_000, after_ms=2_000)
+    # Written once the server's clock is past its stated idle limit after the table's last
+    # record (a reaper that waited that long), dated as the reaper dates it.
+    await append_close(room, table_id, idle_ms=1_000, after_ms=1_100, stored_after_ms=1_100)
     await eventually(lambda: room.escrow(table_id), lambda e: e == {})
     assert (await room.operator.balance("cat")).cash == 1_000
     report = await room.operator.audit()

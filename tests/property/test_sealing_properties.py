@@ -15,13 +15,16 @@ from poker.eventstore.sealing import (
     Keyring,
     SealRefused,
     Writer,
+    WriterKey,
     new_keyring,
     open_batch,
     seal_batch,
 )
 
 RING: Keyring = new_keyring("prop")
-KEY = RING.signer(Writer.DEALER)
+_SIGNER = RING.signer(Writer.DEALER)
+assert isinstance(_SIGNER, WriterKey)
+KEY: WriterKey = _SIGNER
 _ID = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=40)
 _POSITION = st.integers(min_value=0, max_value=2**64 - 1)
 

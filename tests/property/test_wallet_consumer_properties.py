@@ -34,7 +34,7 @@ from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.seals import TableSeals
-from poker.testing.dealer import TEST_LOG_KEYS, harness_seals
+from poker.testing.dealer import TEST_WALLET_LOG_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from poker.wallet import ledger
 from poker.wallet.book import LedgerBook
@@ -224,7 +224,7 @@ class Wallet:
 
     async def start(self) -> None:
         journal = Journal(
-            self.journal_store, self.snapshots, keyring=TEST_LOG_KEYS, snapshot_every=5
+            self.journal_store, self.snapshots, keyring=TEST_WALLET_LOG_KEYS, snapshot_every=5
         )
         self.books.append(LedgerBook(journal, self.metrics))
         await self.book.open()
@@ -377,8 +377,11 @@ class AckingOutOfOrder(BatchApplier):
         *,
         msg_id: str = "",
         headers: Mapping[str, str] | None = None,
+        stored_at: int | None = None,
     ) -> Outcome:
-        outcome = await super().apply(table_id, position, data, msg_id=msg_id, headers=headers)
+        outcome = await super().apply(
+            table_id, position, data, msg_id=msg_id, headers=headers, stored_at=stored_at
+        )
         return Outcome.NO_MONEY if outcome is Outcome.OUT_OF_ORDER else outcome
 
 

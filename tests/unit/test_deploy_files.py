@@ -39,7 +39,7 @@ import pytest
 import yaml
 
 from poker.dealer.config import load_settings as dealer_settings
-from poker.eventstore.sealing import Writer, load_keyring
+from poker.eventstore.sealing import KeyringError, Writer, load_keyring
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.provision import load_room
 from poker.servicekit.server import PROCESS_ALIVE
@@ -89,11 +89,21 @@ def secrets_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_make_secrets_writes_every_file_the_services_read(secrets_dir: Path) -> None:
     for user in ("dealer", "wallet", "admin", "wallet-admin"):
         assert load_credentials(str(secrets_dir / f"{user}-nats.json")).user == user
-    dealer_keys = load_keyring(secrets_dir / "log-keys.json")
-    wallet_keys = load_keyring(secrets_dir / "wallet-keys.json")
-    # The ledger key of the wallet's journal is the wallet's alone.
-    assert wallet_keys.has_signer(Writer.LEDGER) and not dealer_keys.has_signer(Writer.LEDGER)
-    assert dealer_keys == wallet_keys.without(Writer.LEDGER)
+    dealer = load_keyring(secrets_dir / "log-keys-dealer.json")
+    wallet = load_keyring(secrets_dir / "log-keys-wallet.json")
+    public = load_keyring(secrets_dir / "log-keys-public.json")
+    # Each service signs as itself only, and holds no private key of the other.
+    assert dealer.signer(Writer.DEALER).id == public.keys[dealer.sign_with[Writer.DEALER]].id
+    assert wallet.signer(Writer.WALLET).id == public.keys[wallet.sign_with[Writer.WALLET]].id
+    for ring, other in ((dealer, Writer.WALLET), (wallet, Writer.DEALER)):
+        with pytest.raises(KeyringError):
+            ring.signer(other)
+        assert ring.public() == public
+    assert not public.sign_with
+    # The ledger key of the wallet's journal is the wallet's alone (and no public one's).
+    assert wallet.has_signer(Writer.LEDGER) and not dealer.has_signer(Writer.LEDGER)
+    assert Writer.LEDGER not in {key.writer for key in dealer.keys.values()}
+    assert Writer.LEDGER not in {key.writer for key in public.keys.values()}
     TokenKeyring.load(secrets_dir / "token-keys.json")
     passwords = (secrets_dir / "nats-passwords.conf").read_text(encoding="utf-8")
     assert re.findall(r"^(\w+)_PASSWORD:", passwords, re.M) == [
@@ -652,7 +662,10 @@ def test_the_flag_check_refuses_an_unknown_flag_and_an_unknown_variable(
     secrets_dir: Path,
 ) -> None:
     """The check above can fail: a misspelt flag or variable is caught."""
-    keys = ("--token-keys=/run/secrets/token-keys.json", "--log-keys=/run/secrets/log-keys.json")
+    keys = (
+        "--token-keys=/run/secrets/token-keys.json",
+        "--log-keys=/run/secrets/log-keys-dealer.json",
+    )
     for module in LOADERS:
         assert_settings_load(ServiceStart("probe", module, keys, {}), secrets_dir)
     with pytest.raises(pytest.fail.Exception):

@@ -24,6 +24,7 @@ from poker.eventstore.sealing import (
     SEAL_HEADER,
     Keyring,
     KeyringError,
+    LogKey,
     Refusal,
     SealRefused,
     Writer,
@@ -40,7 +41,7 @@ from poker.eventstore.sealing import (
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.settings import require_log_keys
 from poker.tablelog.seals import TableSeals
-from poker.testing.dealer import TEST_DEALER_LOG_KEYS, TEST_LOG_KEYS
+from poker.testing.dealer import TEST_DEALER_LOG_KEYS, TEST_WALLET_LOG_KEYS, harness_keyring
 from poker.v1 import ledger_pb2 as lpb
 from poker.wallet import ledger
 from poker.wallet.book import LedgerBook
@@ -57,10 +58,10 @@ from poker.wallet.ledger import Deposit
 from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import REFUSED_JOURNAL_RECORD, journal_breaches
 
-LEDGER = TEST_LOG_KEYS.signer(Writer.LEDGER)
+LEDGER = TEST_WALLET_LOG_KEYS.signer(Writer.LEDGER)
 
 
-def sealed(previous: int, data: bytes, key: WriterKey = LEDGER) -> dict[str, str]:
+def sealed(previous: int, data: bytes, key: LogKey = LEDGER) -> dict[str, str]:
     return {SEAL_HEADER: seal_batch(key, LEDGER_KEY, previous, record_id(data), data)}
 
 
@@ -84,7 +85,7 @@ class Setup:
         journal = Journal(
             self.store,
             self.snapshots if snapshots is None else snapshots,
-            keyring=TEST_LOG_KEYS,
+            keyring=TEST_WALLET_LOG_KEYS,
             snapshot_every=self.every,
             unsealed_before=self.unsealed_before,
             on_record_refused=lambda position, reason: self.refused.append((position, reason)),
@@ -150,7 +151,7 @@ DATA = deposit_record(ledger.LedgerState(), "ann", 10, "d1")
 
 
 def test_the_wallets_own_record_passes_where_it_was_sealed() -> None:
-    codec = LedgerCodec(TEST_LOG_KEYS)
+    codec = LedgerCodec(TEST_WALLET_LOG_KEYS)
     assert refusal(codec, record(8, DATA, sealed(7, DATA)), 7) is None
 
 
@@ -162,8 +163,8 @@ def test_the_wallets_own_record_passes_where_it_was_sealed() -> None:
         ({SEAL_HEADER: f"stranger:7:{'A' * 43}"}, Refusal.UNKNOWN_KEY),
         ({SEAL_HEADER: f"{LEDGER.id}:7:{'A' * 43}"}, Refusal.BAD_MAC),
         (sealed(6, DATA), Refusal.MISPLACED),  # a valid record replayed one position later
-        (sealed(7, DATA, TEST_LOG_KEYS.signer(Writer.DEALER)), Refusal.WRONG_WRITER),
-        (sealed(7, DATA, TEST_LOG_KEYS.signer(Writer.WALLET)), Refusal.WRONG_WRITER),
+        (sealed(7, DATA, TEST_DEALER_LOG_KEYS.signer(Writer.DEALER)), Refusal.WRONG_WRITER),
+        (sealed(7, DATA, TEST_WALLET_LOG_KEYS.signer(Writer.WALLET)), Refusal.WRONG_WRITER),
         # The ledger key of another keyring under the same id: the MAC fails.
         (sealed(7, DATA, new_keyring("test").signer(Writer.LEDGER)), Refusal.BAD_MAC),
     ],
@@ -172,7 +173,7 @@ def test_the_wallets_own_record_passes_where_it_was_sealed() -> None:
 def test_a_record_the_wallet_did_not_seal_there_is_refused(
     headers: dict[str, str], reason: Refusal
 ) -> None:
-    codec = LedgerCodec(TEST_LOG_KEYS)
+    codec = LedgerCodec(TEST_WALLET_LOG_KEYS)
     assert refusal(codec, record(8, DATA, headers), 7) is reason
 
 
@@ -185,8 +186,8 @@ def test_a_record_the_wallet_did_not_seal_there_is_refused(
 def test_only_a_ledger_seal_for_the_previous_position_passes(
     sealed_after: int, previous: int, writer: Writer, data: bytes
 ) -> None:
-    codec = LedgerCodec(TEST_LOG_KEYS)
-    headers = sealed(sealed_after, data, TEST_LOG_KEYS.signer(writer))
+    codec = LedgerCodec(TEST_WALLET_LOG_KEYS)
+    headers = sealed(sealed_after, data, harness_keyring(writer).signer(writer))
     found = refusal(codec, record(previous + 1, data, headers), previous)
     if writer is not Writer.LEDGER:
         assert found is Refusal.WRONG_WRITER
@@ -233,18 +234,18 @@ async def test_the_migration_mark_admits_exactly_the_unsealed_records_below_it()
     assert cash == {"ann": 10, "bob": 10, "cat": 0}
     assert book.state.refused_recent == ((3, "missing"),)
     # Below the mark a record that does carry a seal is still checked.
-    codec = LedgerCodec(TEST_LOG_KEYS, unsealed_before=3)
+    codec = LedgerCodec(TEST_WALLET_LOG_KEYS, unsealed_before=3)
     bad = {SEAL_HEADER: f"{LEDGER.id}:0:{'A' * 43}"}
     assert refusal(codec, record(1, DATA, bad), 0) is Refusal.BAD_MAC
     assert refusal(codec, record(2, DATA), 1) is None
     assert refusal(codec, record(3, DATA), 2) is Refusal.MISSING
     # The table log's own mark says nothing about the journal.
-    other = Keyring(TEST_LOG_KEYS.keys, TEST_LOG_KEYS.sign_with, unsealed_before=100)
+    other = Keyring(TEST_WALLET_LOG_KEYS.keys, TEST_WALLET_LOG_KEYS.sign_with, unsealed_before=100)
     assert refusal(LedgerCodec(other), record(2, DATA), 1) is Refusal.MISSING
 
 
 def test_a_record_folded_without_its_check_is_a_bug_not_money() -> None:
-    codec = LedgerCodec(TEST_LOG_KEYS)
+    codec = LedgerCodec(TEST_WALLET_LOG_KEYS)
     with pytest.raises(RuntimeError, match="before it was checked"):
         codec.fold(ledger.LedgerState(), [record(1, DATA, sealed(0, DATA))], private=False)
     codec.check(record(1, DATA), 0)  # refused: no seal
@@ -267,11 +268,11 @@ def test_the_state_names_the_latest_refusals_and_counts_them_all() -> None:
 
 
 def test_only_the_wallets_keyring_holds_the_ledger_key() -> None:
-    assert TEST_LOG_KEYS.has_signer(Writer.LEDGER)
+    assert TEST_WALLET_LOG_KEYS.has_signer(Writer.LEDGER)
     assert not TEST_DEALER_LOG_KEYS.has_signer(Writer.LEDGER)
     assert {k.writer for k in TEST_DEALER_LOG_KEYS.keys.values()} == {Writer.DEALER, Writer.WALLET}
-    again = parse_keyring(json.dumps(keyring_document(TEST_LOG_KEYS)))
-    assert again == TEST_LOG_KEYS
+    again = parse_keyring(json.dumps(keyring_document(TEST_WALLET_LOG_KEYS)))
+    assert again == TEST_WALLET_LOG_KEYS
     with pytest.raises(KeyringError, match="no ledger key"):
         LedgerCodec(TEST_DEALER_LOG_KEYS)
     with pytest.raises(SystemExit, match="has no ledger key in 'sign_with'"):
@@ -280,14 +281,14 @@ def test_only_the_wallets_keyring_holds_the_ledger_key() -> None:
 
 
 def test_a_ledger_key_never_seals_a_table_batch() -> None:
-    seals = TableSeals(TEST_LOG_KEYS, Writer.DEALER)
+    seals = TableSeals(TEST_WALLET_LOG_KEYS, Writer.DEALER)
     headers = {SEAL_HEADER: seal_batch(LEDGER, "t1", 4, "cmd", b"batch")}
     with pytest.raises(SealRefused) as refused:
         seals.check("t1", 5, previous_position=4, msg_id="cmd", data=b"batch", headers=headers)
     assert refused.value.reason is Refusal.WRONG_WRITER
     with pytest.raises(SealRefused):
         open_batch(
-            TEST_LOG_KEYS,
+            TEST_WALLET_LOG_KEYS,
             headers[SEAL_HEADER],
             log_key="t1",
             position=5,

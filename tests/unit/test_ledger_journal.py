@@ -10,7 +10,7 @@ from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer, seal_batch
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import Conflict
-from poker.testing.dealer import TEST_LOG_KEYS
+from poker.testing.dealer import TEST_WALLET_LOG_KEYS
 from poker.wallet import ledger
 from poker.wallet.book import LedgerBook
 from poker.wallet.journal import LEDGER_KEY, Journal, decode_state, encode_record, record_id
@@ -20,14 +20,14 @@ from poker.wallet.metrics import WalletMetrics
 
 def sealed(previous: int, data: bytes) -> dict[str, str]:
     """The headers the wallet (any holder of the ledger key) appends ``data`` with."""
-    key = TEST_LOG_KEYS.signer(Writer.LEDGER)
+    key = TEST_WALLET_LOG_KEYS.signer(Writer.LEDGER)
     return {SEAL_HEADER: seal_batch(key, LEDGER_KEY, previous, record_id(data), data)}
 
 
 def book_over(
     store: InMemoryEventStore, snapshots: InMemorySnapshotStore, *, every: int = 2
 ) -> LedgerBook:
-    journal = Journal(store, snapshots, keyring=TEST_LOG_KEYS, snapshot_every=every)
+    journal = Journal(store, snapshots, keyring=TEST_WALLET_LOG_KEYS, snapshot_every=every)
     return LedgerBook(journal, WalletMetrics(CollectorRegistry()), max_attempts=3)
 
 
@@ -41,7 +41,7 @@ async def test_the_ledger_snapshots_every_n_records_and_rebuilds_from_it() -> No
     stored = await snapshots.load(LEDGER_KEY)
     assert stored is not None and stored.position == 4  # records 2 and 4 crossed a multiple
     sealed = SealedSnapshotStore(
-        snapshots, TEST_LOG_KEYS, bucket="POKER_WALLET_SNAPSHOTS", writer=Writer.WALLET
+        snapshots, TEST_WALLET_LOG_KEYS, bucket="POKER_WALLET_SNAPSHOTS", writer=Writer.WALLET
     )
     opened = await sealed.load(LEDGER_KEY)
     assert opened is not None and decode_state(opened.data) is not None  # the format of old

@@ -11,9 +11,10 @@ import pytest
 
 from poker.dealer.errors import TableQuarantined
 from poker.eventstore.memory import InMemoryEventStore
+from poker.eventstore.sealing import Refusal
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.chain import check_records, genesis, record_hash
-from poker.tablelog.codec import BrokenChain
+from poker.tablelog.codec import BrokenChain, UntrustedRecord
 from poker.tablelog.repository import TableRepository
 from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
@@ -137,3 +138,21 @@ async def test_a_log_written_before_the_chain_loads_and_the_chain_starts_after_i
         (records[-1][0] + 1, pb.TableEventBatch(command_id="x").SerializeToString()),
     ]
     assert [b.kind for b in check_records("t1", stripped)] == ["unlinked"]
+
+
+async def test_a_copied_batch_under_a_forged_seal_is_named_not_the_batch_it_copies() -> None:
+    """A real batch appended again under a seal of other bytes breaks the chain at the record
+    it copies (its link is that record's): its own signature is verified first, so the copy is
+    refused as the forgery it is and the quarantine names it, never the real history."""
+    parts = Parts()
+    records = await played(parts)
+    last, data = records[-1]
+    headers = harness_seals().headers("t1", last, "forged", b"other bytes")
+    forged_at = await parts.store.append(
+        "t1", data, expected_position=last, msg_id="forged", headers=headers
+    )
+    with pytest.raises(TableQuarantined) as suspended:
+        await parts.service().table("t1")
+    refused = suspended.value.__cause__
+    assert isinstance(refused, UntrustedRecord)
+    assert (refused.position, refused.reason) == (forged_at, Refusal.BAD_MAC)

@@ -17,10 +17,11 @@ from poker.dealer.tables import TableService
 from poker.dealer.wire import table_summary
 from poker.engine.table import execute
 from poker.eventstore.api import Record
-from poker.eventstore.sealing import SEAL_HEADER
+from poker.eventstore.sealing import SEAL_HEADER, Keyring, Writer, new_keyring
 from poker.tablelog.codec import UnreadableRecord
 from poker.tablelog.feed import ForeignSubjects, InMemoryFeed, is_table_id
-from poker.testing.dealer import harness_seals
+from poker.tablelog.seals import TableSeals
+from poker.testing.dealer import TEST_KEYRINGS, harness_seals
 from poker.tools.logtools import judge_removal
 from tests.table_support import STILL_NL as CONFIG
 from tests.unit.test_dealer_service import Parts, seated
@@ -252,3 +253,22 @@ def test_the_removal_refuses_good_history_and_takes_only_the_first_refused_recor
     sealed = Record("t1", 9, "x", undecodable, seals.headers("t1", 8, "x", undecodable))
     allowed, why = judge("t1", sealed, [good, good2])
     assert allowed and "not a table batch" in why
+
+
+def test_the_removal_does_not_judge_an_hmac_record_its_public_keys_cannot_check() -> None:
+    """A room moved from HMAC keys keeps its old records, sealed under secrets the public
+    keyring does not hold: the removal must not take them for forgeries."""
+    old = new_keyring("old")
+    data = b"\x08\x01"
+    record = Record("t1", 5, "c", data, TableSeals(old, Writer.DEALER).headers("t1", 0, "c", data))
+    public = Keyring(TEST_KEYRINGS.public.keys, {}, hmac_below=100)
+    verdict = judge_removal(
+        "t1",
+        5,
+        "poker.table.t1",
+        subject_prefix="poker.table",
+        before=[],
+        record=record,
+        seals=TableSeals(public, Writer.DEALER),
+    )
+    assert not verdict.allowed and "hmac_below" in verdict.why

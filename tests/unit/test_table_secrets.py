@@ -306,12 +306,16 @@ async def test_tampered_secrets_are_refused_like_a_bad_seal() -> None:
     parts = await played()
     records = [record async for record in parts.store.read("t1")]
     store = InMemoryEventStore()
-    position = 0
+    position, link = 0, genesis("t1")
     for record in records:
         batch = pb.TableEventBatch.FromString(record.data)
         if batch.sealed_secrets:
             batch.sealed_secrets = batch.sealed_secrets[:-1] + bytes([batch.sealed_secrets[-1] ^ 1])
-        data = batch.SerializeToString()  # sealed again: a dealer key holder's tampering
+        # Sealed and chained again: a dealer key holder's tampering (the seals and the chain
+        # pass; the secrets are opened once they did, and do not).
+        batch.previous_batch_hash = link
+        data = batch.SerializeToString()
+        link = record_hash(data)
         headers = harness_seals().headers("t1", position, batch.command_id, data)
         position = await store.append(
             "t1", data, expected_position=position, msg_id=batch.command_id, headers=headers

@@ -13,7 +13,7 @@ from poker.eventstore.api import Record
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.sealing import Writer
 from poker.eventstore.snapshots import InMemorySnapshotStore
-from poker.testing.dealer import TEST_LOG_KEYS, harness_seals
+from poker.testing.dealer import TEST_WALLET_LOG_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from poker.wallet import ledger
 from poker.wallet.book import LedgerBook
@@ -113,13 +113,18 @@ async def deliver(applier: BatchApplier, log: InMemoryEventStore, position: int)
     """Deliver the record at ``position`` of t1's log as JetStream would (with its headers)."""
     record: Record = next(r for r in [r async for r in log.read("t1")] if r.position == position)
     return await applier.apply(
-        "t1", position, record.data, msg_id=record.msg_id, headers=record.headers
+        "t1",
+        position,
+        record.data,
+        msg_id=record.msg_id,
+        headers=record.headers,
+        stored_at=record.stored_at,
     )
 
 
 async def make_book() -> LedgerBook:
     book = LedgerBook(
-        Journal(InMemoryEventStore(), InMemorySnapshotStore(), keyring=TEST_LOG_KEYS),
+        Journal(InMemoryEventStore(), InMemorySnapshotStore(), keyring=TEST_WALLET_LOG_KEYS),
         WalletMetrics(CollectorRegistry()),
     )
     await book.open()

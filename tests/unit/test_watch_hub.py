@@ -5,7 +5,9 @@ the per-caller cap."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -19,8 +21,10 @@ from poker.eventstore.api import Record
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import ResourceExhausted, Unavailable
+from poker.tablelog.chain import record_hash
 from poker.tablelog.feed import InMemoryFeed
 from poker.tablelog.repository import TableRepository
+from poker.tablelog.seals import TableSeals
 from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
 from tests.table_support import STILL_NL as CONFIG
@@ -123,3 +127,60 @@ async def test_the_cap_counts_open_streams_per_caller() -> None:
     await streams[0].aclose()
     assert (await anext(service.watch("t1", 0, None, caller="fan"))).version == 1
     assert registry.get_sample_value("poker_dealer_watch_refused_total") == 1
+
+
+async def test_the_live_follow_verifies_each_record_but_the_dealers_own_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """WatchTable shows a followed record the moment it arrives, so its signature is verified
+    first (one verification per record), except the record this dealer appended itself (the
+    last one of the table it holds, the same position and bytes); a record another writer
+    appended is verified, and a forged one ends the feed without reaching a watcher."""
+    service, feed, _ = await table_with_ann()
+    verified: list[int] = []
+    original = TableSeals._verify
+
+    def counting(deferred: Any) -> None:
+        verified.append(deferred.position)
+        original(deferred)
+
+    monkeypatch.setattr(TableSeals, "_verify", staticmethod(counting))
+    got: list[pb.TableEvent] = []
+
+    async def watch() -> None:
+        async for event in service.watch("t1", 0, None, caller="fan"):
+            got.append(event)
+            await asyncio.sleep(0)  # the test's waits see each event as it comes
+
+    watching = asyncio.create_task(watch())
+    try:
+        await asyncio.wait_for(_until(lambda: len(got) == 2), timeout=5)  # the log, read
+        verified.clear()  # the read's head
+        await service.sit_out("t1", "out", "ann", 1)  # this dealer's own append, followed
+        await asyncio.wait_for(_until(lambda: len(got) == 3), timeout=5)
+        assert verified == []
+        # Another writer's record (the same dealer key, another process): verified.
+        last = [record async for record in feed.store.read("t1")][-1]
+        data = pb.TableEventBatch(
+            command_id="elsewhere",
+            events=[pb.TableEvent(table_id="t1", version=got[-1].version + 1)],
+            previous_batch_hash=record_hash(last.data),
+        ).SerializeToString()
+        position = await feed.store.append(
+            "t1",
+            data,
+            expected_position=last.position,
+            msg_id="elsewhere",
+            headers=harness_seals().headers("t1", last.position, "elsewhere", data),
+        )
+        await asyncio.wait_for(_until(lambda: len(got) == 4), timeout=5)
+        assert verified == [position]
+    finally:
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+
+
+async def _until(done: Callable[[], bool]) -> None:
+    while not done():
+        await asyncio.sleep(0.005)
