@@ -401,7 +401,8 @@ class BatchDirectGet:
                 position = int(headers.get("Nats-Sequence", "0"))
                 msg_id = headers.get("Nats-Msg-Id", "").removeprefix(prefix)
                 own = writer_headers(headers)
-                batch.append(Record(key, position, msg_id, message.data, own))
+                stored_at = stamp_ms(headers.get("Nats-Time-Stamp"))
+                batch.append(Record(key, position, msg_id, message.data, own, stored_at))
 
 
 def writer_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -420,6 +421,28 @@ def unix_ms(moment: datetime.datetime | None) -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.UTC)
     return (moment - _EPOCH) // _MILLISECOND
+
+
+def stamp_ms(text: str | None) -> int | None:
+    """A direct get's ``Nats-Time-Stamp`` (RFC 3339 in UTC, to the nanosecond:
+    ``2026-12-07T02:17:30.261999239Z``) in unix ms, truncated as :func:`unix_ms` truncates;
+    None when absent or not of that form.
+
+    >>> stamp_ms("1970-01-01T00:00:01.999999999Z")
+    1999
+    >>> stamp_ms("1970-01-01T00:00:02Z"), stamp_ms("yesterday")
+    (2000, None)
+    """
+    if not text or not text.endswith("Z"):
+        return None
+    whole, _, fraction = text[:-1].partition(".")
+    if fraction and not (fraction.isascii() and fraction.isdigit()):
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.UTC)
+    except ValueError:
+        return None
+    return (moment - _EPOCH) // _MILLISECOND + int((fraction + "000")[:3])
 
 
 def delivered_place(message: Msg) -> tuple[int, int | None]:

@@ -22,7 +22,7 @@ from nats.aio.client import Client as Nats
 
 from poker.engine.table import CloseTable, SitOut, envelopes, execute
 from poker.eventstore.api import Record
-from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore, StreamSettings
 from poker.eventstore.sealing import (
     SEAL_HEADER,
     SigningKey,
@@ -31,6 +31,7 @@ from poker.eventstore.sealing import (
     seal_batch,
 )
 from poker.servicekit.nats_connect import connect_nats, service_nats_settings
+from poker.servicekit.nats_permissions import TABLES_API_PREFIX
 from poker.tablelog.chain import record_hash
 from poker.tablelog.seals import TableSeals, close_command_id
 from poker.testing.dealer import TEST_WALLET_LOG_KEYS
@@ -96,10 +97,12 @@ async def _wallet_user(room: Room) -> Nats:
 
 
 def _store(room: Room, client: Nats) -> JetStreamEventStore:
+    """The table log as the wallet's NATS user reaches it: through its account's imports."""
     settings = room.dealer.settings
     return JetStreamEventStore(
-        client.jetstream(),
+        client.jetstream(prefix=TABLES_API_PREFIX),
         StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
+        direct=BatchDirectGet(client, TABLES_API_PREFIX),
     )
 
 
