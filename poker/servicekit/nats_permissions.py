@@ -23,8 +23,12 @@ durable consumer: the operator provisions them (poker.servicekit.provisioning, a
 >>> [s for s in grants.publish_subjects() if ".CREATE." in s or ".UPDATE." in s]
 ['$JS.API.CONSUMER.CREATE.POKER_TABLES']
 >>> wallet = wallet_grants(TableNames(), WalletNames())
->>> "$JS.API.CONSUMER.INFO.POKER_TABLES.wallet-ledger" in wallet.publish_subjects()
-True
+>>> for subject in wallet.publish_subjects():  # its durable on the table stream: imported
+...     if ".CONSUMER." in subject:
+...         print(subject)
+$JS.API.CONSUMER.CREATE.POKER_WALLET
+$JS.TABLES.API.CONSUMER.INFO.POKER_TABLES.wallet-ledger
+$JS.TABLES.API.CONSUMER.MSG.NEXT.POKER_TABLES.wallet-ledger
 >>> inbox_prefix("wallet")
 '_INBOX.wallet'
 >>> [s.local for s in shared_services(TableNames(), WalletNames())][:2]
