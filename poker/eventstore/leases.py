@@ -35,7 +35,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -52,17 +52,11 @@ from poker.eventstore.api import (
     verify_key,
 )
 from poker.eventstore.tasks import cancel_and_wait
+from poker.eventstore.transient import unavailable_on_transient
 
 #: JetStream's error codes for a failed expected-last-subject-sequence check.
 _WRONG_LAST_SEQUENCE = (10071, 10164)
 
-_TRANSIENT = (
-    nats.errors.TimeoutError,
-    nats.errors.NoRespondersError,
-    nats.errors.ConnectionClosedError,
-    nats.js.errors.NoStreamResponseError,
-    asyncio.TimeoutError,
-)
 
 Clock = Callable[[], float]
 
@@ -212,15 +206,6 @@ class LeaseSettings:
     replicas: int = 1
 
 
-@contextlib.contextmanager
-def _unavailable_on_transient(action: str) -> Iterator[None]:
-    """Turn NATS's transport failures into the event store's own :class:`StoreUnavailable`."""
-    try:
-        yield
-    except _TRANSIENT as error:
-        raise StoreUnavailable(f"{action} failed: {error!r}") from error
-
-
 #: The longest lease value read: ``{"owner": ...}`` with an owner id of 256 characters, each
 #: escaped to at most 12 bytes.
 _MAX_VALUE_BYTES = 4096
@@ -272,7 +257,7 @@ class JetStreamLeaseStore:
 
     async def _bind_once(self) -> bool:
         bucket = self.settings.bucket
-        with _unavailable_on_transient(f"opening bucket {bucket!r}"):
+        with unavailable_on_transient(f"opening bucket {bucket!r}"):
             try:
                 self._kv = await self._js.key_value(bucket)
             except nats.js.errors.BucketNotFoundError:
@@ -289,7 +274,7 @@ class JetStreamLeaseStore:
         """See :meth:`LeaseStore.acquire`."""
         verify_key(name)
         _verify_owner(owner)
-        with _unavailable_on_transient(f"acquiring the lease on {name!r}"):
+        with unavailable_on_transient(f"acquiring the lease on {name!r}"):
             sent_at = self._clock()
             try:
                 revision = await self._bucket.create(name, _encode(owner))
@@ -311,7 +296,7 @@ class JetStreamLeaseStore:
 
     async def renew(self, lease: Lease) -> Lease:
         """See :meth:`LeaseStore.renew`."""
-        with _unavailable_on_transient(f"renewing the lease on {lease.name!r}"):
+        with unavailable_on_transient(f"renewing the lease on {lease.name!r}"):
             try:
                 return await self._write(lease.name, lease.owner, revision=lease.revision)
             except nats.js.errors.KeyWrongLastSequenceError:
@@ -328,7 +313,7 @@ class JetStreamLeaseStore:
 
     async def release(self, lease: Lease) -> None:
         """See :meth:`LeaseStore.release`; a delete marker conditional on our revision."""
-        with _unavailable_on_transient(f"releasing the lease on {lease.name!r}"):
+        with unavailable_on_transient(f"releasing the lease on {lease.name!r}"):
             try:
                 await self._bucket.delete(lease.name, last=lease.revision)
             except nats.js.errors.APIError as error:
@@ -339,7 +324,7 @@ class JetStreamLeaseStore:
     async def owner_of(self, name: str) -> str | None:
         """See :meth:`LeaseStore.owner_of`."""
         verify_key(name)
-        with _unavailable_on_transient(f"reading the lease on {name!r}"):
+        with unavailable_on_transient(f"reading the lease on {name!r}"):
             current = await self._current(name)
         return None if current is None else current[0]
 

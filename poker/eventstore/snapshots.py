@@ -20,12 +20,10 @@ Snapshot(position=10, data=b'state@10')
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import secrets
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,10 +34,10 @@ from nats.js.kv import KeyValue
 
 from poker.eventstore.api import (
     EventStoreError,
-    StoreUnavailable,
     retry_while_unavailable,
     verify_key,
 )
+from poker.eventstore.transient import unavailable_on_transient
 
 #: Value layout: a format byte, the position as an unsigned 64-bit big-endian int, then the data.
 _HEADER = struct.Struct(">BQ")
@@ -53,14 +51,6 @@ _MANIFEST = struct.Struct(">IQ32s8s")
 #: Every failed compare-and-set means another writer saved in between; a save gives up after this
 #: many, which takes a storm of concurrent writers on one key that the design never produces.
 MAX_SAVE_ATTEMPTS = 16
-
-_TRANSIENT = (
-    nats.errors.TimeoutError,
-    nats.errors.NoRespondersError,
-    nats.errors.ConnectionClosedError,
-    nats.js.errors.NoStreamResponseError,
-    asyncio.TimeoutError,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,15 +156,6 @@ class SnapshotSettings:
     chunk_bytes: int = 512 * 1024
 
 
-@contextlib.contextmanager
-def _unavailable_on_transient(action: str) -> Iterator[None]:
-    """Turn NATS's transport failures into the event store's own :class:`StoreUnavailable`."""
-    try:
-        yield
-    except _TRANSIENT as error:
-        raise StoreUnavailable(f"{action} failed: {error!r}") from error
-
-
 class JetStreamSnapshotStore:
     """:class:`SnapshotStore` on a JetStream Key-Value bucket, saved by compare-and-set.
 
@@ -203,7 +184,7 @@ class JetStreamSnapshotStore:
         return await retry_while_unavailable(self._bind_once)
 
     async def _bind_once(self) -> bool:
-        with _unavailable_on_transient(f"opening bucket {self.settings.bucket!r}"):
+        with unavailable_on_transient(f"opening bucket {self.settings.bucket!r}"):
             try:
                 self._kv = await self._js.key_value(self.settings.bucket)
             except nats.js.errors.BucketNotFoundError:
@@ -222,7 +203,7 @@ class JetStreamSnapshotStore:
         verify_key(key)
         _verify_position(position)
         chunk = self.settings.chunk_bytes
-        with _unavailable_on_transient(f"saving the snapshot of {key!r}"):
+        with unavailable_on_transient(f"saving the snapshot of {key!r}"):
             if _HEADER.size + len(data) <= chunk:
                 value = encode_snapshot(Snapshot(position, data))
             else:
@@ -271,7 +252,7 @@ class JetStreamSnapshotStore:
     async def load(self, key: str) -> Snapshot | None:
         """See :meth:`SnapshotStore.load`."""
         verify_key(key)
-        with _unavailable_on_transient(f"loading the snapshot of {key!r}"):
+        with unavailable_on_transient(f"loading the snapshot of {key!r}"):
             for _ in range(MAX_SAVE_ATTEMPTS):
                 entry = await self._entry(key)
                 if entry is None:

@@ -20,10 +20,8 @@ cap its history, seal it, or source another service's stream (docs/security/nats
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import math
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeVar
 
@@ -34,6 +32,7 @@ from nats.js import JetStreamContext, api
 from poker.eventstore.api import StoreUnavailable, retry_while_unavailable
 from poker.eventstore.jetstream import StreamSettings
 from poker.eventstore.snapshots import SnapshotSettings
+from poker.eventstore.transient import unavailable_on_transient
 from poker.servicekit.nats_permissions import TableNames, WalletNames
 
 #: What an operator runs to create or repair them (with the ``admin`` user's credentials).
@@ -47,14 +46,6 @@ SNAPSHOT_MAX_VALUE_BYTES: Final = SnapshotSettings().max_value_bytes
 CONSUMER_BACKOFF_S: Final = (1.0, 2.0, 5.0, 10.0, 30.0)
 CONSUMER_MAX_ACK_PENDING: Final = 10_000
 DEFAULT_LEASE_TTL_S: Final = 10.0
-
-_TRANSIENT = (
-    nats.js.errors.NoStreamResponseError,
-    nats.errors.NoRespondersError,
-    nats.errors.TimeoutError,
-    nats.errors.ConnectionClosedError,
-    asyncio.TimeoutError,
-)
 
 
 R = TypeVar("R", "StreamResource", "ConsumerResource")
@@ -365,16 +356,8 @@ def _show(value: Any) -> str:
     )
 
 
-@contextlib.contextmanager
-def _unavailable_on_transient(action: str) -> Iterator[None]:
-    try:
-        yield
-    except _TRANSIENT as error:
-        raise StoreUnavailable(f"{action} failed: {error!r}") from error
-
-
 async def _check_stream(js: JetStreamContext, resource: StreamResource) -> None:
-    with _unavailable_on_transient(f"looking up {resource.label}"):
+    with unavailable_on_transient(f"looking up {resource.label}"):
         try:
             info = await js.stream_info(resource.name)
         except nats.js.errors.NotFoundError:
@@ -386,7 +369,7 @@ async def _check_stream(js: JetStreamContext, resource: StreamResource) -> None:
 
 async def _check_consumer(js: JetStreamContext, resource: ConsumerResource) -> None:
     assert resource.config.durable_name is not None
-    with _unavailable_on_transient(f"looking up {resource.label}"):
+    with unavailable_on_transient(f"looking up {resource.label}"):
         try:
             info = await js.consumer_info(resource.stream, resource.config.durable_name)
         except nats.js.errors.NotFoundError:
@@ -545,7 +528,7 @@ def _retried(
     :class:`~poker.eventstore.api.StoreUnavailable` so that it is tried again."""
 
     async def step() -> Outcome:
-        with _unavailable_on_transient(f"provisioning {resource.label}"):
+        with unavailable_on_transient(f"provisioning {resource.label}"):
             try:
                 return await apply(js, resource)
             except nats.js.errors.ServiceUnavailableError as error:
