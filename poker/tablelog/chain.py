@@ -199,6 +199,31 @@ def _classify(
     )
 
 
+def advance_batch(
+    chain: ChainState,
+    table_id: str,
+    position: int,
+    data: bytes,
+    batch: pb.TableEventBatch,
+    *,
+    stored_at: int | None = None,
+) -> tuple[ChainState, ChainBreak | None]:
+    """:func:`advance` over the record at ``position`` whose bytes ``data`` decode to
+    ``batch``: its link, span and last event's time read from the batch (the codec's fold, a
+    hot path, reads them once for the chain and its index and calls :func:`advance` itself)."""
+    events = batch.events
+    return advance(
+        chain,
+        table_id,
+        position,
+        data,
+        link=batch.previous_batch_hash,
+        span=(events[0].version, events[-1].version) if events else (0, 0),
+        at=events[-1].occurred_at if events else None,
+        stored_at=stored_at,
+    )
+
+
 def check_records(
     table_id: str, records: Iterable[tuple[int, bytes]], chain: ChainState | None = None
 ) -> list[ChainBreak]:
@@ -208,16 +233,7 @@ def check_records(
     breaks = []
     for position, data in records:
         batch = pb.TableEventBatch.FromString(data)
-        at = batch.events[-1].occurred_at if batch.events else None
-        state, broken = advance(
-            state,
-            table_id,
-            position,
-            data,
-            link=batch.previous_batch_hash,
-            span=versions(batch),
-            at=at,
-        )
+        state, broken = advance_batch(state, table_id, position, data, batch)
         if broken is not None:
             breaks.append(broken)
     return breaks

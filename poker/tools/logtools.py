@@ -40,7 +40,7 @@ from poker.engine.table.evolve import Fold
 from poker.eventstore.api import EventStore, Record
 from poker.eventstore.sealing import Keyring, Refusal, SealRefused, Writer
 from poker.eventstore.snapshots import SnapshotStore
-from poker.tablelog.chain import ChainBreak, ChainState, advance, rule_time, versions
+from poker.tablelog.chain import ChainBreak, ChainState, advance, advance_batch, rule_time, versions
 from poker.tablelog.feed import is_table_id
 from poker.tablelog.seals import (
     RecordRefused,
@@ -248,7 +248,6 @@ def replay_records(
         if to_version is not None and span[0] > to_version:
             break
         read += 1
-        link = batch.previous_batch_hash
         if is_wallet_close(data):  # judged by its shape here (see premature_close)
             why = premature_close(batch, rule_time(chain), stored_at=stored_at)
             if why is not None:
@@ -256,10 +255,7 @@ def replay_records(
                     f"table {table_id}: the wallet's close at position {position} "
                     f"is premature: {why}"
                 )
-        at = batch.events[-1].occurred_at if batch.events else None
-        chain, broken = advance(
-            chain, table_id, position, data, link=link, span=span, at=at, stored_at=stored_at
-        )
+        chain, broken = advance_batch(chain, table_id, position, data, batch, stored_at=stored_at)
         if broken is not None:
             breaks.append(broken)
         sealed = _open(table_id, position, batch, deck_keys, refused)

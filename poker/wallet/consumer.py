@@ -73,7 +73,13 @@ from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
 from poker.servicekit.provisioning import CONSUMER_BACKOFF_S, PROVISION_COMMAND
-from poker.tablelog.chain import ChainBreak, ChainState, advance, check_records, rule_time, versions
+from poker.tablelog.chain import (
+    ChainBreak,
+    ChainState,
+    advance_batch,
+    check_records,
+    rule_time,
+)
 from poker.tablelog.feed import is_table_id
 from poker.tablelog.seals import Deferred, RecordRefused, TableSeals
 from poker.v1 import events_pb2 as pb
@@ -320,7 +326,6 @@ class BatchApplier:
                 self._vouch((deferred,))
             return tracked
         link = batch.previous_batch_hash
-        events = batch.events
         pending = tracked.pending
         verify_now = deferred is not None and (bool(money_versions(batch)) or not link)
         if verify_now and deferred is not None:
@@ -328,15 +333,8 @@ class BatchApplier:
                 self._seals.vouch((deferred,))
             except RecordRefused:
                 self._vouch((*pending, deferred))  # names the first bad record
-        chain, broken = advance(
-            tracked.chain,
-            table_id,
-            position,
-            record.data,
-            link=link,
-            span=versions(batch),
-            at=events[-1].occurred_at if events else None,
-            stored_at=record.stored_at,
+        chain, broken = advance_batch(
+            tracked.chain, table_id, position, record.data, batch, stored_at=record.stored_at
         )
         if broken is not None:
             raise _Broken(broken)
@@ -507,7 +505,6 @@ async def dealer_stacks(
                 break
             if seals is not None:
                 link = batch.previous_batch_hash
-                events = batch.events
                 try:
                     writer, deferred = seals.screen_record(record, chain.position)
                     if writer is Writer.WALLET or (deferred is not None and not link):
@@ -530,15 +527,8 @@ async def dealer_stacks(
                 except SealRefused:
                     stop_at = record.position
                     break
-                chain, broken = advance(
-                    chain,
-                    table_id,
-                    record.position,
-                    record.data,
-                    link=link,
-                    span=versions(batch),
-                    at=events[-1].occurred_at if events else None,
-                    stored_at=record.stored_at,
+                chain, broken = advance_batch(
+                    chain, table_id, record.position, record.data, batch, stored_at=record.stored_at
                 )
                 if broken is not None:
                     stop_at = record.position
