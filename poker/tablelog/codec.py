@@ -376,6 +376,10 @@ class TableCodec:
             span = (events[0].version, events[-1].version) if events else (0, 0)
             link = batch.previous_batch_hash
             if batch.command_id.startswith(WALLET_CLOSE_PREFIX):
+                assert run is not None
+                # The records before it first (as the wallet's consumer does): the state the
+                # rule reads must be the dealer's, and a forgery among them is named as one.
+                self.vouch(run)
                 self._check_close(record, batch, chain, self._running_turn(state.table, batches))
             chain, broken = advance(
                 chain,
