@@ -42,9 +42,10 @@ on top:
   delay and the pause between hands run only while no hand does. So a live dealer writes at
   least once every longest turn (plus its own delays: the grace) while a hand runs, and a
   close the rule accepts finds a dealer that is gone. The readers know whether a hand runs
-  and its timers from the table folded up to the previous record (the engine's table for the
-  dealer, the reaper and ``pokerctl verify``; the wallet's view, :func:`running_turn_after`, for
-  the consumer and the Audit). The reaper writes a close only once the rule holds with
+  and its timers from the table folded up to the previous record (the engine's table,
+  :func:`running_turn_ms`, for the dealer and the reaper; the hands' events,
+  :func:`running_turn_after`, for the wallet's consumer and Audit and ``pokerctl verify``). The
+  reaper writes a close only once the rule holds with
   :data:`CLOSE_CLOCK_MARGIN_MS` to spare (its clock is not the server's).
 
 >>> close = pb.TableEventBatch(command_id=close_command_id(7, 60_000), events=[
@@ -110,7 +111,7 @@ MIN_CLOSE_IDLE_MS: Final = 1_000
 #: unavailable (a JetStream leader election takes seconds); a dealer that died is replaced by
 #: another once its lease expires (10 s by default) and that one times the player out at once;
 #: and the difference between the clock of the dealer that set the deadline and the one that
-#: answers it (NTP keeps hosts within milliseconds). 30 s is three lease lifetimes and ten
+#: answers it (NTP keeps hosts within milliseconds). 30 s is three lease lifetimes and fifteen
 #: append timeouts: beyond that the dealer is gone, which is what the close is for.
 CLOSE_GRACE_MS: Final = 30_000
 #: What the reaper adds to a close's idle limit before it writes: its clock against the
