@@ -42,7 +42,14 @@ from poker.servicekit.errors import RuleViolation
 from poker.tablelog.chain import UNKNOWN, ChainBreak, ChainState, advance, rule_time
 from poker.tablelog.command_ids import CommandIndex, Outcome
 from poker.tablelog.metrics import TableLogMetrics
-from poker.tablelog.seals import WALLET_CLOSE_PREFIX, RecordRefused, SealRun, TableSeals
+from poker.tablelog.seals import (
+    WALLET_CLOSE_PREFIX,
+    RecordRefused,
+    SealRun,
+    TableSeals,
+    running_turn_after,
+    running_turn_ms,
+)
 from poker.tablelog.secrets import (
     SNAPSHOT_MAGIC,
     DeckKeys,
@@ -293,9 +300,16 @@ class TableCodec:
         """The keys the records are checked with."""
         return self._seals.keyring
 
-    def _check_close(self, record: Record, batch: pb.TableEventBatch, chain: ChainState) -> None:
+    def _check_close(
+        self,
+        record: Record,
+        batch: pb.TableEventBatch,
+        chain: ChainState,
+        running_turn: int | None,
+    ) -> None:
         """Raise :class:`UntrustedRecord` (``premature_close``) if ``batch`` is the wallet's close
-        of a table the log before it (``chain``) does not show abandoned."""
+        of a table the log before it (``chain``, and the longest turn of the hand running there,
+        ``running_turn``: None if none runs) does not show abandoned."""
         previous_at = rule_time(chain)
         if chain.last_stored_at is None:
             # The record before is one this process appended: its stored time, read back.
@@ -308,10 +322,21 @@ class TableCodec:
                 writer=self._seals.writer_of(record.headers),
                 batch=batch,
                 previous_at=previous_at,
+                running_turn_ms=running_turn,
                 stored_at=record.stored_at,
             )
         except SealRefused as refused:
             raise self._refused(record.key, record.position, refused) from refused
+
+    @staticmethod
+    def _running_turn(table: TableState | None, before: Sequence[pb.TableEventBatch]) -> int | None:
+        """The longest turn of the hand running after ``before`` (the batches of this fold
+        before a close, not folded yet) on ``table`` (None: none runs). Read from the events,
+        only at a close (rare): the engine folds nothing its signatures did not vouch for."""
+        running = running_turn_ms(table)
+        for batch in before:
+            running = running_turn_after(batch, running)
+        return running
 
     def fold(self, state: TableLog, records: Sequence[Record], *, private: bool) -> TableLog:
         """``state`` after the events of ``records``: into one folding table (rebuilt around
@@ -321,8 +346,9 @@ class TableCodec:
         per catch-up, not one per record or per batch.
 
         A wallet close is held to the abandoned-table rule here, where the time of the record
-        before it is known (:meth:`~poker.tablelog.seals.TableSeals.check_close`): refused, it
-        raises :class:`UntrustedRecord` and nothing of ``records`` is folded.
+        before it and the hand running there are known
+        (:meth:`~poker.tablelog.seals.TableSeals.check_close`): refused, it raises
+        :class:`UntrustedRecord` and nothing of ``records`` is folded.
 
         The dealer signatures :meth:`check` deferred are verified here, at the head of
         ``records`` (each record's chain link checked on the way), before anything of them
@@ -350,7 +376,11 @@ class TableCodec:
             span = (events[0].version, events[-1].version) if events else (0, 0)
             link = batch.previous_batch_hash
             if batch.command_id.startswith(WALLET_CLOSE_PREFIX):
-                self._check_close(record, batch, chain)
+                assert run is not None
+                # The records before it first (as the wallet's consumer does): the state the
+                # rule reads must be the dealer's, and a forgery among them is named as one.
+                self.vouch(run)
+                self._check_close(record, batch, chain, self._running_turn(state.table, batches))
             chain, broken = advance(
                 chain,
                 record.key,

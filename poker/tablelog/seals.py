@@ -17,28 +17,48 @@ on top:
   hands or settle pots.
 - A wallet close is accepted only for a table its log shows abandoned
   (:func:`premature_close`, :attr:`~poker.eventstore.sealing.Refusal.PREMATURE_CLOSE`): taken by
-  the store no earlier than the table's previous record, and at least its idle limit after it.
-  The lease the reaper checks is not in the log, but the times are: JetStream stamps every
-  message with the server's time when it stores it (``Record.stored_at``), the same for every
-  reader and chosen by no writer. So every reader (the dealer's rebuild, the wallet's consumer
-  and Audit, ``pokerctl verify``) applies the same rule to the same times and reaches the same
-  answer, and a holder of the wallet key cannot date its close later than it is. A record
-  without a stored time (one built by hand; the dealer's own appends, whose time it reads back
-  when a close follows them) counts with the time its events claim
-  (:func:`~poker.tablelog.chain.rule_time`). The limit travels in the close's command id
-  (``wallet-close-v<N>-idle<ms>``, covered by the seal), never below :data:`MIN_CLOSE_IDLE_MS`;
-  a close stating none (written before the rule) gets that floor. The reaper writes a close
-  only once the rule holds with :data:`CLOSE_CLOCK_MARGIN_MS` to spare (its clock is not the
-  server's).
+  the store no earlier than the table's previous record, and at least its limit after it
+  (:func:`close_limit_ms`). The lease the reaper checks is not in the log, but the times are:
+  JetStream stamps every message with the server's time when it stores it
+  (``Record.stored_at``), the same for every reader and chosen by no writer. So every reader
+  (the dealer's rebuild, the wallet's consumer and Audit, ``pokerctl verify``) applies the same
+  rule to the same times and reaches the same answer, and a holder of the wallet key cannot
+  date its close later than it is. A record without a stored time (one built by hand; the
+  dealer's own appends, whose time it reads back when a close follows them) counts with the
+  time its events claim (:func:`~poker.tablelog.chain.rule_time`).
+- **The limit.** A close states one in its command id (``wallet-close-v<N>-idle<ms>``, covered
+  by the seal: the wallet's ``--abandon-after``), never below :data:`MIN_CLOSE_IDLE_MS`; a close
+  stating none (written before the rule) gets that floor. That is all for a table with no hand
+  running at its previous record: such a close voids nothing, it refunds idle seats. A close of
+  a table *with a hand running* voids that hand, and the holder of the wallet key chooses the
+  stated limit; so it is also held to a bound no live dealer ever meets, from the log alone:
+  the hand's longest turn (:func:`longest_turn_ms`: its action timer, or in a draw game the
+  larger of it and the draw timer, both recorded in ``HandStarted``) plus
+  :data:`CLOSE_GRACE_MS`. While a hand runs someone is always asked to act by a deadline the
+  log records, at most the longest turn after the record that asked him; when it passes, the
+  dealer's clock (:func:`poker.dealer.clock.next_wake`) times him out and writes a record.
+  Nothing else delays that record: the room has no time banks, the disconnection protection
+  is decided at the time-out itself (the artificial all-in, a draw's pat), and the gathering
+  delay and the pause between hands run only while no hand does. So a live dealer writes at
+  least once every longest turn (plus its own delays: the grace) while a hand runs, and a
+  close the rule accepts finds a dealer that is gone. The readers know whether a hand runs
+  and its timers from the table folded up to the previous record (the engine's table,
+  :func:`running_turn_ms`, for the dealer and the reaper; the hands' events,
+  :func:`running_turn_after`, for the wallet's consumer and Audit and ``pokerctl verify``). The
+  reaper writes a close only once the rule holds with
+  :data:`CLOSE_CLOCK_MARGIN_MS` to spare (its clock is not the server's).
 
 >>> close = pb.TableEventBatch(command_id=close_command_id(7, 60_000), events=[
 ...     pb.TableEvent(version=8, occurred_at=1_000_000, table_closed=pb.TableClosed())])
->>> print(premature_close(close, previous_at=990_000))
+>>> print(premature_close(close, previous_at=990_000, running_turn_ms=None))
 decided 10000 ms after the table's previous record, before its idle limit of 60000 ms
->>> premature_close(close, previous_at=940_000) is None
+>>> premature_close(close, previous_at=940_000, running_turn_ms=None) is None
 True
->>> print(premature_close(close, previous_at=940_000, stored_at=960_000))  # the server's time
+>>> print(premature_close(close, previous_at=940_000, running_turn_ms=None, stored_at=960_000))
 decided 20000 ms after the table's previous record, before its idle limit of 60000 ms
+>>> print(premature_close(close, previous_at=940_000, running_turn_ms=45_000))  # a hand runs
+decided 60000 ms after the table's previous record, before its idle limit of 75000 ms (a hand \
+runs: its longest turn 45000 ms and the grace 30000 ms)
 """
 
 from __future__ import annotations
@@ -50,6 +70,9 @@ from typing import Final
 
 from google.protobuf.message import DecodeError
 
+from poker.engine.betting import DRAW_TIMER_MS
+from poker.engine.games import GAMES
+from poker.engine.table import TableState
 from poker.eventstore.api import Record
 from poker.eventstore.sealing import (
     SEAL_HEADER,
@@ -80,6 +103,17 @@ _CLOSE_BODIES: Final = frozenset(
 #: The least idle time a wallet close may state, and the limit of a close that states none (one
 #: written before closes stated theirs). The wallet refuses an ``--abandon-after`` below it.
 MIN_CLOSE_IDLE_MS: Final = 1_000
+#: What a close of a table with a hand running must wait past the hand's longest turn (see the
+#: module): the most a live dealer's time-out record may land after the deadline it answers.
+#: It covers, with room to spare, the dealer's own delays: its timer wakes 5 ms late and runs
+#: the time-out as a command of the table (behind any command in progress, under event-loop
+#: lag), whose append may time out (2 s) and is retried every second while the store is
+#: unavailable (a JetStream leader election takes seconds); a dealer that died is replaced by
+#: another once its lease expires (10 s by default) and that one times the player out at once;
+#: and the difference between the clock of the dealer that set the deadline and the one that
+#: answers it (NTP keeps hosts within milliseconds). 30 s is three lease lifetimes and fifteen
+#: append timeouts: beyond that the dealer is gone, which is what the close is for.
+CLOSE_GRACE_MS: Final = 30_000
 #: What the reaper adds to a close's idle limit before it writes: its clock against the
 #: server's, which stamps the close (a close the readers would refuse stops the table).
 CLOSE_CLOCK_MARGIN_MS: Final = 2_000
@@ -93,15 +127,81 @@ def close_command_id(version: int, idle_ms: int) -> str:
 
 
 def close_idle_limit_ms(command_id: str) -> int:
-    """The idle limit a close with ``command_id`` is held to: the one it states, never below
+    """The idle limit a close with ``command_id`` states: the one in it, never below
     :data:`MIN_CLOSE_IDLE_MS` (that floor for a close stating none)."""
     stated = _STATED_IDLE.fullmatch(command_id)
     return max(MIN_CLOSE_IDLE_MS, int(stated[1]) if stated else 0)
 
 
-def idle_rule(close_at: int, previous_at: int | None, limit_ms: int) -> str | None:
+def longest_turn_ms(game: str, action_timer_ms: int, draw_timer_ms: int) -> int:
+    """The longest turn of a hand of ``game`` dealt with these timers (unix ms; a time-out at
+    each deadline, :mod:`poker.engine.hand.decide`): its action timer (a bet, a stud game's
+    bring-in, 32-Card Draw's split offer), and in a draw game the draw timer if longer (the
+    larger of the two in every round: the bound reads the hand, not its phase). A game this
+    room does not know counts as a draw game (the larger bound); a draw timer of 0 is the
+    default one, as the hand's rules read it (:data:`~poker.engine.betting.DRAW_TIMER_MS`)."""
+    definition = GAMES.get(game)
+    action = max(action_timer_ms, 0)
+    if definition is not None and not definition.is_draw_game:
+        return action
+    return max(action, draw_timer_ms or DRAW_TIMER_MS)
+
+
+def started_turn_ms(started: pb.HandStarted) -> int:
+    """:func:`longest_turn_ms` of the hand ``started`` deals (its game and rules, as recorded)."""
+    rules = started.rules
+    return longest_turn_ms(started.game, rules.action_timer_ms, rules.draw_timer_ms)
+
+
+def running_turn_ms(table: TableState | None) -> int | None:
+    """:func:`longest_turn_ms` of the hand running at ``table`` (None: no hand runs). The hand's
+    setup is built from its ``HandStarted`` alone, so this is :func:`started_turn_ms`
+    of that event: what the readers that fold no table (the wallet's) find."""
+    if table is None or not table.hand_running:
+        return None
+    assert table.hand is not None
+    config = table.hand.setup.config
+    rules = config.rules
+    return longest_turn_ms(config.game, rules.action_timer_ms, rules.draw_timer_ms)
+
+
+#: The events that start or end a hand, for :func:`running_turn_after`.
+_HAND_BOUNDS: Final = frozenset({"hand_started", "hand_ended", "hand_voided", "table_closed"})
+
+
+def running_turn_after(batch: pb.TableEventBatch, before: int | None) -> int | None:
+    """:func:`running_turn_ms` of the table after ``batch``, given its value before it
+    (``before``): the last event of the batch that starts a hand (its timer) or ends one
+    (None) decides, else it is unchanged. For the readers that fold no engine table."""
+    for event in reversed(batch.events):
+        body = event.WhichOneof("body")
+        if body in _HAND_BOUNDS:
+            return started_turn_ms(event.hand_started) if body == "hand_started" else None
+    return before
+
+
+def close_limit_ms(command_id: str, running_turn: int | None) -> int:
+    """The least time a close with ``command_id`` must come after the table's previous record,
+    whose state runs a hand with the longest turn ``running_turn`` (None: no hand runs): its
+    stated limit (:func:`close_idle_limit_ms`), and while a hand runs never less than that turn
+    and :data:`CLOSE_GRACE_MS` (see the module)."""
+    stated = close_idle_limit_ms(command_id)
+    return stated if running_turn is None else max(stated, running_turn + CLOSE_GRACE_MS)
+
+
+def _limit_note(command_id: str, running_turn: int | None) -> str:
+    """Why the limit is what it is, when a running hand sets it."""
+    if running_turn is None or close_limit_ms(command_id, running_turn) == close_idle_limit_ms(
+        command_id
+    ):
+        return ""
+    return f" (a hand runs: its longest turn {running_turn} ms and the grace {CLOSE_GRACE_MS} ms)"
+
+
+def idle_rule(close_at: int, previous_at: int | None, limit_ms: int, note: str = "") -> str | None:
     """Why a close decided at unix-ms ``close_at`` is premature for a table whose previous
-    record's last event happened at ``previous_at`` (None: unknown, not checked), or None."""
+    record's last event happened at ``previous_at`` (None: unknown, not checked), held to
+    ``limit_ms`` (``note``: why that limit, appended to the sentence), or None."""
     if previous_at is None:
         return None
     if close_at < previous_at:
@@ -110,23 +210,35 @@ def idle_rule(close_at: int, previous_at: int | None, limit_ms: int) -> str | No
     if idle < limit_ms:
         return (
             f"decided {idle} ms after the table's previous record, before its idle limit of "
-            f"{limit_ms} ms"
+            f"{limit_ms} ms{note}"
         )
     return None
 
 
 def premature_close(
-    batch: pb.TableEventBatch, previous_at: int | None, *, stored_at: int | None = None
+    batch: pb.TableEventBatch,
+    previous_at: int | None,
+    *,
+    running_turn_ms: int | None,
+    stored_at: int | None = None,
 ) -> str | None:
     """Why the close ``batch`` does not close an abandoned table (see the module), or None.
 
-    Its time is when the store took it (``stored_at``, the server's time), or for a record
-    without one, its earliest event's (the reaper stamps them all with the moment it decided).
+    ``running_turn_ms`` is the longest turn of the hand running at the table's previous record
+    (:func:`running_turn_ms`; None: no hand runs). The close's time is when the store took
+    it (``stored_at``, the server's time), or for a record without one, its earliest event's
+    (the reaper stamps them all with the moment it decided).
     """
     if not batch.events:
         return "a close without events"
     close_at = stored_at if stored_at is not None else min(e.occurred_at for e in batch.events)
-    return idle_rule(close_at, previous_at, close_idle_limit_ms(batch.command_id))
+    command_id = batch.command_id
+    return idle_rule(
+        close_at,
+        previous_at,
+        close_limit_ms(command_id, running_turn_ms),
+        _limit_note(command_id, running_turn_ms),
+    )
 
 
 def last_event_at(batch: pb.TableEventBatch) -> int | None:
@@ -349,17 +461,21 @@ class TableSeals:
         writer: Writer | None,
         batch: pb.TableEventBatch,
         previous_at: int | None,
+        running_turn_ms: int | None,
         stored_at: int | None = None,
     ) -> None:
         """Raise :class:`~poker.eventstore.sealing.SealRefused` (``premature_close``) if the
         batch at ``position``, sealed by ``writer`` and taken by the store at ``stored_at``
         (None: unknown, its claimed time counts), is a wallet close of a table its log does not
         show abandoned (its previous record's time at ``previous_at``, None if unknown:
-        :func:`~poker.tablelog.chain.rule_time`): where the batch is applied, with the state
-        before it."""
+        :func:`~poker.tablelog.chain.rule_time`; the longest turn of the hand running there
+        ``running_turn_ms``, None if none runs: :func:`running_turn_ms`): where the batch is
+        applied, with the state before it."""
         if writer is not Writer.WALLET:
             return
-        why = premature_close(batch, previous_at, stored_at=stored_at)
+        why = premature_close(
+            batch, previous_at, running_turn_ms=running_turn_ms, stored_at=stored_at
+        )
         if why is not None:
             raise SealRefused(
                 Refusal.PREMATURE_CLOSE,

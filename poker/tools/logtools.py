@@ -48,6 +48,8 @@ from poker.tablelog.seals import (
     TableSeals,
     is_wallet_close,
     premature_close,
+    running_turn_after,
+    running_turn_ms,
 )
 from poker.tablelog.secrets import SNAPSHOT_MAGIC, DeckKeys, SecretsRefused
 from poker.tablelog.snapshot_codec import decode_table_and_chain
@@ -234,6 +236,8 @@ def replay_records(
     if start is not None:
         players = {n: s.player_id for n, s in enumerate(start.state.seats, 1) if s is not None}
     announced = [b""]  # the next hand's commitment as announced so far (unknown after a start)
+    # The longest turn of the hand running (None: none), for the wallet-close rule.
+    running_turn = running_turn_ms(start.state if start is not None else None)
     read = 0
     refused: list[str] = []
     for record in records:
@@ -249,7 +253,9 @@ def replay_records(
             break
         read += 1
         if is_wallet_close(data):  # judged by its shape here (see premature_close)
-            why = premature_close(batch, rule_time(chain), stored_at=stored_at)
+            why = premature_close(
+                batch, rule_time(chain), running_turn_ms=running_turn, stored_at=stored_at
+            )
             if why is not None:
                 premature.append(
                     f"table {table_id}: the wallet's close at position {position} "
@@ -258,6 +264,7 @@ def replay_records(
         chain, broken = advance_batch(chain, table_id, position, data, batch, stored_at=stored_at)
         if broken is not None:
             breaks.append(broken)
+        running_turn = running_turn_after(batch, running_turn)
         sealed = _open(table_id, position, batch, deck_keys, refused)
         events = [e for e in batch.events if to_version is None or e.version <= to_version]
         folding.add(events)

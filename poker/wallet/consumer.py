@@ -28,7 +28,8 @@ dealer's key (the wallet's key never vouches for the dealer's records). A messag
 forged, copied from elsewhere, replayed later - stalls its table like a refused one, is counted
 in ``poker_wallet_batches_refused`` by reason and is an Audit finding. A wallet close is also
 held to the abandoned-table rule against the time of the table's previous record, both the
-server's stored times (``premature_close``:
+server's stored times, and, when a hand runs there, against that hand's longest turn, which
+the view keeps (``premature_close``:
 :meth:`~poker.tablelog.seals.TableSeals.check_close`), so a close of a live table voids no
 hand and refunds nothing (:meth:`BatchApplier.findings`), as is every stalled table.
 A message whose bytes are no table batch is refused the same way (its seal, or ``undecodable
@@ -81,7 +82,7 @@ from poker.tablelog.chain import (
     rule_time,
 )
 from poker.tablelog.feed import is_table_id
-from poker.tablelog.seals import Deferred, RecordRefused, TableSeals
+from poker.tablelog.seals import Deferred, RecordRefused, TableSeals, running_turn_after
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.book import LedgerBook
@@ -347,6 +348,7 @@ class BatchApplier:
                 writer=writer,
                 batch=batch,
                 previous_at=rule_time(tracked.chain),
+                running_turn_ms=tracked.view.running_turn_ms,
                 stored_at=record.stored_at,
             )
         if verify_now:
@@ -492,6 +494,7 @@ async def dealer_stacks(
     each one's names the first bad record)."""
     view = TableView(table_id)
     chain = ChainState.start(table_id)
+    running_turn: int | None = None  # the longest turn of the hand running (None: none)
     folded: list[tuple[Record, pb.TableEventBatch]] = []
     pending: list[Deferred] = []
     stop_at: int | None = None  # the first record refused
@@ -519,6 +522,7 @@ async def dealer_stacks(
                         writer=writer,
                         batch=batch,
                         previous_at=rule_time(chain),
+                        running_turn_ms=running_turn,
                         stored_at=record.stored_at,
                     )
                 except RecordRefused as refused:
@@ -535,6 +539,7 @@ async def dealer_stacks(
                     break
                 if deferred is not None:
                     pending.append(deferred)
+                running_turn = running_turn_after(batch, running_turn)
             folded.append((record, batch))
     if seals is not None and pending:
         try:

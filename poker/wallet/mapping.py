@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from poker.tablelog.seals import started_turn_ms
 from poker.v1 import events_pb2 as pb
 from poker.wallet.ledger import (
     CashOut,
@@ -93,6 +94,9 @@ class TableView:
     closed: bool = False
     #: When the last event folded happened (unix ms; 0: none): the wallet-close rule's input.
     last_at: int = 0
+    #: The longest turn of the hand running (ms; None: no hand runs), from its HandStarted: the
+    #: wallet-close rule's input (:func:`poker.tablelog.seals.close_limit_ms`).
+    running_turn_ms: int | None = None
 
 
 def money_versions(batch: pb.TableEventBatch) -> list[int]:
@@ -127,6 +131,7 @@ def map_batch(
         raise MappingError(f"message {position} does not follow message {view.position}.")
     fold = _Fold(view, dict(view.seats), dict(view.stacks), now, view.game)
     version, closed, last_money = view.version, view.closed, view.last_money_version
+    running_turn = view.running_turn_ms
     for event in batch.events:
         if event.version != version + 1:
             raise MappingError(
@@ -138,8 +143,12 @@ def map_batch(
             fold.game = event.table_created.config.game
         elif body == "hand_started":
             fold.game = event.hand_started.game
+            running_turn = started_turn_ms(event.hand_started)
+        elif body in ("hand_ended", "hand_voided"):
+            running_turn = None
         elif body == "table_closed":
             closed = True
+            running_turn = None
         handler = _HANDLERS.get(body or "")
         if handler is not None:
             handler(fold, event, getattr(event, body or ""))
@@ -156,6 +165,7 @@ def map_batch(
         last_money,
         closed,
         last_at,
+        running_turn,
     )
     return after, fold.commands
 

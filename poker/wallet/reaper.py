@@ -15,8 +15,10 @@ close is accepted by every reader (the dealer's rebuild, the wallet's consumer, 
 ``pokerctl verify``) only if the log shows the table abandoned
 (:func:`poker.tablelog.seals.premature_close`): stored by the server no earlier than the table's
 last record and at least the close's stated idle limit (``--abandon-after``, in its command id)
-after it (the server's stored times). The reaper checks the same rule on the table it rebuilt
-before writing, with its own clock for the close's time and
+after it (the server's stored times); when a hand runs there (the close voids it), at least that
+hand's longest turn and :data:`~poker.tablelog.seals.CLOSE_GRACE_MS` after it too, which no
+live dealer leaves a running hand without a record. The reaper checks the same rule on the table
+it rebuilt before writing, with its own clock for the close's time and
 :data:`~poker.tablelog.seals.CLOSE_CLOCK_MARGIN_MS` to spare, and waits while it does not hold
 yet: a close that readers would refuse would stop the table instead of refunding it.
 
@@ -50,8 +52,9 @@ from poker.tablelog.repository import RefusedRecord, TableRepository
 from poker.tablelog.seals import (
     CLOSE_CLOCK_MARGIN_MS,
     close_command_id,
-    close_idle_limit_ms,
+    close_limit_ms,
     idle_rule,
+    running_turn_ms,
 )
 from poker.wallet.book import LedgerBook
 from poker.wallet.metrics import WalletMetrics
@@ -176,7 +179,8 @@ class Reaper:
         command_id = close_command_id(table.version, round(self._abandon_after_s * 1000))
         # Readers judge the close on the server's time of its storing: a margin for our clock.
         previous_at = await self._repository.last_record_time(loaded)
-        limit = close_idle_limit_ms(command_id) + CLOSE_CLOCK_MARGIN_MS
+        running_turn = running_turn_ms(table)  # a running hand: its longest turn and the grace
+        limit = close_limit_ms(command_id, running_turn) + CLOSE_CLOCK_MARGIN_MS
         why = idle_rule(now, previous_at, limit)
         if why is not None:  # the log does not show it abandoned yet: readers would refuse it
             _log.info("reaper_close_deferred", table_id=table_id, why=why)

@@ -22,6 +22,7 @@ from poker.dealer.wallet_client import GrpcWallet
 from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import TABLES_API_PREFIX, WALLET_USER, inbox_prefix
+from poker.tablelog.seals import CLOSE_CLOCK_MARGIN_MS, CLOSE_GRACE_MS
 from poker.tablelog.secrets import take_secrets
 from poker.testing.dealer import TEST_DECK_KEYS, DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
@@ -44,6 +45,11 @@ from tests.integration.test_wallet_flow import (
 )
 
 HANDS = 6
+#: The abandoned table's action timer: long enough for a bot's turn on a loaded machine.
+ACTION_TIMER_MS = 5_000
+#: The reaper closes a table whose hand runs once the hand's longest turn, the grace and its
+#: clock margin passed since the dealer's last record (and the lease was free for 1 s).
+REAPED_WITHIN_S = (ACTION_TIMER_MS + CLOSE_GRACE_MS + CLOSE_CLOCK_MARGIN_MS) / 1000 + 30
 
 
 @pytest.fixture
@@ -172,7 +178,9 @@ async def test_the_wallet_closes_an_abandoned_table_without_reading_its_seed(
 ) -> None:
     for name in PLAYERS:
         await room.operator.deposit(name, DEPOSIT)
-    table_id = await open_table(room)
+    # The close voids the running hand: readers accept it only once the hand's longest turn
+    # and the grace passed since the dealer's last record (CLOSE_GRACE_MS): a short turn.
+    table_id = await open_table(room, timer_ms=ACTION_TIMER_MS)
     for number, name in enumerate(PLAYERS, start=1):
         await room.player(name).call(
             "SitDown",
@@ -192,7 +200,7 @@ async def test_the_wallet_closes_an_abandoned_table_without_reading_its_seed(
     await eventually(
         lambda: room.operator.call("GetTableEscrow", wpb.GetTableEscrowRequest(table_id=table_id)),
         lambda e: e.total == 0 and e.last_applied_position > 0,
-        timeout_s=20,
+        timeout_s=REAPED_WITHIN_S,
     )
     for name in PLAYERS:
         balance = await room.operator.balance(name)

@@ -22,6 +22,7 @@ from poker.dealer.wallet_client import GrpcWallet
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
 from poker.servicekit.nats_connect import connect_nats, service_nats_settings
 from poker.servicekit.tokens import Role
+from poker.tablelog.seals import CLOSE_CLOCK_MARGIN_MS, CLOSE_GRACE_MS
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import (
@@ -100,9 +101,19 @@ def cid() -> str:
     return uuid.uuid4().hex
 
 
+#: The tables' action timer. A wallet close voids the running hand only once the hand's longest
+#: turn and the grace passed since the dealer's last record (poker.tablelog.seals): short, so
+#: the reaper's close of the abandoned table comes soon; long enough for a turn on a loaded
+#: machine.
+ACTION_TIMER_MS = 5_000
+#: How long the reaper may take to close an abandoned table mid-hand: the hand's turn, the
+#: grace and its clock margin after the dealer's last record, then a scan, and the refunds.
+REAPED_WITHIN_S = (ACTION_TIMER_MS + CLOSE_GRACE_MS + CLOSE_CLOCK_MARGIN_MS) / 1000 + 30
+
+
 async def open_table(operator: Client) -> str:
     return await open_holdem(
-        operator, pause_ms=60_000, timer_ms=60_000, blinds=(5, 10), real_money=True
+        operator, pause_ms=60_000, timer_ms=ACTION_TIMER_MS, blinds=(5, 10), real_money=True
     )
 
 
@@ -144,13 +155,15 @@ async def all_transactions(operator: WalletClient) -> list[wpb.TransactionView]:
     return list(reply.transactions)
 
 
-async def check_refunded_once(operator: WalletClient, deposit: int) -> None:
+async def check_refunded_once(
+    operator: WalletClient, deposit: int, *, timeout_s: float = 20
+) -> None:
     """Every player has his whole deposit back in cash (no hand finished), once."""
     for name in PLAYERS:
         balance = await eventually(
             lambda name=name: operator.balance(name),  # type: ignore[misc]
             lambda b: b.cash == deposit,
-            timeout_s=20,
+            timeout_s=timeout_s,
         )
         assert (balance.held, list(balance.escrow)) == (0, [])
     kinds = Counter(int(tx.kind) for tx in await all_transactions(operator))
@@ -277,9 +290,9 @@ async def test_abandoned_table_is_closed_by_the_wallet_and_refunded(
     operator = await fund(wallet)
     log = tmp_path / "dealer.log"
     table_id = await kill_a_dealer_mid_hand(dealer_settings, wallet, processes, log)
-    # ... and nobody comes back.
+    # ... and nobody comes back: the reaper closes it once the hand's turn and the grace passed.
 
-    await check_refunded_once(operator, 1_000)
+    await check_refunded_once(operator, 1_000, timeout_s=REAPED_WITHIN_S)
     batches = await table_log(dealer_settings, table_id)
     closes = [b for b in batches if b.command_id.startswith("wallet-close")]
     assert len(closes) == 1

@@ -3,7 +3,9 @@ nats-server with the dealer and the wallet over real gRPC.
 
 The wallet's log key may seal one kind of batch, the close of an abandoned table; before the
 rule, nothing but the wallet's own lease check kept that close off a live table, so the key
-(or a wallet whose lease view was wrong) could void a running hand. Here the close is built
+(or a wallet whose lease view was wrong) could void a running hand; and since the close states
+its own idle limit, a close of a table whose hand runs is also held to that hand's longest turn
+and a grace (a limit of 1 s stated after 2 s of thinking is refused). Here the close is built
 exactly as the reaper builds it (the engine's ``CloseTable`` on the table rebuilt from its log,
 sealed with the wallet's key, appended at the right position) against a table a dealer holds
 mid-hand: every reader refuses it (``premature_close``), no money moves, and the table is
@@ -29,6 +31,7 @@ from poker.servicekit.tokens import Role
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import (
+    CLOSE_GRACE_MS,
     MIN_CLOSE_IDLE_MS,
     WALLET_CLOSE_PREFIX,
     TableSeals,
@@ -36,6 +39,7 @@ from poker.tablelog.seals import (
 )
 from poker.testing.dealer import harness_seals
 from poker.testing.wallet import eventually
+from poker.tools import logtools
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
 from poker.v1 import wallet_pb2 as wpb
@@ -132,6 +136,59 @@ async def test_a_wallet_close_of_a_live_table_mid_hand_is_refused_and_moves_no_m
         room.dealer_metric("poker_dealer_log_records_refused_total", reason="premature_close") >= 1
     )
     assert await room.escrow(table_id) == {"ann": BUY_IN, "bob": BUY_IN}
+
+
+async def test_a_close_mid_hand_stating_a_second_after_two_of_thinking_is_refused(
+    room: Room,
+) -> None:
+    """The attack the running hand's bound stops: the holder of the wallet's key states the
+    least limit there is (1 s) and closes the table once its players have thought for 2 s,
+    stored by the server 2 s after the dealer's last record: past the stated limit, but a
+    hand runs, and its 30 s action timer and the grace are not over. Every reader refuses it,
+    the hand is not voided and no money moves."""
+    table_id = await room.seated_table(("ann", "bob"))  # a hand runs: 30 s action timer
+    assert (await room.dealer_op.table(table_id)).HasField("hand")
+    balances = {name: await room.operator.balance(name) for name in ("ann", "bob")}
+    forged_at = await append_close(
+        room, table_id, idle_ms=MIN_CLOSE_IDLE_MS, after_ms=2_000, stored_after_ms=2_000
+    )
+    closes = [record async for record in room.table_log.read(table_id)]
+    close, previous = closes[-1], closes[-2]
+    assert close.position == forged_at
+    assert close.stored_at is not None and previous.stored_at is not None
+    assert close.stored_at - previous.stored_at >= 2_000  # past the stated limit, and its floor
+
+    # The wallet: refused, the Audit names it, nothing applied.
+    report = await eventually(
+        room.operator.audit, lambda r: any(b.kind == "refused_batch" for b in r.breaches)
+    )
+    refused = next(b for b in report.breaches if b.kind == "refused_batch")
+    assert f"position {forged_at}" in refused.message and "premature" in refused.message
+    bound = f"a hand runs: its longest turn 30000 ms and the grace {CLOSE_GRACE_MS} ms"
+    assert bound in refused.message, refused.message
+    assert room.wallet_metric("poker_wallet_batches_refused_total", reason="premature_close") == 1
+    assert await room.escrow(table_id) == {"ann": BUY_IN, "bob": BUY_IN}
+    for name, before in balances.items():
+        now = await room.operator.balance(name)
+        assert (now.cash, now.held, now.total) == (before.cash, before.held, before.total)
+
+    # The dealer: it does not fold the void; the table stops on the refused record.
+    with pytest.raises(grpc.aio.AioRpcError) as stopped:
+        await room.player("ann").call(
+            "StandUp", dpb.StandUpRequest(command_id=cid(), table_id=table_id, seat=1)
+        )
+    assert "suspended" in (stopped.value.details() or "")
+    listed = await room.dealer.client("op", Role.OPERATOR).call(
+        "ListTables", dpb.ListTablesRequest()
+    )
+    (summary,) = [each for each in listed.tables if each.table_id == table_id]
+    assert summary.quarantined and "premature_close" in summary.quarantine_reason
+
+    # pokerctl verify: the same sentence from the log alone; the hand it read is not voided.
+    replayed = logtools.replay_records(table_id, closes)
+    assert len(replayed.premature) == 1 and bound in replayed.premature[0]
+    before_close = logtools.replay_records(table_id, closes[:-1])
+    assert before_close.state is not None and before_close.state.hand_running
 
 
 async def test_a_close_stating_less_than_the_floor_is_held_to_the_floor(room: Room) -> None:

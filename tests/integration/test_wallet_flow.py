@@ -72,7 +72,9 @@ TABLES = {
 }
 
 
-async def open_table(room: Room, *, real_money: bool = True, game: str = "holdem") -> str:
+async def open_table(
+    room: Room, *, real_money: bool = True, game: str = "holdem", timer_ms: int = 30_000
+) -> str:
     structure, stakes = TABLES[game]
     reply = await room.dealer_op.call(
         "CreateTable",
@@ -83,7 +85,7 @@ async def open_table(room: Room, *, real_money: bool = True, game: str = "holdem
             stakes=stakes,
             real_money=real_money,
             pause_between_hands_ms=1,
-            action_timer_ms=30_000,
+            action_timer_ms=timer_ms,
         ),
     )
     return str(reply.table_id)
