@@ -519,6 +519,12 @@ async def provision(
     return outcomes
 
 
+async def apply_stream_when_ready(js: JetStreamContext, resource: StreamResource) -> Outcome:
+    """:func:`apply_stream`, tried again while JetStream does not answer or has no leader yet
+    (a cluster just started or just lost a node), up to the start budget."""
+    return await retry_while_unavailable(_retried(js, resource, apply_stream))
+
+
 def _retried(
     js: JetStreamContext,
     resource: R,

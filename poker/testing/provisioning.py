@@ -25,7 +25,7 @@ from poker.servicekit.provisioning import (
     Outcome,
     Room,
     StreamResource,
-    apply_stream,
+    apply_stream_when_ready,
     lease_bucket,
     log_stream_config,
     provision,
@@ -117,7 +117,7 @@ async def provisioned_event_store(
     config = log_stream_config(
         settings.stream, settings.subject_prefix, settings.replicas, deny_delete=deny_delete
     )
-    await apply_stream(js, StreamResource(f"stream {settings.stream}", config))
+    await apply_stream_when_ready(js, StreamResource(f"stream {settings.stream}", config))
     return JetStreamEventStore(js, settings)
 
 
@@ -126,7 +126,7 @@ async def provisioned_snapshot_store(
 ) -> JetStreamSnapshotStore:
     """A snapshot store on its bucket, provisioned first and bound."""
     settings = settings or SnapshotSettings()
-    await apply_stream(
+    await apply_stream_when_ready(
         js, snapshot_bucket(settings.bucket, settings.replicas, settings.max_value_bytes)
     )
     store = JetStreamSnapshotStore(js, settings)
@@ -139,7 +139,9 @@ async def provisioned_lease_store(
 ) -> JetStreamLeaseStore:
     """A lease store on its bucket (the TTL its ``max_age``), provisioned first and bound."""
     settings = settings or LeaseSettings()
-    await apply_stream(js, lease_bucket(settings.bucket, settings.replicas, settings.ttl_s))
+    await apply_stream_when_ready(
+        js, lease_bucket(settings.bucket, settings.replicas, settings.ttl_s)
+    )
     store = (
         JetStreamLeaseStore(js, settings)
         if clock is None
