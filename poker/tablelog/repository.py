@@ -37,7 +37,7 @@ from poker.eventstore.aggregate import Aggregate
 from poker.eventstore.api import EventStore, Record
 from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
-from poker.tablelog.chain import ChainState, advance, rule_time
+from poker.tablelog.chain import ChainState, advance_batch, rule_time
 from poker.tablelog.codec import (
     LoadedTable,
     RefusedRecord,
@@ -237,21 +237,13 @@ class TableRepository:
             run = codec.run(table_id)
             for record in records:
                 codec.check(record, previous_position=previous)
+                screened = codec.take_screened()
                 batch = decode_batch(record)
-                chain, broken = advance(
-                    chain,
-                    table_id,
-                    record.position,
-                    record.data,
-                    link=batch.previous_batch_hash,
-                    span=(batch.events[0].version, batch.events[-1].version)
-                    if batch.events
-                    else (0, 0),
-                )
+                chain, broken = advance_batch(chain, table_id, record.position, record.data, batch)
                 if broken is not None:
                     codec.blame(run, record)
                     raise codec.broken(broken)
-                codec.defer(run, record, linked=bool(batch.previous_batch_hash))
+                codec.defer(run, record, linked=bool(batch.previous_batch_hash), screened=screened)
                 previous = record.position
             codec.vouch(run)
             for record in records:
