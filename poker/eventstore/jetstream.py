@@ -35,15 +35,11 @@ from poker.eventstore.api import (
     verify_headers,
     verify_key,
 )
-
-#: JetStream's error code for a failed ``Nats-Expected-Last-Subject-Sequence`` check.
-WRONG_LAST_SEQUENCE = 10071
-
-_TRANSIENT = (
-    nats.js.errors.NoStreamResponseError,
-    nats.errors.NoRespondersError,
-    nats.errors.TimeoutError,
-    asyncio.TimeoutError,
+from poker.eventstore.nats_errors import (
+    TRANSIENT_NATS_ERRORS,
+    is_transient,
+    is_wrong_last_sequence,
+    unavailable_on_transient,
 )
 
 
@@ -115,12 +111,13 @@ class JetStreamEventStore:
                 ack = await self._js.publish(
                     subject, data, timeout=self.settings.request_timeout_s, headers=headers
                 )
-            except nats.js.errors.APIError as error:
-                if error.err_code != WRONG_LAST_SEQUENCE:
+            except (nats.errors.Error, TimeoutError) as error:
+                if is_wrong_last_sequence(error):
+                    return await self._resolve_wrong_sequence(key, expected_position, msg_id, data)
+                if not is_transient(error):
                     raise
-                return await self._resolve_wrong_sequence(key, expected_position, msg_id, data)
-            except _TRANSIENT as error:
-                # Same Msg-Id on every try: if an earlier try landed, the server deduplicates.
+                # Same Msg-Id on every try: if an earlier try landed, the server deduplicates;
+                # a refusal in flight (another write to the log being proposed) settles.
                 if time.monotonic() + delay > deadline:
                     raise StoreUnavailable(f"appending to {key!r} failed: {error!r}") from error
                 await asyncio.sleep(delay)
@@ -166,7 +163,7 @@ class JetStreamEventStore:
             message = await self._js.get_msg(self.settings.stream, position, direct=True)
         except nats.js.errors.NotFoundError:
             return None
-        except _TRANSIENT as error:
+        except TRANSIENT_NATS_ERRORS as error:
             raise StoreUnavailable(f"reading {key!r} at {position} failed: {error!r}") from error
         if message.subject != subject:
             return None
@@ -181,10 +178,12 @@ class JetStreamEventStore:
         )
 
     async def _last_message(self, key: str) -> Record | None:
-        try:
-            message = await self._js.get_last_msg(self.settings.stream, self.subject(key))
-        except nats.js.errors.NotFoundError:
-            return None
+        subject = self.subject(key)
+        with unavailable_on_transient(f"reading the last record of {key!r}"):
+            try:
+                message = await self._js.get_last_msg(self.settings.stream, subject)
+            except nats.js.errors.NotFoundError:
+                return None
         headers = message.headers or {}
         return Record(
             key=key,
@@ -239,7 +238,7 @@ class JetStreamEventStore:
                         batch = await anext(reader)
                     except StopAsyncIteration:
                         return
-                    except _TRANSIENT as error:
+                    except TRANSIENT_NATS_ERRORS as error:
                         if time.monotonic() > deadline:
                             raise StoreUnavailable(
                                 f"reading {key!r} after {position} failed: {error!r}"

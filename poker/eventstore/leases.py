@@ -51,12 +51,8 @@ from poker.eventstore.api import (
     retry_while_unavailable,
     verify_key,
 )
+from poker.eventstore.nats_errors import is_wrong_last_sequence, unavailable_on_transient
 from poker.eventstore.tasks import cancel_and_wait
-from poker.eventstore.transient import unavailable_on_transient
-
-#: JetStream's error codes for a failed expected-last-subject-sequence check.
-_WRONG_LAST_SEQUENCE = (10071, 10164)
-
 
 Clock = Callable[[], float]
 
@@ -317,7 +313,7 @@ class JetStreamLeaseStore:
             try:
                 await self._bucket.delete(lease.name, last=lease.revision)
             except nats.js.errors.APIError as error:
-                if error.err_code not in _WRONG_LAST_SEQUENCE:
+                if not is_wrong_last_sequence(error):
                     raise
                 # Someone else's now, or expired: nothing of ours left to release.
 

@@ -37,7 +37,7 @@ from poker.eventstore.api import (
     retry_while_unavailable,
     verify_key,
 )
-from poker.eventstore.transient import unavailable_on_transient
+from poker.eventstore.nats_errors import unavailable_on_transient
 
 #: Value layout: a format byte, the position as an unsigned 64-bit big-endian int, then the data.
 _HEADER = struct.Struct(">BQ")

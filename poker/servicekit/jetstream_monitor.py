@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import nats.errors
 import prometheus_client
 import structlog
 from nats.js import JetStreamContext
@@ -39,6 +38,7 @@ from nats.js import api as js_api
 from nats.js.errors import NotFoundError
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from poker.eventstore.nats_errors import TRANSIENT_NATS_ERRORS
 from poker.servicekit.background import BackgroundTask
 from poker.servicekit.settings import DEFAULT_JETSTREAM_POLL_S
 
@@ -210,16 +210,6 @@ def _replica_health(cluster: js_api.ClusterInfo | None) -> ReplicaHealth:
     return ReplicaHealth(leader, current, max_lag)
 
 
-#: What an unanswered request raises: JetStream (or the connection to it) is not serving.
-_UNANSWERED: Final = (
-    nats.errors.TimeoutError,
-    nats.errors.NoRespondersError,
-    nats.errors.ConnectionClosedError,
-    nats.js.errors.ServiceUnavailableError,
-    asyncio.TimeoutError,
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Watched:
     """A stream looked up through another JetStream context than the monitor's: one of another
@@ -272,7 +262,7 @@ class JetStreamMonitor:
                 await self._poll_stream(stream)
             for stream, consumer in self.consumers:
                 await self._poll_consumer(stream, consumer)
-        except _UNANSWERED as error:
+        except TRANSIENT_NATS_ERRORS as error:  # JetStream is not serving
             self._metrics.up.set(0)
             self._metrics.poll_failures.inc()
             _log.warning("jetstream_poll_failed", error=repr(error))

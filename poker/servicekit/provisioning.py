@@ -29,10 +29,10 @@ import nats.errors
 import nats.js.errors
 from nats.js import JetStreamContext, api
 
-from poker.eventstore.api import StoreUnavailable, retry_while_unavailable
+from poker.eventstore.api import retry_while_unavailable
 from poker.eventstore.jetstream import StreamSettings
+from poker.eventstore.nats_errors import is_transient, unavailable_on_transient
 from poker.eventstore.snapshots import SnapshotSettings
-from poker.eventstore.transient import unavailable_on_transient
 from poker.servicekit.nats_permissions import TableNames, WalletNames
 
 #: What an operator runs to create or repair them (with the ``admin`` user's credentials).
@@ -480,9 +480,9 @@ async def _apply_consumer(js: JetStreamContext, resource: ConsumerResource) -> O
 async def _server_call(label: str, action: str, call: Awaitable[Any]) -> None:
     try:
         await call
-    except nats.js.errors.ServiceUnavailableError:
-        raise  # tried again
     except nats.js.errors.APIError as error:
+        if is_transient(error):
+            raise  # tried again (see _retried)
         raise ProvisioningFailed(
             f"the server refused to {action.removesuffix('d')} {label}: {error.description}"
         ) from error
@@ -535,9 +535,6 @@ def _retried(
 
     async def step() -> Outcome:
         with unavailable_on_transient(f"provisioning {resource.label}"):
-            try:
-                return await apply(js, resource)
-            except nats.js.errors.ServiceUnavailableError as error:
-                raise StoreUnavailable(f"JetStream is not ready: {error.description}") from error
+            return await apply(js, resource)
 
     return step
