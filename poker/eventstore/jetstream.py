@@ -37,6 +37,7 @@ from poker.eventstore.api import (
 )
 from poker.eventstore.nats_errors import (
     TRANSIENT_NATS_ERRORS,
+    is_closed,
     is_transient,
     is_wrong_last_sequence,
     unavailable_on_transient,
@@ -118,7 +119,7 @@ class JetStreamEventStore:
                     raise
                 # Same Msg-Id on every try: if an earlier try landed, the server deduplicates;
                 # a refusal in flight (another write to the log being proposed) settles.
-                if time.monotonic() + delay > deadline:
+                if time.monotonic() + delay > deadline or is_closed(error):
                     raise StoreUnavailable(f"appending to {key!r} failed: {error!r}") from error
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.5)
@@ -239,7 +240,7 @@ class JetStreamEventStore:
                     except StopAsyncIteration:
                         return
                     except TRANSIENT_NATS_ERRORS as error:
-                        if time.monotonic() > deadline:
+                        if time.monotonic() > deadline or is_closed(error):
                             raise StoreUnavailable(
                                 f"reading {key!r} after {position} failed: {error!r}"
                             ) from error

@@ -86,6 +86,13 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, nats.js.errors.APIError) and error.err_code in IN_FLIGHT_CODES
 
 
+def is_closed(error: BaseException) -> bool:
+    """Whether ``error`` says the client's connection is closed for good (the service is
+    stopping, or gave up reconnecting): unavailable, like any transient failure, but asking
+    again on the same connection cannot mend it, so a retry loop gives up at once."""
+    return isinstance(error, nats.errors.ConnectionClosedError)
+
+
 @contextlib.contextmanager
 def unavailable_on_transient(action: str) -> Iterator[None]:
     """Turn NATS's transient failures (:func:`is_transient`) inside the block into
