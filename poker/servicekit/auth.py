@@ -2,7 +2,8 @@
 bearer token, the call metadata that carries it, and the caller of the RPC being served.
 
 The tokens themselves (JWTs, their keys, roles and claims) are :mod:`poker.servicekit.tokens`'s,
-which knows nothing of gRPC. :class:`AuthInterceptor` reads ``authorization: Bearer <token>``
+which knows nothing of gRPC. :class:`Authenticator` (run by the stack of
+:mod:`poker.servicekit.stack`) reads ``authorization: Bearer <token>``
 (:func:`bearer_token`), verifies it (:class:`~poker.servicekit.tokens.TokenVerifier`: a small
 cache of verified tokens, the expiry checked on every call), refuses a role the method does not
 admit, and makes the caller the :func:`current_principal` of the call.
@@ -15,15 +16,12 @@ admit, and makes the caller the :func:`current_principal` of the call.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from poker.servicekit.errors import PermissionDenied
-from poker.servicekit.interceptors import ScopeInterceptor
 from poker.servicekit.status import abort_with
 from poker.servicekit.tokens import (
     MissingToken,
@@ -100,7 +98,7 @@ def _denial(principal: Principal, method: str, allowed: Collection[Role]) -> str
     return f"a {principal.role} may not call {name}; only {who} may"
 
 
-class AuthInterceptor(ScopeInterceptor):
+class Authenticator:
     """Authenticates every call but those of :data:`PUBLIC_SERVICES`.
 
     A call without a valid token ends UNAUTHENTICATED. With ``roles_by_method``, a method listed
@@ -118,7 +116,6 @@ class AuthInterceptor(ScopeInterceptor):
         self._verifier = TokenVerifier(keys)
         self._roles_by_method = roles_by_method or {}
         self._clock = clock
-        super().__init__(self._authenticated, applies_to=lambda method: not is_public(method))
 
     async def authenticate(self, context: Any, method: str) -> Principal:
         """The caller of ``method``, or the call is aborted (UNAUTHENTICATED when the token
@@ -135,14 +132,3 @@ class AuthInterceptor(ScopeInterceptor):
             denial = _denial(principal, method, allowed)
             await abort_with(context, RoleNotAllowed(denial))
         return principal
-
-    @asynccontextmanager
-    async def _authenticated(self, context: Any, method: str) -> AsyncIterator[None]:
-        token = _principal.set(await self.authenticate(context, method))
-        try:
-            yield
-        finally:
-            # A stream the client dropped may be finished in another context, which never saw
-            # this principal: there is nothing to undo there.
-            with contextlib.suppress(ValueError):
-                _principal.reset(token)

@@ -4,7 +4,8 @@
   standard library's loggers (grpc, nats) go through the same renderer.
 - :func:`bound_context` / :func:`bind_context`: table_id, hand_id, command_id and seq travel with
   every log line of a request or message, through context variables.
-- :class:`ObservabilityInterceptor`: one log line per gRPC request (method, code, duration, and
+- :class:`RequestObserver` (run by the stack of :mod:`poker.servicekit.stack`): one log line
+  per gRPC request (method, code, duration, and
   the fields the handler of a unary-response call added with :func:`request_line_fields`) and
   the metrics ``poker_<service>_grpc_requests_total{method,code}`` and
   ``poker_<service>_grpc_request_duration_seconds{method}``. Labels are bounded sets (method
@@ -21,10 +22,10 @@ import re
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Collection, Mapping
+from contextlib import suppress
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 from wsgiref.simple_server import WSGIServer
 
@@ -32,8 +33,6 @@ import prometheus_client
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from structlog.typing import EventDict, Processor, WrappedLogger
-
-from poker.servicekit.interceptors import CallInfo, ScopeInterceptor, current_call
 
 _SERVICE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -212,6 +211,16 @@ class bound_context:  # noqa: N801 - used as a function: ``with bound_context(..
 
 
 # --- the fields of the request line -----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CallInfo:
+    """What the request line of one call says of it: its request message (the first one's
+    iterator for a client stream) and notes (the caller the authentication found), so the line
+    can say who asked what."""
+
+    request: Any
+    notes: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -420,61 +429,4 @@ class RequestObserver:
         else:
             (log.debug if quiet else log.info)(
                 "grpc_request", method=method, code=code, duration_ms=duration_ms
-            )
-
-
-class ObservabilityInterceptor(ScopeInterceptor):
-    """Logs one line per request (method, code, duration_ms; for unary-response calls also
-    the fields added through :func:`request_line_fields`) and records :class:`GrpcMetrics`.
-
-    Put it first in the interceptor list, so it sees the final status of the others.
-    """
-
-    def __init__(
-        self, metrics: GrpcMetrics, logger: Any = None, quiet_ok: Collection[str] = ()
-    ) -> None:
-        self.observer = RequestObserver(metrics, logger, quiet_ok)
-        #: Whether each method seen answers with one message (its line may carry fields).
-        self._unary_response: dict[str, bool] = {}
-        super().__init__(self._observed)
-
-    async def intercept_service(
-        self, continuation: Callable[[Any], Any], handler_call_details: Any
-    ) -> Any:
-        """See ``grpc.aio.ServerInterceptor.intercept_service``; notes the method's shape."""
-        handler = await super().intercept_service(continuation, handler_call_details)
-        method: str = handler_call_details.method
-        if handler is not None and method not in self._unary_response:
-            self._unary_response[method] = (
-                handler.unary_unary is not None or handler.stream_unary is not None
-            )
-        return handler
-
-    @asynccontextmanager
-    async def _observed(self, context: Any, method: str) -> AsyncIterator[None]:
-        started = time.perf_counter()
-        call = current_call()
-        error: BaseException | None = None
-        # Only unary responses: a stream's messages log lines of their own.
-        line = (
-            _RequestLine(asyncio.current_task(), {}) if self._unary_response.get(method) else None
-        )
-        token = _REQUEST_LINE.set(line) if line is not None else None
-        try:
-            yield
-        except BaseException as raised:
-            error = raised
-            raise
-        finally:
-            if line is not None:
-                line.task = None  # tasks the call started (timers) see a closed line
-                with suppress(ValueError):  # not in the call's own context: nothing to undo
-                    _REQUEST_LINE.reset(token)  # type: ignore[arg-type]
-            self.observer.finished(
-                context,
-                method,
-                error,
-                started,
-                line.fields if line is not None else None,
-                call=call,
             )

@@ -117,8 +117,8 @@ def standard_interceptors(
     Observability is outermost so it logs and counts the final status, including the ones
     authentication and error mapping produce. ``token_secret`` is the token keyring (or one
     secret); None turns authentication off
-    (local tools and tests only). The three run as one :class:`ServiceInterceptor` (same
-    behaviour, a fraction of the per-call cost). ``quiet_ok_methods`` (default: the
+    (local tools and tests only). The three run as one :class:`ServiceInterceptor`, the one
+    stack (:mod:`poker.servicekit.stack`). ``quiet_ok_methods`` (default: the
     ``SERVICEKIT_LOG_QUIET_OK_METHODS`` variable, unset = none) log their successful calls at
     debug instead of info.
     """

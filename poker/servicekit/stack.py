@@ -1,14 +1,15 @@
-"""The standard interceptor stack (observe -> authenticate -> map errors) as one interceptor.
+"""The one interceptor stack of the services: observe -> authenticate -> map errors, in one
+wrapper per method, built once and reused (the only interceptor; nothing else wraps a handler).
 
-Three nested :class:`~poker.servicekit.interceptors.ScopeInterceptor` wrappers cost three handler
-copies, three closures and three async context managers per call. :class:`ServiceInterceptor`
-does the same work in one wrapper per method, built once and reused: for a unary response the
-three steps are inlined in one coroutine; streaming responses (rare, long-lived) go through the
-three scopes nested as before. The behaviour is the nested stack's, call for call: the request
-line and metrics see the final status, authentication runs on every call but those of
-:data:`~poker.servicekit.auth.PUBLIC_SERVICES`, and escaping errors are mapped by the error table.
-Inside, the caller's deadline is recorded for the calls the servicer makes on the caller's
-behalf (:mod:`poker.servicekit.deadlines`).
+For every call: the request line and metrics see the final status
+(:class:`~poker.servicekit.observability.RequestObserver`), authentication runs on every call but
+those of :data:`~poker.servicekit.auth.PUBLIC_SERVICES`
+(:class:`~poker.servicekit.auth.Authenticator`), an escaping error becomes its status by the
+error table (:func:`~poker.servicekit.status.abort_with`), a body that is not the request message
+is INVALID_ARGUMENT (:func:`~poker.servicekit.decoding.guard_decoding`), and inside, the
+caller's deadline is recorded for the calls the servicer makes on the caller's behalf
+(:mod:`poker.servicekit.deadlines`). A unary response has the steps inlined in one coroutine
+(the hot path); a streaming response runs them as one scope around the stream.
 """
 
 from __future__ import annotations
@@ -17,21 +18,22 @@ import contextlib
 import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import grpc
 
-from poker.servicekit.auth import AuthInterceptor, _principal, is_public
+from poker.servicekit.auth import Authenticator, _principal, is_public
 from poker.servicekit.deadlines import caller_deadline, deadline_token, reset_deadline
 from poker.servicekit.decoding import guard_decoding
-from poker.servicekit.interceptors import CallInfo, RpcScope, note_call, wrap_handler
 from poker.servicekit.observability import (
+    CallInfo,
     GrpcMetrics,
-    ObservabilityInterceptor,
+    RequestObserver,
     close_request_line,
     open_request_line,
 )
-from poker.servicekit.status import Errors, abort_with, error_scope
+from poker.servicekit.status import Errors, abort_with
 from poker.servicekit.tokens import Role, TokenKeys
 
 _AbortError = grpc.aio.AbortError
@@ -50,14 +52,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         quiet_ok_methods: Collection[str] = (),
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._observability = ObservabilityInterceptor(metrics, quiet_ok=quiet_ok_methods)
+        self._observer = RequestObserver(metrics, quiet_ok=quiet_ok_methods)
         self._auth = (
             None
             if token_secret is None
-            else AuthInterceptor(token_secret, roles_by_method=roles_by_method, clock=clock)
+            else Authenticator(token_secret, roles_by_method=roles_by_method, clock=clock)
         )
         self._extra = extra_errors
-        self._error_scope = error_scope(extra_errors)
         self._wrapped: dict[str, tuple[Any, Any]] = {}
 
     async def intercept_service(
@@ -98,24 +99,64 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
-        # Streaming responses: the nested scopes, innermost first.
-        handler = wrap_handler(handler, method, _deadline_scope)
-        if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
-            # One request: its ids go into the ErrorInfo, as for a unary call.
-            handler = grpc.unary_stream_rpc_method_handler(
-                _mapped_stream(handler.unary_stream, self._extra),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        else:
-            handler = wrap_handler(handler, method, self._error_scope)
-        if authenticates:
-            assert self._auth is not None
-            handler = wrap_handler(handler, method, _noting_caller(self._auth._authenticated))
-        return wrap_handler(handler, method, self._observability._observed)
+        scope = self._streaming_scope(method, authenticates, handler.unary_stream is not None)
+        behaviour = handler.unary_stream or handler.stream_stream
+        make = (
+            grpc.unary_stream_rpc_method_handler
+            if handler.unary_stream is not None
+            else grpc.stream_stream_rpc_method_handler
+        )
+        return make(
+            _in_scope(behaviour, scope),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _streaming_scope(self, method: str, authenticates: bool, one_request: bool) -> _Scope:
+        """The steps of :meth:`_unary`, as a scope around a streaming response (rare and
+        long-lived: clarity over the unary path's inlining). The request line is the call's
+        own (a stream's messages log lines of their own, so it carries no fields)."""
+        finished = self._observer.finished
+        authenticate = self._auth.authenticate if self._auth is not None else None
+        extra = self._extra
+
+        @contextlib.asynccontextmanager
+        async def scope(request: Any, context: Any) -> AsyncIterator[None]:
+            started = time.perf_counter()
+            error: BaseException | None = None
+            notes: dict[str, object] = {}
+            try:
+                reset = None
+                if authenticates:
+                    assert authenticate is not None
+                    principal = await authenticate(context, method)
+                    notes = {"caller": principal.subject, "caller_role": principal.role.value}
+                    reset = _principal.set(principal)
+                try:
+                    with caller_deadline(context.time_remaining()):
+                        yield
+                except Exception as raised:  # CancelledError, GeneratorExit are not Exceptions
+                    if isinstance(raised, _AbortError):
+                        raise
+                    # One request: its ids go into the ErrorInfo, as for a unary call.
+                    await abort_with(context, raised, extra, request if one_request else None)
+                    raise  # pragma: no cover - abort raises
+                finally:
+                    if reset is not None:
+                        # A stream the client dropped may be finished in another context,
+                        # which never saw this principal: nothing to undo there.
+                        with contextlib.suppress(ValueError):
+                            _principal.reset(reset)
+            except BaseException as raised:
+                error = raised
+                raise
+            finally:
+                finished(context, method, error, started, None, call=CallInfo(request, notes))
+
+        return scope
 
     def _unary(self, behaviour: Any, method: str, authenticates: bool) -> Any:
-        finished = self._observability.observer.finished
+        finished = self._observer.finished
         authenticate = self._auth.authenticate if self._auth is not None else None
         extra = self._extra
         perf_counter = time.perf_counter
@@ -156,42 +197,29 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         return call
 
 
-def _noting_caller(scope: RpcScope) -> RpcScope:
-    """The authentication ``scope``, noting the caller it found for the request line."""
-
-    @contextlib.asynccontextmanager
-    async def noted(context: Any, method: str) -> AsyncIterator[None]:
-        async with scope(context, method):
-            principal = _principal.get()
-            if principal is not None:
-                note_call(caller=principal.subject, caller_role=principal.role.value)
-            yield
-
-    return noted
+#: ``scope(request, context)``: the async context one streaming call runs in.
+_Scope = Callable[[Any, Any], AbstractAsyncContextManager[None]]
 
 
-def _mapped_stream(behaviour: Any, extra: Errors | None) -> Any:
-    """A server-streaming ``behaviour`` whose escaping error becomes its status, with the
-    request's ids in the ErrorInfo (what :func:`error_scope` does, knowing the request)."""
+def _in_scope(behaviour: Any, scope: _Scope) -> Any:
+    """A streaming ``behaviour`` run inside ``scope``, in both styles of a streaming response:
+    an async generator, or a coroutine that calls ``context.write`` (the health service's
+    Watch)."""
+    if not inspect.isasyncgenfunction(behaviour):
+
+        async def call(request: Any, context: Any) -> Any:
+            async with scope(request, context):
+                return await behaviour(request, context)
+            raise AssertionError("unreachable: the scope re-raises or aborts")  # pragma: no cover
+
+        return call
 
     async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-        try:
+        async with scope(request, context):
             async for response in behaviour(request, context):
                 yield response
-        except Exception as raised:  # CancelledError and GeneratorExit are not Exceptions
-            if isinstance(raised, _AbortError):
-                raise
-            await abort_with(context, raised, extra, request)
 
     return stream
-
-
-@contextlib.asynccontextmanager
-async def _deadline_scope(context: Any, method: str) -> AsyncIterator[None]:
-    """The caller's deadline, for the calls the servicer makes on its behalf
-    (:mod:`poker.servicekit.deadlines`)."""
-    with caller_deadline(context.time_remaining()):
-        yield
 
 
 class _WrappedGenericHandler(grpc.GenericRpcHandler):

@@ -2,8 +2,8 @@
 
 The application raises the families of :mod:`poker.servicekit.errors` (plain Python) or lets the event
 store's own errors through; only here, at the servicer edge, do they become a status. The
-:class:`ErrorInterceptor` (or the :func:`maps_errors` decorator, or the service stack of
-:mod:`poker.servicekit.stack`) applies the table:
+service stack of :mod:`poker.servicekit.stack` (or, for a servicer served without it, the
+:func:`maps_errors` decorator) applies the table:
 
 =========================================  ===================  =================================
 family                                     status               details sent to the client
@@ -62,7 +62,6 @@ from poker.servicekit.errors import (
     Unauthenticated,
     Unavailable,
 )
-from poker.servicekit.interceptors import ScopeInterceptor
 
 _log = structlog.get_logger(__name__)
 
@@ -308,20 +307,13 @@ def error_scope(
     return scope
 
 
-class ErrorInterceptor(ScopeInterceptor):
-    """A grpc.aio server interceptor applying the error table to every method."""
-
-    def __init__(self, extra: Errors | None = None) -> None:
-        super().__init__(error_scope(extra))
-
-
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
 def maps_errors(method: _Method) -> _Method:
     """Decorate one grpc.aio servicer method (unary or server-streaming) with the error table.
 
-    For servers without :class:`ErrorInterceptor`; the context is the method's last argument.
+    For servers without the service stack; the context is the method's last argument.
     """
     scope = error_scope()
     if inspect.isasyncgenfunction(method):

@@ -64,7 +64,6 @@ GRPC_EDGE: frozenset[str] = frozenset(
         # authenticating interceptor, the request decoding guard, channel/server credentials
         "poker/servicekit/server.py",
         "poker/servicekit/stack.py",
-        "poker/servicekit/interceptors.py",
         "poker/servicekit/status.py",
         "poker/servicekit/auth.py",
         "poker/servicekit/decoding.py",
