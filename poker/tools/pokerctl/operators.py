@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 import grpc
-from rich.table import Table
 
 from poker.engine.games import GAMES, ForcedBets
 from poker.servicekit.tokens import Role, issue_token
@@ -25,9 +24,7 @@ from poker.tools.pokerctl.common import (
 from poker.tools.render import (
     STRUCTURES,
     as_json,
-    game_name,
-    stakes_text,
-    structure_name,
+    tables_grid,
 )
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
@@ -182,25 +179,7 @@ def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableV
     if not summaries:
         ctl.out.print("no tables yet: `pokerctl create` opens one")
         return
-    grid = Table(header_style="bold", show_edge=False)
-    for column in ("table", "game", "structure", "stakes", "seats", "money", "chips", "hands"):
-        grid.add_column(column)
-    grid.add_column("state")
-    for summary, view in zip(summaries, views, strict=True):
-        state = "closed" if summary.closed else ("playing" if summary.hand_running else "waiting")
-        state = "QUARANTINED" if summary.quarantined else state
-        grid.add_row(
-            summary.table_id,
-            game_name(summary.game),
-            structure_name(summary.structure),
-            stakes_text(summary.stakes),
-            f"{summary.players}/{summary.seat_count}",
-            "real" if view.config.real_money else "play",
-            str(sum(seat.stack for seat in view.seats)),
-            str(view.hands_started),
-            state,
-        )
-    ctl.out.print(grid)
+    ctl.out.print(tables_grid(summaries, views))
 
 
 @click.command()

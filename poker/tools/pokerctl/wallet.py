@@ -8,7 +8,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import click
-from rich.table import Table
 
 from poker.servicekit.tokens import Role
 from poker.tools.pokerctl.common import (
@@ -18,22 +17,8 @@ from poker.tools.pokerctl.common import (
     run,
     wallet_call,
 )
-from poker.tools.render import (
-    as_json,
-    local_time,
-)
-from poker.v1 import ledger_pb2 as lpb
+from poker.tools.render import as_json, money_text, rake_grid, transactions_grid
 from poker.v1 import wallet_pb2 as wpb
-
-
-def _money(balance: wpb.Balance) -> str:
-    tables = ", ".join(f"{line.table_id}: {line.amount}" for line in balance.escrow)
-    return (
-        f"{balance.player_id}: cash {balance.cash}, held {balance.held}, "
-        f"at tables {sum(line.amount for line in balance.escrow)}"
-        + (f" ({tables})" if tables else "")
-        + f", total {balance.total}"
-    )
 
 
 def _money_command(method: str) -> Callable[..., Coroutine[Any, Any, None]]:
@@ -43,7 +28,7 @@ def _money_command(method: str) -> Callable[..., Coroutine[Any, Any, None]]:
         reply = await wallet_call(ctl, method, request, "cashier", Role.CASHIER)
         ctl.emit(
             as_json(reply),
-            lambda: print(f"transaction {reply.transaction_id}; {_money(reply.balance)}"),
+            lambda: print(f"transaction {reply.transaction_id}; {money_text(reply.balance)}"),
         )
 
     move.__doc__ = f"{method} money for a player (as the cashier; idempotent per key)."
@@ -83,7 +68,7 @@ async def balance(ctl: Ctl, players: tuple[str, ...]) -> None:
 
     def human() -> None:
         for reply in replies:
-            print(_money(reply))
+            print(money_text(reply))
 
     ctl.emit({"balances": [as_json(r) for r in replies]}, human)
 
@@ -99,19 +84,7 @@ async def transactions(ctl: Ctl, player: str, limit: int) -> None:
     reply = await wallet_call(ctl, "ListTransactions", request)
 
     def human() -> None:
-        grid = Table(header_style="bold", show_edge=False)
-        for column in ("#", "when", "kind", "table@event", "postings"):
-            grid.add_column(column)
-        for tx in reply.transactions:
-            kind = lpb.TransactionKind.Name(tx.kind).removeprefix("TRANSACTION_KIND_").lower()
-            grid.add_row(
-                str(tx.transaction_id),
-                local_time(tx.occurred_at),
-                kind,
-                f"{tx.table_id}@{tx.position}" if tx.table_id else "",
-                " ".join(f"{p.account} {p.amount:+d}" for p in tx.postings),
-            )
-        ctl.out.print(grid)
+        ctl.out.print(transactions_grid(reply.transactions))
 
     ctl.emit(as_json(reply), human)
 
@@ -148,12 +121,7 @@ async def rake(ctl: Ctl) -> None:
     reply = await wallet_call(ctl, "GetRakeReport", request)
 
     def human() -> None:
-        grid = Table(header_style="bold", show_edge=False)
-        for column in ("day (UTC)", "table", "game", "hands", "rake"):
-            grid.add_column(column)
-        for row in reply.rows:
-            grid.add_row(row.day, row.table_id, row.game, str(row.hands), str(row.rake))
-        ctl.out.print(grid)
+        ctl.out.print(rake_grid(reply.rows))
         ctl.out.print(f"total rake {reply.total_rake} over {reply.total_hands} hands")
 
     ctl.emit(as_json(reply), human)
