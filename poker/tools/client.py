@@ -100,15 +100,39 @@ class Client:
 class WalletClient:
     """A Wallet stub with one caller's token."""
 
-    def __init__(self, channel: grpc.aio.Channel, keys: TokenKeys, subject: str, role: Role):
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        keys: TokenKeys | None,
+        subject: str,
+        role: Role,
+        *,
+        token: str = "",
+    ):
+        """The token is issued with ``keys`` as ``subject`` and ``role``, unless one is given
+        (``keys`` then None): a caller that must fail on a missing key before it connects
+        (pokerctl) issues it first."""
         self.stub = wallet_pb2_grpc.WalletServiceStub(channel)
         self.subject = subject
-        self.metadata = bearer_metadata(issue_token(keys, subject=subject, role=role))
+        if not token:
+            assert keys is not None, "no keys to issue the token with"
+            token = issue_token(keys, subject=subject, role=role)
+        self.metadata = bearer_metadata(token)
 
-    async def call(self, method: str, request: Any) -> Any:
-        """Call unary ``method`` with this caller's token."""
+    async def call(
+        self,
+        method: str,
+        request: Any,
+        *,
+        timeout: float = CALL_TIMEOUT_S,
+        wait_for_ready: bool | None = None,
+    ) -> Any:
+        """Call unary ``method`` with this caller's token (``wait_for_ready``: gRPC's, for a
+        server still starting)."""
         rpc = getattr(self.stub, method)
-        return await rpc(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+        return await rpc(
+            request, metadata=self.metadata, timeout=timeout, wait_for_ready=wait_for_ready
+        )
 
     async def deposit(self, player_id: str, amount: int, key: str | None = None) -> Any:
         """Deposit (a cashier's or an operator's call) with a fresh key unless one is given."""

@@ -4,13 +4,14 @@
 and the board, "raises to 40", "calls 2" (the chips added), the showdown, who won which pot, the
 rake - naming players rather than seats. :func:`table_view` draws a ``GetTable`` answer as a
 rich table: the seats, their stacks and the cards the caller may see, the pot, whose turn it is
-and the legal actions with their amounts. Times are the local time of the reader.
+and the legal actions with their amounts; the ``*_grid`` functions draw the lists (tables,
+transactions, the rake report). Times are the local time of the reader.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from google.protobuf.json_format import MessageToDict
@@ -22,6 +23,8 @@ from rich.text import Text
 from poker.engine.games import GAMES
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
+from poker.v1 import wallet_pb2 as wpb
 
 #: The betting structures as ``create --structure`` names them.
 STRUCTURES: Final = {
@@ -324,6 +327,68 @@ def _late(event: Any) -> str:
 
 def _pot(index: int) -> str:
     return "the main pot" if index == 0 else f"side pot {index}"
+
+
+def tables_grid(summaries: Sequence[Any], views: Sequence[dpb.TableView]) -> Table:
+    """``ListTables`` as a grid, one row a table (its view: money, chips, hands; a quarantined
+    table's view is empty, and its state says so)."""
+    grid = Table(header_style="bold", show_edge=False)
+    for column in ("table", "game", "structure", "stakes", "seats", "money", "chips", "hands"):
+        grid.add_column(column)
+    grid.add_column("state")
+    for summary, view in zip(summaries, views, strict=True):
+        state = "closed" if summary.closed else ("playing" if summary.hand_running else "waiting")
+        state = "QUARANTINED" if summary.quarantined else state
+        grid.add_row(
+            summary.table_id,
+            game_name(summary.game),
+            structure_name(summary.structure),
+            stakes_text(summary.stakes),
+            f"{summary.players}/{summary.seat_count}",
+            "real" if view.config.real_money else "play",
+            str(sum(seat.stack for seat in view.seats)),
+            str(view.hands_started),
+            state,
+        )
+    return grid
+
+
+def money_text(balance: wpb.Balance) -> str:
+    """A player's balance on one line: cash, held, at tables (which), total."""
+    tables = ", ".join(f"{line.table_id}: {line.amount}" for line in balance.escrow)
+    return (
+        f"{balance.player_id}: cash {balance.cash}, held {balance.held}, "
+        f"at tables {sum(line.amount for line in balance.escrow)}"
+        + (f" ({tables})" if tables else "")
+        + f", total {balance.total}"
+    )
+
+
+def transactions_grid(transactions: Iterable[Any]) -> Table:
+    """``ListTransactions`` as a grid: id, local time, kind, table@event, postings."""
+    grid = Table(header_style="bold", show_edge=False)
+    for column in ("#", "when", "kind", "table@event", "postings"):
+        grid.add_column(column)
+    for tx in transactions:
+        kind = lpb.TransactionKind.Name(tx.kind).removeprefix("TRANSACTION_KIND_").lower()
+        grid.add_row(
+            str(tx.transaction_id),
+            local_time(tx.occurred_at),
+            kind,
+            f"{tx.table_id}@{tx.position}" if tx.table_id else "",
+            " ".join(f"{p.account} {p.amount:+d}" for p in tx.postings),
+        )
+    return grid
+
+
+def rake_grid(rows: Iterable[Any]) -> Table:
+    """The rake report's rows as a grid: day, table, game, hands, rake."""
+    grid = Table(header_style="bold", show_edge=False)
+    for column in ("day (UTC)", "table", "game", "hands", "rake"):
+        grid.add_column(column)
+    for row in rows:
+        grid.add_row(row.day, row.table_id, row.game, str(row.hands), str(row.rake))
+    return grid
 
 
 def _spaced(cards: str) -> str:

@@ -14,7 +14,7 @@ from poker.engine.phh import PHHError
 from poker.engine.phh.replay import parse_action
 from poker.eventstore.sealing import Refusal, SealRefused, Writer, new_keyring, open_batch
 from poker.servicekit.errors import InvalidArgument
-from poker.tools.pokerctl import _PAIR
+from poker.tools.pokerctl.operators import PAIR as _PAIR
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import wallet_pb2 as wpb
 from poker.wallet.wire import page_of
