@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import click
 import grpc
@@ -37,6 +38,8 @@ from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls
 from poker.servicekit.tokens import TokenKeyring, TokenKeys
 from poker.tools.client import error_reason
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 DEFAULT_DEALER: Final[str] = flags.DEALER.default
 DEFAULT_WALLET: Final[str] = flags.WALLET_SERVICE.default
@@ -49,7 +52,7 @@ LOCAL_ISSUER_KEYS: Final = Path("var") / "token-keys" / "pokerctl.json"
 _OWN_CHECKOUT: Final = Path(__file__).resolve().parents[2]
 
 
-def option(setting: Setting, *, name: str | None = None) -> Any:
+def option(setting: Setting, *, name: str | None = None) -> Callable[[_F], _F]:
     """The click option of ``setting`` (defined in :mod:`poker.servicekit.flags`): its flag
     and deprecated names, its ``POKER_*`` variable (then the deprecated ones), default, help
     and bounds; ``name`` is the parameter's name when it is not the setting's field."""
@@ -65,7 +68,7 @@ def option(setting: Setting, *, name: str | None = None) -> Any:
             kind = click.IntRange(
                 None if low is None else int(low), None if high is None else int(high)
             )
-    return click.option(
+    decorator: Callable[[_F], _F] = click.option(
         f"--{setting.flag}",
         *(f"--{old}" for old in setting.aliases.get(program, ())),
         name or setting.dest,
@@ -75,6 +78,7 @@ def option(setting: Setting, *, name: str | None = None) -> Any:
         type=kind,
         help=help_text(setting, program),
     )
+    return decorator
 
 
 #: pokerctl's settings (the group's options and the log tools'), in the order of their help.
