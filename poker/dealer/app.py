@@ -27,17 +27,18 @@ from poker.dealer.tables import TableService
 from poker.dealer.wallet_client import GrpcWallet
 from poker.dealer.wallet_port import DevWallet, WalletPort
 from poker.engine.evaluation import load_all_rankings
-from poker.eventstore.jetstream import JetStreamEventStore
-from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from poker.eventstore.sealing import Writer
-from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
+from poker.servicekit.composition import (
+    ServiceApi,
+    bind_log_stores,
+    connect_checked,
+    grpc_server,
+)
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
-from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
-from poker.servicekit.observability import GrpcMetrics
-from poker.servicekit.provisioning import TablesSpec, bind_provisioned, dealer_needs, verify
-from poker.servicekit.server import GrpcServer, ServerSettings, standard_interceptors
+from poker.servicekit.provisioning import TablesSpec, dealer_needs, verify
+from poker.servicekit.server import GrpcServer
 from poker.servicekit.settings import require_log_keys
-from poker.servicekit.tls import ClientTls, ServerTls
+from poker.servicekit.tls import ClientTls
 from poker.tablelog.feed import ForeignSubjects, JetStreamFeed
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
@@ -125,34 +126,27 @@ async def build_dealer(
     deck_keys = require_deck_keys(settings.deck_keys)
     # Built now, not at the first showdown of each ranking, which would stall every table.
     load_all_rankings()
-    nats = await connect_nats(service_nats_settings(settings, f"dealer-{settings.owner_id}"))
-    js = nats.jetstream()
     table_log = settings.table_log
     # The operator provisions the stream and buckets (the dealer's NATS user may not create or
     # change them): refuse to start unless they are exactly what the dealer needs.
-    names = table_log.names
-    try:
-        await verify(js, dealer_needs(TablesSpec(names, table_log.replicas, settings.lease_ttl_s)))
-    except BaseException:
-        await nats.close()  # not serving: no connection left behind
-        raise
-    store = JetStreamEventStore(js, table_log.stream_settings)
-    snapshots = JetStreamSnapshotStore(
-        js, SnapshotSettings(bucket=table_log.snapshot_bucket, replicas=table_log.replicas)
+    needs = dealer_needs(TablesSpec(table_log.names, table_log.replicas, settings.lease_ttl_s))
+    nats = await connect_checked(
+        settings, f"dealer-{settings.owner_id}", lambda nats: verify(nats.jetstream(), needs)
     )
-    await bind_provisioned(f"bucket {names.snapshot_bucket}", snapshots.bind_bucket())
-    leases = JetStreamLeaseStore(
+    js = nats.jetstream()
+    stores = await bind_log_stores(
         js,
-        LeaseSettings(
-            bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=table_log.replicas
-        ),
+        table_log.stream_settings,
+        snapshot_bucket=table_log.snapshot_bucket,
+        lease_bucket=table_log.lease_bucket,
+        lease_ttl_s=settings.lease_ttl_s,
     )
-    await bind_provisioned(f"bucket {names.lease_bucket}", leases.bind_bucket())
+    store = stores.events
 
     metrics = DealerMetrics(registry)
     repository = TableRepository(
         store,
-        snapshots,
+        stores.snapshots,
         metrics.table_log,
         recent_commands=settings.recent_command_ids,
         seals=seals,
@@ -160,7 +154,7 @@ async def build_dealer(
         snapshot_bucket=table_log.snapshot_bucket,
         snapshot_every=settings.snapshot_every,
     )
-    ownership = LeaseOwnership(leases, settings.owner_id, metrics)
+    ownership = LeaseOwnership(stores.leases, settings.owner_id, metrics)
     feed = JetStreamFeed(
         js, store.settings, foreign=ForeignSubjects(on_count=metrics.foreign_subjects.set)
     )
@@ -184,33 +178,17 @@ async def build_dealer(
         feed, ownership, tables.adopt, settings.scan_interval_s, quarantine=tables.quarantine
     )
 
-    server = GrpcServer(
-        "dealer",
-        settings=ServerSettings(
-            host=settings.grpc_host,
-            port=settings.grpc_port,
-            grace_s=settings.grace_s,
-            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
-        ),
-        interceptors=standard_interceptors(
-            metrics=GrpcMetrics("dealer", registry),
-            token_secret=settings.token_keyring,
-            roles_by_method=ROLES_BY_METHOD,
-            extra_errors=ERROR_TABLE,
-        ),
-    )
     servicer = DealerServicer(tables, metrics)
-    server.add_service(
+    api = ServiceApi(
         SERVICE_NAME,
-        lambda grpc_server: dealer_pb2_grpc.add_DealerServiceServicer_to_server(
-            servicer, grpc_server
-        ),
+        lambda target: dealer_pb2_grpc.add_DealerServiceServicer_to_server(servicer, target),
+        ROLES_BY_METHOD,
+        ERROR_TABLE,
     )
+    # Its first shutdown hook drains NATS: hooks run last registered first.
+    server = grpc_server("dealer", settings, api, nats, registry)
 
     # Hooks run last registered first: stop deciding, then free the leases, then drain NATS.
-    async def drain() -> None:
-        await drain_nats(nats)
-
     async def hand_off_tables() -> None:
         # The hand-off first, waiting on nothing else: a stopping dealer takes no table (the
         # scanner's offers are refused from here on), and the scanner stops after it.
@@ -234,7 +212,6 @@ async def build_dealer(
         interval_s=settings.jetstream_poll_s,
     )
     server.on_draining(hand_off_tables)
-    server.on_shutdown(drain)
     server.on_shutdown(jetstream.stop)
     if isinstance(wallet_port, GrpcWallet):
         server.on_shutdown(wallet_port.close)

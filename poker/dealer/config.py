@@ -7,27 +7,21 @@
 
 from __future__ import annotations
 
-import argparse
 import enum
-import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
+from poker.servicekit import flags
+from poker.servicekit.flagspec import Program, values
 from poker.servicekit.settings import (
-    COMMON_FLAGS,
     ServiceSettings,
-    add_env_flags,
-    add_log_keys_flag,
-    add_token_secret_flags,
-    add_token_signing_flag,
-    check_replicas,
     check_token_keys,
     client_tls,
     default_owner_id,
-    env_name,
-    field_defaults,
     log_keyring,
+    parse_service_flags,
     server_tls,
     token_keys,
     token_secret,
@@ -35,7 +29,7 @@ from poker.servicekit.settings import (
 )
 from poker.servicekit.tokens import Role, TokenKeyring
 from poker.tablelog.secrets import DeckKeyError, DeckKeys, load_deck_keys
-from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
+from poker.tablelog.settings import TableLogSettings
 
 
 class CrashRule(enum.StrEnum):
@@ -51,37 +45,42 @@ class CrashRule(enum.StrEnum):
     RESUME = "resume"
 
 
+#: --crash-rule's default (poker.servicekit.flags).
+_DEFAULT_CRASH_RULE: Final = CrashRule(flags.CRASH_RULE.default)
+
+
 @dataclass(frozen=True, slots=True)
 class DealerSettings(ServiceSettings):
     """Everything the dealer process is configured with."""
 
-    grpc_port: int = 50051
-    metrics_port: int = 9464
-    # The table log's names (poker.tablelog.settings owns the defaults; the operator provisions
-    # them, the dealer checks them at start).
-    stream: str = DEFAULT_TABLE_LOG.stream
-    subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
-    snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
-    lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
+    grpc_port: int = flags.GRPC_PORT.default_for(Program.DEALER)
+    metrics_port: int = flags.METRICS_PORT.default_for(Program.DEALER)
+    # The table log's names (the --table-* flags; the operator provisions them, the dealer
+    # checks them at start).
+    stream: str = flags.TABLE_STREAM.default
+    subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
+    snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
+    lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
     # Copies JetStream keeps of the table stream and both buckets, as provisioned (checked at
     # start): 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
-    replicas: int = DEFAULT_TABLE_LOG.replicas
-    snapshot_every: int = 100
+    replicas: int = flags.REPLICAS.default
+    snapshot_every: int = flags.SNAPSHOT_EVERY.default_for(Program.DEALER)
     # Command ids per table kept in a dict (the rest: 16 bytes each in the archive of hashes).
-    recent_command_ids: int = 2048
-    lease_ttl_s: float = 10.0
-    scan_interval_s: float = 2.0
+    recent_command_ids: int = flags.RECENT_COMMAND_IDS.default
+    lease_ttl_s: float = flags.LEASE_TTL.default
+    scan_interval_s: float = flags.SCAN_INTERVAL.default
     # A planned hand-off (SIGTERM, DrainTable): how long a table's running hand may take to end
     # before the lease is released anyway, and how long a drained table is left to the others.
-    drain_timeout_s: float = 60.0
-    drain_holdoff_s: float = 30.0
-    max_attempts: int = 5
-    crash_rule: CrashRule = CrashRule.CLOSE
-    wallet: str = "dev"
+    drain_timeout_s: float = flags.DRAIN_TIMEOUT.default
+    drain_holdoff_s: float = flags.DRAIN_HOLDOFF.default
+    max_attempts: int = flags.MAX_ATTEMPTS.default
+    crash_rule: CrashRule = _DEFAULT_CRASH_RULE
+    wallet: str = flags.WALLET.default
     # The wallet service's gRPC address(es), comma-separated (leader and standby); set, it
     # replaces the dev wallet.
     wallet_address: str = ""
-    hold_ttl_s: float = 120.0
+    # The hold the dealer asks the wallet for lives as long as the wallet's --hold-ttl.
+    hold_ttl_s: float = flags.HOLD_TTL.default
     # TLS towards the wallet: the CA that signed its certificate, and this dealer's client
     # certificate and key (the wallet's --tls-client-ca signed them: mutual TLS).
     wallet_tls_ca: str = ""
@@ -89,8 +88,8 @@ class DealerSettings(ServiceSettings):
     wallet_tls_key: str = ""
     # WatchTable: concurrent streams one token subject may hold open in this process, and the
     # batches a stream may fall behind its table before it is cut off (RESOURCE_EXHAUSTED).
-    max_streams_per_caller: int = 8
-    watch_backlog: int = 256
+    max_streams_per_caller: int = flags.MAX_STREAMS_PER_CALLER.default
+    watch_backlog: int = flags.WATCH_BACKLOG.default
     # Unique per process: the lease value names it, and a holder recognises its own lease by it.
     owner_id: str = field(default_factory=default_owner_id)
     # The deck keys (--deck-key PATH): every batch's decks, seeds and private cards, and every
@@ -106,68 +105,23 @@ class DealerSettings(ServiceSettings):
 
 
 _ENV_PREFIX = "DEALER_"
-
-# flag -> (settings field, type), beside servicekit's common flags; every flag also reads
-# DEALER_<FLAG>, converted when the parser is built (the defaults are the settings' own).
-_FLAGS: dict[str, tuple[str, type]] = {
-    **COMMON_FLAGS,
-    "stream": ("stream", str),
-    "subject-prefix": ("subject_prefix", str),
-    "snapshot-bucket": ("snapshot_bucket", str),
-    "lease-bucket": ("lease_bucket", str),
-    "replicas": ("replicas", int),
-    "snapshot-every": ("snapshot_every", int),
-    "recent-command-ids": ("recent_command_ids", int),
-    "lease-ttl": ("lease_ttl_s", float),
-    "scan-interval": ("scan_interval_s", float),
-    "drain-timeout": ("drain_timeout_s", float),
-    "drain-holdoff": ("drain_holdoff_s", float),
-    "max-attempts": ("max_attempts", int),
-    "wallet-tls-ca": ("wallet_tls_ca", str),
-    "wallet-tls-cert": ("wallet_tls_cert", str),
-    "wallet-tls-key": ("wallet_tls_key", str),
-    "max-streams-per-caller": ("max_streams_per_caller", int),
-    "watch-backlog": ("watch_backlog", int),
+_DESCRIPTION = "The dealer: tables and hands over gRPC, events on NATS JetStream."
+#: The settings loaded apart from their text (key files) or not fields of their own.
+_LOADED_APART = (
+    "token_keys",
+    "token_secret",
+    "token_secret_file",
+    "token_signing_key",
+    "log_keys",
+    "deck_key",
+)
+#: The table-log group's fields under the dealer's names.
+_FIELDS = {
+    "table_stream": "stream",
+    "table_subject_prefix": "subject_prefix",
+    "table_snapshot_bucket": "snapshot_bucket",
+    "table_lease_bucket": "lease_bucket",
 }
-
-
-@functools.cache
-def _defaults() -> dict[str, object]:
-    # An empty --owner-id (the default) means a fresh one (see load_settings).
-    return {**field_defaults(DealerSettings), "owner_id": ""}
-
-
-def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
-    def default(name: str, fallback: str) -> str:
-        return env.get(env_name(_ENV_PREFIX, name), fallback)
-
-    parser = argparse.ArgumentParser(
-        prog="python -m poker.dealer",
-        description="The dealer: tables and hands over gRPC, events on NATS JetStream. "
-        "Every flag also reads DEALER_<FLAG> from the environment (e.g. DEALER_NATS_URL).",
-    )
-    add_env_flags(parser, _FLAGS, env, _ENV_PREFIX, _defaults())
-    add_token_secret_flags(parser, env, _ENV_PREFIX)
-    add_token_signing_flag(parser, env, _ENV_PREFIX, Role.DEALER)
-    add_log_keys_flag(parser, env, _ENV_PREFIX)
-    parser.add_argument(
-        "--deck-key",
-        default=env.get(env_name(_ENV_PREFIX, "deck-key"), ""),
-        help="JSON ring of the deck keys that encrypt every hand's deck, seeds and private "
-        "cards in the table log (dealers and the operator only; never the wallet)",
-    )
-    parser.add_argument(
-        "--crash-rule",
-        choices=[rule.value for rule in CrashRule],
-        default=default("crash-rule", CrashRule.CLOSE.value),
-    )
-    parser.add_argument("--wallet", choices=["dev"], default=default("wallet", "dev"))
-    parser.add_argument(
-        "--wallet-address",
-        default=default("wallet-address", ""),
-        help="host:port of the wallet service (comma-separated for a standby); else dev wallet",
-    )
-    return parser
 
 
 def _check_dealer_token_keys(
@@ -192,25 +146,17 @@ def load_settings(
 ) -> DealerSettings:
     """The settings from ``environ`` (default: the process's) overridden by ``argv``."""
     env = os.environ if environ is None else environ
-    args = _parser(env).parse_args(argv)
-    if args.snapshot_every < 1 or args.max_attempts < 1 or args.lease_ttl_s <= 0:
-        raise SystemExit("--snapshot-every, --max-attempts and --lease-ttl must be positive")
-    if args.drain_timeout_s < 0 or args.drain_holdoff_s < 0:
-        raise SystemExit("--drain-timeout and --drain-holdoff must not be negative")
-    if args.recent_command_ids < 1:
-        raise SystemExit("--recent-command-ids must be positive")
-    if args.max_streams_per_caller < 1 or args.watch_backlog < 1:
-        raise SystemExit("--max-streams-per-caller and --watch-backlog must be positive")
-    check_replicas(args.replicas)
+    args = parse_service_flags(Program.DEALER, _DESCRIPTION, argv, env)
     server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
     client_tls(args.wallet_tls_ca, args.wallet_tls_cert, args.wallet_tls_key, flag="--wallet-tls")
     try:
         deck_keys = load_deck_keys(args.deck_key) if args.deck_key else None
     except DeckKeyError as error:
         raise SystemExit(f"--deck-key: {error}") from None
-    given = {name: getattr(args, name) for name, _ in _FLAGS.values()}
+    given = values(args, Program.DEALER, flags.SETTINGS, skip=_LOADED_APART, rename=_FIELDS)
     if not args.owner_id:
-        del given["owner_id"]
+        del given["owner_id"]  # a fresh one (the field's default)
+    given["crash_rule"] = CrashRule(args.crash_rule)
     verify_keys, signing_keys = token_keys(args), token_signing_keys(args, Role.DEALER)
     _check_dealer_token_keys(verify_keys, signing_keys, args.wallet_address)
     return DealerSettings(
@@ -219,8 +165,5 @@ def load_settings(
         token_signing_keys=signing_keys,
         log_keys=log_keyring(args),
         deck_keys=deck_keys,
-        crash_rule=CrashRule(args.crash_rule),
-        wallet=args.wallet,
-        wallet_address=args.wallet_address,
         **given,
     )

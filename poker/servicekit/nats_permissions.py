@@ -45,6 +45,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from poker.servicekit import flags
+
 DEALER_USER: Final = "dealer"
 WALLET_USER: Final = "wallet"
 #: The operator's user of the TABLES account (provisioning, the table log's tools).
@@ -81,23 +83,25 @@ def inbox_prefix(user: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TableNames:
-    """The dealer's side: the table stream, its subjects and its KV buckets."""
+    """The dealer's side: the table stream, its subjects and its KV buckets (the defaults:
+    the table-log group of :mod:`poker.servicekit.flags`)."""
 
-    stream: str = "POKER_TABLES"
-    subject_prefix: str = "poker.table"
-    snapshot_bucket: str = "POKER_SNAPSHOTS"
-    lease_bucket: str = "POKER_LEASES"
+    stream: str = flags.TABLE_STREAM.default
+    subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
+    snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
+    lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
 
 
 @dataclass(frozen=True, slots=True)
 class WalletNames:
-    """The wallet's own stream and buckets, and its durable consumer on the table stream."""
+    """The wallet's own stream and buckets, and its durable consumer on the table stream
+    (the defaults: the wallet's flags in :mod:`poker.servicekit.flags`)."""
 
-    stream: str = "POKER_WALLET"
-    subject_prefix: str = "poker.wallet"
-    snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS"
-    lease_bucket: str = "POKER_WALLET_LEASES"
-    consumer: str = "wallet-ledger"
+    stream: str = flags.JOURNAL_STREAM.default
+    subject_prefix: str = flags.JOURNAL_SUBJECT_PREFIX.default
+    snapshot_bucket: str = flags.JOURNAL_SNAPSHOT_BUCKET.default
+    lease_bucket: str = flags.JOURNAL_LEASE_BUCKET.default
+    consumer: str = flags.CONSUMER_NAME.default
 
 
 @dataclass(frozen=True, slots=True)

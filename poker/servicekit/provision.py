@@ -8,16 +8,17 @@ dealer's buckets, the wallet's durable consumer on the table stream) and as ``wa
 the WALLET account (``--wallet-nats-credentials``: the journal and its buckets; not needed with
 ``--no-wallet``).
 
-The names are the services' own flags and variables: the dealer's (``--stream``,
-``--subject-prefix``, ``--snapshot-bucket``, ``--lease-bucket``, ``--lease-ttl``, read from
-``DEALER_<FLAG>`` too) and the wallet's (``--wallet-stream`` reads ``WALLET_STREAM``,
-``--consumer-name`` reads ``WALLET_CONSUMER_NAME``...). The connection: ``--nats-url``,
-``--nats-credentials`` and ``--wallet-nats-credentials`` (the admins' JSON credentials
-files) and the NATS TLS files, read from
-``PROVISION_<FLAG>`` too. Prints one line per resource (created, updated, unchanged) and exits
-1 with one sentence if the server refuses something.
+The names are the services' own flags and variables (poker/servicekit/flags.py): the table
+log's (``--table-stream``, ``--table-subject-prefix``, ``--table-snapshot-bucket``,
+``--table-lease-bucket``, and the dealer's ``--lease-ttl``, read from ``DEALER_<FLAG>`` too)
+and the wallet's (``--journal-stream`` reads ``WALLET_JOURNAL_STREAM``, ``--consumer-name``
+reads ``WALLET_CONSUMER_NAME``...; the old ``--stream``, ``--wallet-stream``... still work).
+The connection: ``--nats-url``, ``--nats-credentials`` and ``--wallet-nats-credentials`` (the
+admins' JSON credentials files) and the NATS TLS files, read from ``PROVISION_<FLAG>`` too.
+Prints one line per resource (created, updated, unchanged) and exits 1 with one sentence if
+the server refuses something.
 
->>> args = parser({}).parse_args(["--replicas", "3", "--wallet-stream", "W"])
+>>> args = parser({}).parse_args(["--replicas", "3", "--journal-stream", "W"])
 >>> room = room_of(args)
 >>> room.tables.replicas, room.wallet.names.stream, room.wallet.names.consumer
 (3, 'W', 'wallet-ledger')
@@ -32,6 +33,8 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from poker.eventstore.api import StoreUnavailable
+from poker.servicekit import flags
+from poker.servicekit.flagspec import Program, Setting
 from poker.servicekit.nats_connect import (
     NatsConfigError,
     NatsSettings,
@@ -42,7 +45,6 @@ from poker.servicekit.nats_connect import (
 from poker.servicekit.nats_permissions import TableNames, WalletNames
 from poker.servicekit.observability import configure_logging
 from poker.servicekit.provisioning import (
-    DEFAULT_LEASE_TTL_S,
     Outcome,
     ProvisioningFailed,
     Room,
@@ -52,10 +54,7 @@ from poker.servicekit.provisioning import (
 )
 from poker.servicekit.settings import DEFAULT_NATS_URL, MAX_REPLICAS
 
-_TABLES = TableNames()
-_WALLET = WalletNames()
-
-#: flag -> (environment variable, default)
+#: flag -> (environment variable, default): the connection's.
 _FLAGS: dict[str, tuple[str, str]] = {
     "nats-url": ("PROVISION_NATS_URL", DEFAULT_NATS_URL),
     "nats-credentials": ("PROVISION_NATS_CREDENTIALS", ""),
@@ -64,20 +63,33 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "nats-tls-cert": ("PROVISION_NATS_TLS_CERT", ""),
     "nats-tls-key": ("PROVISION_NATS_TLS_KEY", ""),
     "replicas": ("PROVISION_REPLICAS", "1"),
-    # the dealer's names
-    "stream": ("DEALER_STREAM", _TABLES.stream),
-    "subject-prefix": ("DEALER_SUBJECT_PREFIX", _TABLES.subject_prefix),
-    "snapshot-bucket": ("DEALER_SNAPSHOT_BUCKET", _TABLES.snapshot_bucket),
-    "lease-bucket": ("DEALER_LEASE_BUCKET", _TABLES.lease_bucket),
-    "lease-ttl": ("DEALER_LEASE_TTL", str(DEFAULT_LEASE_TTL_S)),
-    # the wallet's
-    "wallet-stream": ("WALLET_STREAM", _WALLET.stream),
-    "wallet-subject-prefix": ("WALLET_SUBJECT_PREFIX", _WALLET.subject_prefix),
-    "wallet-snapshot-bucket": ("WALLET_SNAPSHOT_BUCKET", _WALLET.snapshot_bucket),
-    "wallet-lease-bucket": ("WALLET_LEASE_BUCKET", _WALLET.lease_bucket),
-    "wallet-lease-ttl": ("WALLET_LEASE_TTL", str(DEFAULT_LEASE_TTL_S)),
-    "consumer-name": ("WALLET_CONSUMER_NAME", _WALLET.consumer),
 }
+#: The services' own settings (poker.servicekit.flags), read from the service's variables
+#: (the wallet's as ``--wallet-<flag>`` where the dealer has the same flag); the old flag
+#: names stay as deprecated aliases.
+_SERVICE_FLAGS: tuple[tuple[str, Setting, Program, tuple[str, ...]], ...] = (
+    ("table-stream", flags.TABLE_STREAM, Program.DEALER, ("stream",)),
+    ("table-subject-prefix", flags.TABLE_SUBJECT_PREFIX, Program.DEALER, ("subject-prefix",)),
+    ("table-snapshot-bucket", flags.TABLE_SNAPSHOT_BUCKET, Program.DEALER, ("snapshot-bucket",)),
+    ("table-lease-bucket", flags.TABLE_LEASE_BUCKET, Program.DEALER, ("lease-bucket",)),
+    ("lease-ttl", flags.LEASE_TTL, Program.DEALER, ()),
+    ("journal-stream", flags.JOURNAL_STREAM, Program.WALLET, ("wallet-stream",)),
+    (
+        "journal-subject-prefix",
+        flags.JOURNAL_SUBJECT_PREFIX,
+        Program.WALLET,
+        ("wallet-subject-prefix",),
+    ),
+    (
+        "journal-snapshot-bucket",
+        flags.JOURNAL_SNAPSHOT_BUCKET,
+        Program.WALLET,
+        ("wallet-snapshot-bucket",),
+    ),
+    ("journal-lease-bucket", flags.JOURNAL_LEASE_BUCKET, Program.WALLET, ("wallet-lease-bucket",)),
+    ("wallet-lease-ttl", flags.LEASE_TTL, Program.WALLET, ()),
+    ("consumer-name", flags.CONSUMER_NAME, Program.WALLET, ()),
+)
 
 
 def parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
@@ -90,6 +102,15 @@ def parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     for flag, (variable, default) in _FLAGS.items():
         result.add_argument(
             f"--{flag}", default=env.get(variable) or default, help=f"(env {variable})"
+        )
+    for flag, setting, program, old in _SERVICE_FLAGS:
+        variables = (setting.env(program), *setting.deprecated_envs(program))
+        given = next((env[name] for name in variables if env.get(name)), None)
+        result.add_argument(
+            f"--{flag}",
+            *(f"--{name}" for name in old),
+            default=given or str(setting.default_for(program)),
+            help=f"the {program.value}'s --{setting.flag} (env {variables[0]})",
         )
     result.add_argument(
         "--no-wallet", action="store_true", help="the dealer's side only (a room without wallet)"
@@ -107,7 +128,12 @@ def room_of(args: argparse.Namespace) -> Room:
     if not 1 <= replicas <= MAX_REPLICAS or min(lease_ttl, wallet_lease_ttl) <= 0:
         raise SystemExit(f"provision: --replicas must be 1-{MAX_REPLICAS}, the TTLs positive")
     tables = TablesSpec(
-        TableNames(args.stream, args.subject_prefix, args.snapshot_bucket, args.lease_bucket),
+        TableNames(
+            args.table_stream,
+            args.table_subject_prefix,
+            args.table_snapshot_bucket,
+            args.table_lease_bucket,
+        ),
         replicas,
         lease_ttl,
     )
@@ -115,10 +141,10 @@ def room_of(args: argparse.Namespace) -> Room:
         return Room(tables, None)
     wallet = WalletSpec(
         WalletNames(
-            args.wallet_stream,
-            args.wallet_subject_prefix,
-            args.wallet_snapshot_bucket,
-            args.wallet_lease_bucket,
+            args.journal_stream,
+            args.journal_subject_prefix,
+            args.journal_snapshot_bucket,
+            args.journal_lease_bucket,
             args.consumer_name,
         ),
         replicas,

@@ -33,6 +33,7 @@ from poker.eventstore.api import retry_while_unavailable
 from poker.eventstore.jetstream import StreamSettings
 from poker.eventstore.nats_errors import is_transient, unavailable_on_transient
 from poker.eventstore.snapshots import SnapshotSettings
+from poker.servicekit import flags
 from poker.servicekit.nats_permissions import TableNames, WalletNames
 
 #: What an operator runs to create or repair them (with the ``admin`` user's credentials).
@@ -45,7 +46,7 @@ SNAPSHOT_MAX_VALUE_BYTES: Final = SnapshotSettings().max_value_bytes
 #: The redelivery schedule of the wallet's durable consumer (a stalled table's message).
 CONSUMER_BACKOFF_S: Final = (1.0, 2.0, 5.0, 10.0, 30.0)
 CONSUMER_MAX_ACK_PENDING: Final = 10_000
-DEFAULT_LEASE_TTL_S: Final = 10.0
+DEFAULT_LEASE_TTL_S: Final[float] = flags.LEASE_TTL.default
 
 
 R = TypeVar("R", "StreamResource", "ConsumerResource")

@@ -1,9 +1,9 @@
-"""What every service's settings share: the common flags, their ``<PREFIX>_<FLAG>`` environment
-defaults, the process's owner id and the token keys (``--token-keys``, or one ``--token-secret``).
+"""What every service's settings share: their fields, the parser built from
+:mod:`poker.servicekit.flags` (every setting defined once there), the process's owner id and
+the token keys (``--token-keys``, or one ``--token-secret``).
 
-A service lists its flags as ``{flag: (settings field, type)}`` and adds them with
-:func:`add_env_flags`; every flag also reads ``<prefix><FLAG>`` from the environment
-(``--nats-url`` reads ``DEALER_NATS_URL`` with the prefix ``DEALER_``):
+Every flag also reads ``<PREFIX><FLAG>`` from the environment (``--nats-url`` reads
+``DEALER_NATS_URL`` in the dealer):
 
 >>> env_name("WALLET_", "nats-url")
 'WALLET_NATS_URL'
@@ -18,52 +18,32 @@ import dataclasses
 import os
 import secrets
 import socket
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
 from poker.eventstore.sealing import Keyring, KeyringError, Writer, load_keyring
+from poker.servicekit import flags
+from poker.servicekit.flagspec import ENV_PREFIX, Program, add_flags, check_flags, env_name
 from poker.servicekit.tls import ClientTls, ServerTls
 from poker.servicekit.tokens import ISSUER_OF, Role, TokenKeyring
 
-#: ``{flag: (settings field, type)}``: the flags every service has, under the same field names.
-COMMON_FLAGS: Final[Mapping[str, tuple[str, type]]] = {
-    "nats-url": ("nats_url", str),
-    # The JSON credentials file of this service's NATS user, and the NATS TLS files (the CA of
-    # the server's certificate; this client's certificate and key for mutual TLS). "": unset.
-    "nats-credentials": ("nats_credentials", str),
-    "nats-tls-ca": ("nats_tls_ca", str),
-    "nats-tls-cert": ("nats_tls_cert", str),
-    "nats-tls-key": ("nats_tls_key", str),
-    "grpc-host": ("grpc_host", str),
-    "grpc-port": ("grpc_port", int),
-    "metrics-port": ("metrics_port", int),
-    "grace": ("grace_s", float),
-    "log-level": ("log_level", str),
-    "owner-id": ("owner_id", str),
-    # gRPC TLS (poker.servicekit.tls): the server's certificate chain and key, and the CA whose
-    # client certificates it requires (set: mutual TLS). All empty: plaintext.
-    "tls-cert": ("tls_cert", str),
-    "tls-key": ("tls_key", str),
-    "tls-client-ca": ("tls_client_ca", str),
-    # Seconds between two polls of the JetStream API for the jetstream_* gauges
-    # (poker.servicekit.jetstream_monitor); 0 turns the polling off.
-    "jetstream-poll-interval": ("jetstream_poll_s", float),
-}
+__all__ = ["env_name"]
 
-DEFAULT_NATS_URL: Final = "nats://127.0.0.1:4222"
+DEFAULT_NATS_URL: Final[str] = flags.NATS_URL.default
 #: JetStream keeps at most 5 copies of a stream (an odd number: a quorum is a majority).
-MAX_REPLICAS: Final = 5
-DEFAULT_GRPC_HOST: Final = "127.0.0.1"
-DEFAULT_GRACE_S: Final = 5.0
-DEFAULT_LOG_LEVEL: Final = "info"
+MAX_REPLICAS: Final = flags.MAX_REPLICAS
+DEFAULT_GRPC_HOST: Final[str] = flags.GRPC_HOST.default
+DEFAULT_GRACE_S: Final[float] = flags.GRACE.default
+DEFAULT_LOG_LEVEL: Final[str] = flags.LOG_LEVEL.default
 #: Seconds between polls of the JetStream API: a fraction of the alerts' windows (minutes).
-DEFAULT_JETSTREAM_POLL_S: Final = 15.0
+DEFAULT_JETSTREAM_POLL_S: Final[float] = flags.JETSTREAM_POLL_INTERVAL.default
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ServiceSettings:
-    """The settings every service has (the fields of :data:`COMMON_FLAGS` and the keys); each
-    service's settings class extends it with its own fields and its own ports."""
+    """The settings every service has (the common, NATS and gRPC groups of
+    :mod:`poker.servicekit.flags`, whose defaults these are, and the keys); each service's
+    settings class extends it with its own fields and its own ports."""
 
     # The token keys: a keyring (--token-keys), else the one secret of --token-secret; and the
     # ring of this service's own private key (--token-signing-key: the dealer's, for its
@@ -75,18 +55,18 @@ class ServiceSettings:
     log_keys: Keyring | None = None
     nats_url: str = DEFAULT_NATS_URL
     # This service's NATS user (a JSON credentials file) and NATS TLS files; "" = unset.
-    nats_credentials: str = ""
-    nats_tls_ca: str = ""
-    nats_tls_cert: str = ""
-    nats_tls_key: str = ""
+    nats_credentials: str = flags.NATS_CREDENTIALS.default
+    nats_tls_ca: str = flags.NATS_TLS_CA.default
+    nats_tls_cert: str = flags.NATS_TLS_CERT.default
+    nats_tls_key: str = flags.NATS_TLS_KEY.default
     grpc_host: str = DEFAULT_GRPC_HOST
     grpc_port: int = 0
     metrics_port: int = 0
     # gRPC TLS of this server (poker.servicekit.tls; all empty: plaintext). With a client CA, every
     # caller must present a certificate it signed: mutual TLS.
-    tls_cert: str = ""
-    tls_key: str = ""
-    tls_client_ca: str = ""
+    tls_cert: str = flags.TLS_CERT.default
+    tls_key: str = flags.TLS_KEY.default
+    tls_client_ca: str = flags.TLS_CLIENT_CA.default
     grace_s: float = DEFAULT_GRACE_S
     # Seconds between polls of the JetStream API for the jetstream_* gauges (0: off).
     jetstream_poll_s: float = DEFAULT_JETSTREAM_POLL_S
@@ -100,67 +80,33 @@ class ServiceSettings:
         return ring if self.token_signing_keys is None else ring.merged(self.token_signing_keys)
 
 
-def env_name(prefix: str, flag: str) -> str:
-    """The environment variable of ``--flag``: ``prefix`` + the flag in upper snake case."""
-    return prefix + flag.upper().replace("-", "_")
-
-
 def default_owner_id(prefix: str = "") -> str:
     """An id unique to this process (lease values name it; a holder knows its lease by it)."""
     return f"{prefix}{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-def field_defaults(settings_class: type) -> dict[str, Any]:
-    """``{field: default}`` of a settings dataclass (fields without a plain default left out)."""
-    return {
-        item.name: item.default
-        for item in dataclasses.fields(settings_class)
-        if item.default is not dataclasses.MISSING
-    }
-
-
-def add_env_flags(
-    parser: argparse.ArgumentParser,
-    flags: Mapping[str, tuple[str, type]],
-    env: Mapping[str, str],
-    prefix: str,
-    defaults: Mapping[str, Any] | None = None,
-) -> None:
-    """Add ``--<flag>`` (stored as its settings field) for each of ``flags``.
-
-    Without ``defaults``, a flag's default is its environment variable as given (``None`` when
-    unset; argparse converts it, so a bad value is a usage error), and the caller leaves unset
-    and empty values to the settings' own defaults. With ``defaults`` (``{field: value}``), it is
-    ``type(environment variable, else str(defaults[field]))``, converted here.
-    """
-    for flag, (dest, kind) in flags.items():
-        name = env_name(prefix, flag)
-        if defaults is None:
-            default: Any = env.get(name)
-        else:
-            default = kind(env.get(name, str(defaults[dest])))
-        parser.add_argument(f"--{flag}", dest=dest, type=kind, default=default)
-
-
-def add_token_secret_flags(
-    parser: argparse.ArgumentParser, env: Mapping[str, str], prefix: str
-) -> None:
-    """``--token-keys`` (a keyring file), ``--token-secret`` (hex) and ``--token-secret-file``,
-    defaulting to their variables (``<PREFIX>TOKEN_KEYS``, ...)."""
-    parser.add_argument(
-        "--token-keys",
-        default=env.get(env_name(prefix, "token-keys"), ""),
-        help='JSON keyring of the token keys: {"current": <kid>, "keys": {<kid>: <base64>}}; '
-        "every key verifies, the current one signs",
+def service_parser(
+    program: Program, description: str, env: Mapping[str, str]
+) -> argparse.ArgumentParser:
+    """``python -m poker.<program>``'s parser: every setting of :mod:`poker.servicekit.flags`
+    the program reads, each defaulting to its variable in ``env``, else its default."""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m poker.{program.value}",
+        description=f"{description} Every flag also reads {ENV_PREFIX[program]}<FLAG> from the "
+        "environment; docs/configuration.md lists them all.",
     )
-    parser.add_argument(
-        "--token-secret",
-        default=env.get(env_name(prefix, "token-secret"), ""),
-        help="hex HMAC secret of the bearer tokens (at least 32 bytes): a one-key ring",
-    )
-    parser.add_argument(
-        "--token-secret-file", default=env.get(env_name(prefix, "token-secret-file"), "")
-    )
+    add_flags(parser, program, env, flags.SETTINGS)
+    return parser
+
+
+def parse_service_flags(
+    program: Program, description: str, argv: Sequence[str] | None, env: Mapping[str, str]
+) -> argparse.Namespace:
+    """The flags of ``argv`` over ``env``, each checked against its bounds (exit with the
+    sentence of the first refused)."""
+    args = service_parser(program, description, env).parse_args(argv)
+    check_flags(args, program, flags.SETTINGS)
+    return args
 
 
 def load_token_secret(text: str, path: str) -> bytes:
@@ -185,19 +131,6 @@ def load_token_keys(path: str) -> TokenKeyring:
         raise SystemExit(f"cannot read the token keyring {path}: {error.strerror}") from error
     except ValueError as error:
         raise SystemExit(f"the token keyring {path} is not valid: {error}") from error
-
-
-def add_token_signing_flag(
-    parser: argparse.ArgumentParser, env: Mapping[str, str], prefix: str, role: Role
-) -> None:
-    """``--token-signing-key PATH`` (``<PREFIX>TOKEN_SIGNING_KEY``): the keyring of this
-    service's own private key, which signs ``role`` tokens only."""
-    parser.add_argument(
-        "--token-signing-key",
-        default=env.get(env_name(prefix, "token-signing-key"), ""),
-        help=f"JSON keyring of this service's own EdDSA private key (it signs {role} tokens "
-        "only; python -m poker.servicekit.tokens new-key makes one)",
-    )
 
 
 def token_signing_keys(args: argparse.Namespace, role: Role) -> TokenKeyring | None:
@@ -249,16 +182,6 @@ def token_keys(args: argparse.Namespace) -> TokenKeyring | None:
     """The keyring of ``--token-keys``, or None when the service runs on ``--token-secret``."""
     path: str = getattr(args, "token_keys", "")
     return load_token_keys(path) if path else None
-
-
-def add_log_keys_flag(parser: argparse.ArgumentParser, env: Mapping[str, str], prefix: str) -> None:
-    """``--log-keys PATH``: the JSON keyring sealing the table log and the snapshots (see
-    :mod:`poker.eventstore.sealing`), defaulting to ``<prefix>LOG_KEYS``."""
-    parser.add_argument(
-        "--log-keys",
-        default=env.get(env_name(prefix, "log-keys"), ""),
-        help="JSON keyring of the writer keys that seal table-log batches and snapshots",
-    )
 
 
 def log_keyring(args: argparse.Namespace) -> Keyring | None:

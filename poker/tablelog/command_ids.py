@@ -42,11 +42,12 @@ from array import array
 from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
+from poker.servicekit import flags
 from poker.servicekit.errors import RuleViolation
 from poker.v1 import events_pb2 as pb
 
 #: Command ids kept in the recent dict (per table) before they move to the archive.
-DEFAULT_RECENT: Final = 2048
+DEFAULT_RECENT: Final[int] = flags.RECENT_COMMAND_IDS.default
 #: The dict grows this far beyond its bound before its oldest entries move, in one sweep.
 DEFAULT_SLACK: Final = 128
 #: Runs this long (or longer together) are not merged: bounds the pause of one merge.

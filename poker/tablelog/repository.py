@@ -37,6 +37,8 @@ from poker.eventstore.aggregate import Aggregate
 from poker.eventstore.api import EventStore, Record
 from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
+from poker.servicekit import flags
+from poker.servicekit.flagspec import Program
 from poker.tablelog.chain import ChainState, advance_batch, rule_time
 from poker.tablelog.codec import (
     LoadedTable,
@@ -70,11 +72,11 @@ class TableRepository:
         *,
         seals: TableSeals,
         deck_keys: DeckKeys | None,
-        snapshot_bucket: str = "POKER_SNAPSHOTS",
-        snapshot_every: int = 100,
+        snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default,
+        snapshot_every: int = flags.SNAPSHOT_EVERY.default_for(Program.DEALER),
         recent_commands: int = DEFAULT_RECENT,
         save_snapshots: bool = True,
-        max_attempts: int = 5,
+        max_attempts: int = flags.MAX_ATTEMPTS.default,
     ) -> None:
         """``seals`` seal what this repository appends (as its writer) and check what it
         reads; snapshots (in ``snapshot_bucket``, the name their seals bind) are accepted from

@@ -1,10 +1,11 @@
 """The names of the table log on NATS: one owner for both services' defaults.
 
-The operator provisions the stream and its buckets under these names (the dealer's
-``--stream``, ``--subject-prefix``, ``--snapshot-bucket``, ``--lease-bucket``); the wallet looks
-them up (``--table-stream``, ``--table-subject-prefix``, ``--dealer-snapshot-bucket``,
-``--dealer-lease-bucket``) and must be given the same names. Both services' settings default to
-this class's defaults and expose their names as one :class:`TableLogSettings`.
+The operator provisions the stream and its buckets under these names; the dealer, the wallet
+and pokerctl are given them by the same flags (the table-log group of
+:mod:`poker.servicekit.flags`, which owns the defaults: ``--table-stream``,
+``--table-subject-prefix``, ``--table-snapshot-bucket``, ``--table-lease-bucket``, read from
+``<PREFIX>_TABLE_STREAM``...). Both services' settings expose their names as one
+:class:`TableLogSettings`.
 
 >>> TableLogSettings().subject("t1")
 'poker.table.t1'
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from poker.eventstore.jetstream import StreamSettings
+from poker.servicekit import flags
 from poker.servicekit.nats_permissions import TableNames
 
 
@@ -26,11 +28,11 @@ class TableLogSettings:
     where an append is acknowledged once a quorum of them has it; applied by the operator's
     provisioning, checked by the dealer at start, see deploy/README.md)."""
 
-    stream: str = "POKER_TABLES"
-    subject_prefix: str = "poker.table"
-    snapshot_bucket: str = "POKER_SNAPSHOTS"
-    lease_bucket: str = "POKER_LEASES"
-    replicas: int = 1
+    stream: str = flags.TABLE_STREAM.default
+    subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
+    snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
+    lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
+    replicas: int = flags.REPLICAS.default
 
     def subject(self, table_id: str) -> str:
         """The subject of ``table_id``'s log."""

@@ -24,19 +24,25 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
+import click
 import grpc
 
+from poker.servicekit import flags
+from poker.servicekit.flagspec import Program, Setting, help_text
 from poker.servicekit.settings import client_tls, load_token_keys
 from poker.servicekit.tls import ClientTls
 from poker.servicekit.tokens import TokenKeyring, TokenKeys
 from poker.tools.client import error_reason
 
-DEFAULT_DEALER: Final = "127.0.0.1:50051"
-DEFAULT_WALLET: Final = "127.0.0.1:50061"
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+DEFAULT_DEALER: Final[str] = flags.DEALER.default
+DEFAULT_WALLET: Final[str] = flags.WALLET_SERVICE.default
 #: How long pokerctl waits for a service to answer the connection before it says so.
 CONNECT_TIMEOUT_S: Final = 2.0
 _SECRET: Final = Path("var") / "token-secret"
@@ -44,6 +50,39 @@ _SECRET: Final = Path("var") / "token-secret"
 LOCAL_ISSUER_KEYS: Final = Path("var") / "token-keys" / "pokerctl.json"
 #: The checkout pokerctl runs from (an editable install: poker/tools/ctlconfig.py -> root).
 _OWN_CHECKOUT: Final = Path(__file__).resolve().parents[2]
+
+
+def option(setting: Setting, *, name: str | None = None) -> Callable[[_F], _F]:
+    """The click option of ``setting`` (defined in :mod:`poker.servicekit.flags`): its flag
+    and deprecated names, its ``POKER_*`` variable (then the deprecated ones), default, help
+    and bounds; ``name`` is the parameter's name when it is not the setting's field."""
+    program = Program.POKERCTL
+    assert program in setting.programs, f"--{setting.flag} is no pokerctl setting"
+    kind: Any = setting.kind
+    if setting.choices:
+        kind = click.Choice(setting.choices)
+    elif setting.kind in (int, float) and (setting.minimum, setting.maximum) != (None, None):
+        kind = click.FloatRange(setting.minimum, setting.maximum)
+        if setting.kind is int:
+            low, high = setting.minimum, setting.maximum
+            kind = click.IntRange(
+                None if low is None else int(low), None if high is None else int(high)
+            )
+    decorator: Callable[[_F], _F] = click.option(
+        f"--{setting.flag}",
+        *(f"--{old}" for old in setting.aliases.get(program, ())),
+        name or setting.dest,
+        envvar=[setting.env(program), *setting.deprecated_envs(program)],
+        default=setting.default_for(program),
+        show_default=False,
+        type=kind,
+        help=help_text(setting, program),
+    )
+    return decorator
+
+
+#: pokerctl's settings (the group's options and the log tools'), in the order of their help.
+SETTINGS: Final = tuple(s for s in flags.SETTINGS if Program.POKERCTL in s.programs)
 
 
 class CtlError(Exception):
@@ -77,12 +116,12 @@ class Settings:
 
     dealer: str = DEFAULT_DEALER
     wallet: str = DEFAULT_WALLET
-    home: str = ""
-    secret_file: str = ""
-    token_keys: str = ""
-    tls_ca: str = ""
-    tls_cert: str = ""
-    tls_key: str = ""
+    home: str = flags.HOME.default
+    secret_file: str = flags.SECRET_FILE.default
+    token_keys: str = flags.TOKEN_KEYS.default
+    tls_ca: str = flags.CTL_TLS_CA.default
+    tls_cert: str = flags.CTL_TLS_CERT.default
+    tls_key: str = flags.CTL_TLS_KEY.default
 
     def tls(self) -> ClientTls | None:
         """TLS to both services; None (plaintext) when no TLS file is set."""

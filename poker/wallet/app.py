@@ -19,28 +19,29 @@ from typing import Any
 import structlog
 from grpc_health.v1 import health_pb2
 from nats.aio.client import Client
+from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
 from poker.eventstore.api import EventStore
 from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore, StreamSettings
-from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
 from poker.eventstore.sealing import Writer
-from poker.eventstore.snapshots import JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit.background import BackgroundTask
+from poker.servicekit.composition import (
+    ServiceApi,
+    bind_log_stores,
+    connect_checked,
+    grpc_server,
+)
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor, Watched
-from poker.servicekit.nats_connect import connect_nats, drain_nats, service_nats_settings
 from poker.servicekit.nats_permissions import TABLES_API_PREFIX, WalletNames
-from poker.servicekit.observability import GrpcMetrics
 from poker.servicekit.provisioning import (
     WalletSpec,
-    bind_provisioned,
     verify,
     wallet_needs,
     wallet_table_needs,
 )
-from poker.servicekit.server import WHOLE_SERVER, GrpcServer, ServerSettings, standard_interceptors
+from poker.servicekit.server import WHOLE_SERVER, GrpcServer
 from poker.servicekit.settings import require_log_keys
-from poker.servicekit.tls import ServerTls
 from poker.tablelog.chain import ChainBreak
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
@@ -206,18 +207,10 @@ async def build_wallet(
         settings.log_keys, "wallet", "WALLET_", signs_as=(Writer.WALLET, Writer.LEDGER)
     )
     seals = TableSeals(keyring, Writer.WALLET)
-    nats = await connect_nats(service_nats_settings(settings, f"wallet-{settings.owner_id}"))
-    js = nats.jetstream()
-    # The dealer's side lives in the TABLES account: the wallet reaches it only through the
-    # JetStream API services its account imports under this prefix (docs/security/nats.md),
-    # and appends a close to the table subjects it imports as they are.
-    tables_js = nats.jetstream(prefix=TABLES_API_PREFIX)
     # The wallet's own stream and buckets, at --replicas copies (3 on a cluster: the journal is
     # the money; an append is acknowledged once a quorum of the nodes has it).
     replicas = settings.replicas
     table_log = settings.table_log
-    # The operator provisions all of it (the wallet's NATS user may not create or change a
-    # stream, nor create its consumer): refuse to start unless it is what the wallet needs.
     own = WalletNames(
         settings.stream,
         settings.subject_prefix,
@@ -225,29 +218,31 @@ async def build_wallet(
         settings.lease_bucket,
         settings.consumer_name,
     )
-    tables = table_log.names
     spec = WalletSpec(own, replicas, settings.lease_ttl_s)
-    try:
-        await verify(js, wallet_needs(spec))
-        await verify(tables_js, *wallet_table_needs(spec, tables))
-    except BaseException:
-        await nats.close()  # not serving: no connection left behind
-        raise
-    journal_store = JetStreamEventStore(
+
+    # The dealer's side lives in the TABLES account: the wallet reaches it only through the
+    # JetStream API services its account imports under this prefix (docs/security/nats.md),
+    # and appends a close to the table subjects it imports as they are.
+    def tables_jetstream(nats: Client) -> JetStreamContext:
+        return nats.jetstream(prefix=TABLES_API_PREFIX)
+
+    async def check(nats: Client) -> None:
+        # The operator provisions all of it (the wallet's NATS user may not create or change
+        # a stream, nor create its consumer): refuse to start unless it is what it needs.
+        await verify(nats.jetstream(), wallet_needs(spec))
+        await verify(tables_jetstream(nats), *wallet_table_needs(spec, table_log.names))
+
+    nats = await connect_checked(settings, f"wallet-{settings.owner_id}", check)
+    js, tables_js = nats.jetstream(), tables_jetstream(nats)
+    journal_stores = await bind_log_stores(
         js,
         StreamSettings(
             stream=settings.stream, subject_prefix=settings.subject_prefix, replicas=replicas
         ),
+        snapshot_bucket=settings.snapshot_bucket,
+        lease_bucket=settings.lease_bucket,
+        lease_ttl_s=settings.lease_ttl_s,
     )
-    snapshots = JetStreamSnapshotStore(
-        js, SnapshotSettings(bucket=settings.snapshot_bucket, replicas=replicas)
-    )
-    await bind_provisioned(f"bucket {own.snapshot_bucket}", snapshots.bind_bucket())
-    leases = JetStreamLeaseStore(
-        js,
-        LeaseSettings(bucket=settings.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=replicas),
-    )
-    await bind_provisioned(f"bucket {own.lease_bucket}", leases.bind_bucket())
     # The dealer's side, read only here: the table stream (checked at start above), read by
     # batch direct get (an ordered consumer's deliveries cannot cross the accounts). Not the
     # dealer's snapshots: they are encrypted to the deck key the wallet never holds (the reaper
@@ -260,8 +255,8 @@ async def build_wallet(
     metrics = WalletMetrics(registry)
     book = LedgerBook(
         Journal(
-            journal_store,
-            snapshots,
+            journal_stores.events,
+            journal_stores.snapshots,
             keyring=keyring,
             snapshot_bucket=settings.snapshot_bucket,
             snapshot_every=settings.snapshot_every,
@@ -306,21 +301,6 @@ async def build_wallet(
     )
     expiry = HoldExpiry(book, settings.expiry_interval_s)
 
-    server = GrpcServer(
-        "wallet",
-        settings=ServerSettings(
-            host=settings.grpc_host,
-            port=settings.grpc_port,
-            grace_s=settings.grace_s,
-            tls=ServerTls.from_paths(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
-        ),
-        interceptors=standard_interceptors(
-            metrics=GrpcMetrics("wallet", registry),
-            token_secret=settings.token_keyring,
-            roles_by_method=ROLES_BY_METHOD,
-            extra_errors=ERROR_TABLE,
-        ),
-    )
     servicer = WalletServicer(
         book,
         metrics,
@@ -332,12 +312,14 @@ async def build_wallet(
         findings=applier.findings,
         chains=chains_reader(table_store),
     )
-    server.add_service(
+    api = ServiceApi(
         SERVICE_NAME,
-        lambda grpc_server: wallet_pb2_grpc.add_WalletServiceServicer_to_server(
-            servicer, grpc_server
-        ),
+        lambda target: wallet_pb2_grpc.add_WalletServiceServicer_to_server(servicer, target),
+        ROLES_BY_METHOD,
+        ERROR_TABLE,
     )
+    # Its first shutdown hook drains NATS: hooks run last registered first.
+    server = grpc_server("wallet", settings, api, nats, registry)
 
     wallet: Wallet | None = None
 
@@ -350,7 +332,7 @@ async def build_wallet(
         await wallet.deposed()
 
     leadership = Leadership(
-        leases,
+        journal_stores.leases,
         settings.owner_id,
         on_elected=elected,
         on_deposed=deposed,
@@ -385,10 +367,6 @@ async def build_wallet(
     )
 
     # Hooks run last registered first: stop the workers and free the lease, then drain NATS.
-    async def drain() -> None:
-        await drain_nats(nats)
-
-    server.on_shutdown(drain)
     server.on_shutdown(jetstream.stop)
     server.on_shutdown(leadership.stop)
     return wallet

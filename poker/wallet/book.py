@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import structlog
 
 from poker.eventstore.aggregate import RetriesExhausted
+from poker.servicekit import flags
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.journal import Journal, LoadedLedger, record_id
@@ -45,7 +46,7 @@ class LedgerBook:
         journal: Journal,
         metrics: WalletMetrics,
         *,
-        max_attempts: int = 5,
+        max_attempts: int = flags.MAX_ATTEMPTS.default,
         clock: Callable[[], int] = now_ms,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:

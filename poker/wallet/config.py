@@ -7,34 +7,26 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from poker.servicekit import flags
+from poker.servicekit.flagspec import Program, values
 from poker.servicekit.settings import (
-    COMMON_FLAGS,
     ServiceSettings,
-    add_env_flags,
-    add_log_keys_flag,
-    add_token_secret_flags,
-    check_replicas,
     check_token_keys,
     default_owner_id,
     log_keyring,
+    parse_service_flags,
     server_tls,
     token_keys,
     token_secret,
 )
 from poker.tablelog.seals import MIN_CLOSE_IDLE_MS
-from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
-from poker.wallet.ledger.limits import (
-    DEFAULT_MAX_ACCOUNT_BALANCE,
-    DEFAULT_MAX_LEDGER_TOTAL,
-    DEFAULT_MAX_TRANSACTION,
-    Limits,
-)
+from poker.tablelog.settings import TableLogSettings
+from poker.wallet.ledger.limits import Limits
 
 #: Exit the process right after the Nth ledger append of the consumer, before its ack (fault
 #: tests only: the crash window of exactly-once).
@@ -49,40 +41,40 @@ class WalletSettings(ServiceSettings):
     stream, reads the dealer's table leases, and (the reaper) appends to abandoned tables.
     """
 
-    grpc_port: int = 50061
-    metrics_port: int = 9465
-    # The wallet's own stream, snapshot bucket and lease.
-    stream: str = "POKER_WALLET"
-    subject_prefix: str = "poker.wallet"
-    snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS"
-    lease_bucket: str = "POKER_WALLET_LEASES"
+    grpc_port: int = flags.GRPC_PORT.default_for(Program.WALLET)
+    metrics_port: int = flags.METRICS_PORT.default_for(Program.WALLET)
+    # The wallet's own stream (the journal), snapshot bucket and lease (the --journal-* flags).
+    stream: str = flags.JOURNAL_STREAM.default
+    subject_prefix: str = flags.JOURNAL_SUBJECT_PREFIX.default
+    snapshot_bucket: str = flags.JOURNAL_SNAPSHOT_BUCKET.default
+    lease_bucket: str = flags.JOURNAL_LEASE_BUCKET.default
     # Copies JetStream keeps of the wallet's stream and buckets, as provisioned (checked at
     # start): 1 on one nats-server, 3 on a 3-node cluster (a journal append is acked by a quorum).
-    replicas: int = 1
-    lease_ttl_s: float = 10.0
-    snapshot_every: int = 1000
+    replicas: int = flags.REPLICAS.default
+    lease_ttl_s: float = flags.LEASE_TTL.default
+    snapshot_every: int = flags.SNAPSHOT_EVERY.default_for(Program.WALLET)
     # Journal records *without* a seal below this position are accepted (the migration of a
     # journal written before seals: docs/security/journal.md); 0: none.
-    journal_unsealed_before: int = 0
-    # The dealer's side: the table log's names (poker.tablelog.settings owns the defaults), only
+    journal_unsealed_before: int = flags.JOURNAL_UNSEALED_BEFORE.default
+    # The dealer's side: the table log's names (the --table-* flags, the dealer's own), only
     # looked up here, never created or reconfigured.
-    table_stream: str = DEFAULT_TABLE_LOG.stream
-    table_subject_prefix: str = DEFAULT_TABLE_LOG.subject_prefix
-    dealer_snapshot_bucket: str = DEFAULT_TABLE_LOG.snapshot_bucket
-    dealer_lease_bucket: str = DEFAULT_TABLE_LOG.lease_bucket
-    consumer_name: str = "wallet-ledger"
+    table_stream: str = flags.TABLE_STREAM.default
+    table_subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
+    dealer_snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
+    dealer_lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
+    consumer_name: str = flags.CONSUMER_NAME.default
     # Timers.
-    hold_ttl_s: float = 120.0
-    expiry_interval_s: float = 5.0
-    abandon_after_s: float = 60.0
-    reaper_interval_s: float = 5.0
-    standby_poll_s: float = 1.0
-    max_attempts: int = 5
+    hold_ttl_s: float = flags.HOLD_TTL.default
+    expiry_interval_s: float = flags.EXPIRY_INTERVAL.default
+    abandon_after_s: float = flags.ABANDON_AFTER.default
+    reaper_interval_s: float = flags.REAPER_INTERVAL.default
+    standby_poll_s: float = flags.STANDBY_POLL.default
+    max_attempts: int = flags.MAX_ATTEMPTS.default
     # The money limits, in minor units (see poker.wallet.ledger.limits and
     # docs/security/tokens.md): per deposit/withdrawal/hold, per account, in the whole ledger.
-    max_transaction: int = DEFAULT_MAX_TRANSACTION
-    max_account_balance: int = DEFAULT_MAX_ACCOUNT_BALANCE
-    max_ledger_total: int = DEFAULT_MAX_LEDGER_TOTAL
+    max_transaction: int = flags.MAX_TRANSACTION.default
+    max_account_balance: int = flags.MAX_ACCOUNT_BALANCE.default
+    max_ledger_total: int = flags.MAX_LEDGER_TOTAL.default
     # Unique per process: the wallet lease names it (see poker.eventstore.leases).
     owner_id: str = field(default_factory=partial(default_owner_id, "wallet-"))
 
@@ -103,46 +95,18 @@ class WalletSettings(ServiceSettings):
 
 
 _ENV_PREFIX = "WALLET_"
-
-# flag -> (settings field, type), beside servicekit's common flags; every flag also reads
-# WALLET_<FLAG> (unset or empty: the settings' default).
-_FLAGS: dict[str, tuple[str, type]] = {
-    **COMMON_FLAGS,
-    "stream": ("stream", str),
-    "subject-prefix": ("subject_prefix", str),
-    "snapshot-bucket": ("snapshot_bucket", str),
-    "lease-bucket": ("lease_bucket", str),
-    "replicas": ("replicas", int),
-    "lease-ttl": ("lease_ttl_s", float),
-    "snapshot-every": ("snapshot_every", int),
-    "journal-unsealed-before": ("journal_unsealed_before", int),
-    "table-stream": ("table_stream", str),
-    "table-subject-prefix": ("table_subject_prefix", str),
-    "dealer-snapshot-bucket": ("dealer_snapshot_bucket", str),
-    "dealer-lease-bucket": ("dealer_lease_bucket", str),
-    "consumer-name": ("consumer_name", str),
-    "hold-ttl": ("hold_ttl_s", float),
-    "expiry-interval": ("expiry_interval_s", float),
-    "abandon-after": ("abandon_after_s", float),
-    "reaper-interval": ("reaper_interval_s", float),
-    "standby-poll": ("standby_poll_s", float),
-    "max-attempts": ("max_attempts", int),
-    "max-transaction": ("max_transaction", int),
-    "max-account-balance": ("max_account_balance", int),
-    "max-ledger-total": ("max_ledger_total", int),
+_DESCRIPTION = "The wallet: a double-entry ledger on NATS JetStream fed by the dealer's events."
+#: The settings loaded apart from their text (the key files).
+_LOADED_APART = ("token_keys", "token_secret", "token_secret_file", "log_keys")
+#: The table log's and the journal's flags under the wallet's field names.
+_FIELDS = {
+    "table_snapshot_bucket": "dealer_snapshot_bucket",
+    "table_lease_bucket": "dealer_lease_bucket",
+    "journal_stream": "stream",
+    "journal_subject_prefix": "subject_prefix",
+    "journal_snapshot_bucket": "snapshot_bucket",
+    "journal_lease_bucket": "lease_bucket",
 }
-
-
-def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m poker.wallet",
-        description="The wallet: a double-entry ledger on NATS JetStream fed by the dealer's "
-        "events. Every flag also reads WALLET_<FLAG> from the environment.",
-    )
-    add_env_flags(parser, _FLAGS, env, _ENV_PREFIX)
-    add_token_secret_flags(parser, env, _ENV_PREFIX)
-    add_log_keys_flag(parser, env, _ENV_PREFIX)
-    return parser
 
 
 def load_settings(
@@ -150,12 +114,10 @@ def load_settings(
 ) -> WalletSettings:
     """The settings from ``environ`` (default: the process's) overridden by ``argv``."""
     env = os.environ if environ is None else environ
-    args = _parser(env).parse_args(argv)
-    given = {
-        name: kind(getattr(args, name))
-        for name, kind in _FLAGS.values()
-        if getattr(args, name) not in (None, "")
-    }
+    args = parse_service_flags(Program.WALLET, _DESCRIPTION, argv, env)
+    given = values(args, Program.WALLET, flags.SETTINGS, skip=_LOADED_APART, rename=_FIELDS)
+    if not args.owner_id:
+        del given["owner_id"]  # a fresh one (the field's default)
     settings = WalletSettings(
         token_secret=token_secret(args),
         token_keys=token_keys(args),
@@ -166,12 +128,6 @@ def load_settings(
         # The wallet issues no token: it verifies only, with the public ring.
         check_token_keys(settings.token_keys, "wallet", _ENV_PREFIX, set())
     server_tls(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
-    check_replicas(settings.replicas)
-    if not 0 <= settings.journal_unsealed_before < 2**64:
-        raise SystemExit("--journal-unsealed-before must be a journal position (0..2^64-1)")
-    positive = (settings.snapshot_every, settings.max_attempts, settings.lease_ttl_s)
-    if min(positive) <= 0 or settings.hold_ttl_s <= 0:
-        raise SystemExit("--snapshot-every, --max-attempts, --lease-ttl and --hold-ttl must be > 0")
     if settings.abandon_after_s * 1000 < MIN_CLOSE_IDLE_MS:
         # Readers hold a wallet close to at least this idle time (poker.tablelog.seals).
         raise SystemExit(f"--abandon-after must be at least {MIN_CLOSE_IDLE_MS / 1000:g} s")

@@ -21,6 +21,7 @@ from typing import Final
 import grpc
 import structlog
 
+from poker.servicekit import flags
 from poker.servicekit.auth import current_principal
 from poker.servicekit.errors import InvalidArgument, PermissionDenied, RuleViolation
 from poker.servicekit.errors import NotFound as ServiceNotFound
@@ -118,7 +119,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         metrics: WalletMetrics,
         stacks: StacksReader,
         *,
-        hold_ttl_ms: int = 120_000,
+        hold_ttl_ms: int = int(flags.HOLD_TTL.default * 1000),
         hold_overdue_ms: int = 30_000,
         findings: FindingsReader | None = None,
         chains: ChainReader | None = None,

@@ -74,6 +74,8 @@ from poker.eventstore.sealing import (
     seal_batch,
 )
 from poker.eventstore.snapshots import SnapshotStore
+from poker.servicekit import flags
+from poker.servicekit.flagspec import Program
 from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.ledger import LedgerState, evolve
 from poker.wallet.ledger.plog import PLog
@@ -308,8 +310,8 @@ class Journal:
         snapshots: SnapshotStore,
         *,
         keyring: Keyring,
-        snapshot_bucket: str = "POKER_WALLET_SNAPSHOTS",
-        snapshot_every: int = 1000,
+        snapshot_bucket: str = flags.JOURNAL_SNAPSHOT_BUCKET.default,
+        snapshot_every: int = flags.SNAPSHOT_EVERY.default_for(Program.WALLET),
         on_snapshot_refused: Callable[[Refusal], None] | None = None,
         unsealed_before: int = 0,
         on_record_refused: Callable[[int, Refusal], None] | None = None,

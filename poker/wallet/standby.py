@@ -17,6 +17,7 @@ import structlog
 
 from poker.eventstore.api import StoreUnavailable
 from poker.eventstore.leases import LeaseKeeper, LeaseStore
+from poker.servicekit import flags
 from poker.servicekit.background import BackgroundTask
 
 _log = structlog.get_logger(__name__)
@@ -37,7 +38,7 @@ class Leadership:
         *,
         on_elected: Hook,
         on_deposed: Hook,
-        poll_s: float = 1.0,
+        poll_s: float = flags.STANDBY_POLL.default,
     ) -> None:
         self._leases = leases
         self.owner_id = owner_id

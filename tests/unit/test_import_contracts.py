@@ -63,6 +63,7 @@ GRPC_EDGE: frozenset[str] = frozenset(
         # servicekit's gRPC side: the server, its interceptor stack, the status table, the
         # authenticating interceptor, the request decoding guard, channel/server credentials
         "poker/servicekit/server.py",
+        "poker/servicekit/composition.py",
         "poker/servicekit/stack.py",
         "poker/servicekit/status.py",
         "poker/servicekit/auth.py",

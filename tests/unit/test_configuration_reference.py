@@ -1,0 +1,230 @@
+"""The one definition of every setting (poker/servicekit/flags.py) and what is built from it:
+docs/configuration.md is current, every setting has help and a default within its bounds, no
+two settings of a program share a name or a variable, the deprecated names still work, the
+table log's names are one group in all three programs, and pokerctl's options agree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import click.testing
+import pytest
+
+from poker.dealer.config import CrashRule
+from poker.dealer.config import load_settings as dealer_settings
+from poker.servicekit import flags
+from poker.servicekit.flagspec import ENV_PREFIX, Group, Program, Setting, of_program
+from poker.tablelog.settings import TableLogSettings
+from poker.tools import ctlconfig
+from poker.wallet.config import load_settings as wallet_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "docs" / "configuration.md"
+SECRET = ["--token-secret", "ab" * 32]
+
+
+def test_the_reference_is_current() -> None:
+    assert REFERENCE.read_text(encoding="utf-8") == flags.configuration_markdown(), (
+        "docs/configuration.md is not current: run "
+        "`python -m poker.servicekit.flags --markdown > docs/configuration.md`"
+    )
+
+
+def test_the_module_writes_the_reference() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "poker.servicekit.flags", "--markdown"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT)},
+    )
+    assert done.stdout == flags.configuration_markdown()
+
+
+def test_every_group_has_its_section_and_every_setting_its_row() -> None:
+    text = flags.configuration_markdown()
+    for group in Group:
+        assert f"## {group.value}\n" in text
+    for setting in flags.SETTINGS:
+        assert f"| `--{setting.flag}`" in text
+
+
+@pytest.mark.parametrize("setting", flags.SETTINGS, ids=lambda setting: setting.flag)
+def test_every_setting_has_help_and_a_default_it_accepts(setting: Setting) -> None:
+    assert setting.help.endswith(".") and len(setting.help) > 10
+    assert setting.programs
+    for program in setting.programs:
+        default = setting.default_for(program)
+        assert isinstance(default, setting.kind), (setting.flag, program)
+        assert setting.problem(default) is None, (setting.flag, program)
+
+
+@pytest.mark.parametrize("program", list(Program))
+def test_no_two_settings_of_a_program_share_a_flag_or_a_variable(program: Program) -> None:
+    names: list[str] = []
+    variables: list[str] = []
+    for setting in of_program(flags.SETTINGS, program):
+        names += [setting.flag, *setting.aliases.get(program, ())]
+        variables += [setting.env(program), *setting.deprecated_envs(program)]
+        assert set(setting.aliases) <= set(setting.programs), setting.flag
+    assert len(names) == len(set(names))
+    assert len(variables) == len(set(variables))
+    assert all(variable.startswith(ENV_PREFIX[program]) for variable in variables)
+
+
+def test_the_table_log_is_one_group_in_all_three_programs() -> None:
+    assert [setting.flag for setting in flags.TABLE_LOG] == [
+        "table-stream",
+        "table-subject-prefix",
+        "table-snapshot-bucket",
+        "table-lease-bucket",
+    ]
+    assert all(setting.group is Group.TABLE_LOG for setting in flags.TABLE_LOG)
+    for setting in flags.TABLE_LOG[:3]:
+        assert set(setting.programs) == set(Program)
+    room = TableLogSettings()
+    defaults = [setting.default for setting in flags.TABLE_LOG]
+    assert defaults == [room.stream, room.subject_prefix, room.snapshot_bucket, room.lease_bucket]
+    dealer = dealer_settings(SECRET, environ={}).table_log
+    wallet = wallet_settings(SECRET, environ={}).table_log
+    assert dealer.names == wallet.names == room.names
+
+
+def test_both_services_read_the_table_log_under_the_same_names() -> None:
+    argv = [
+        *SECRET,
+        "--table-stream=T",
+        "--table-subject-prefix=t.x",
+        "--table-snapshot-bucket=S",
+        "--table-lease-bucket=L",
+    ]
+    dealer = dealer_settings(argv, environ={}).table_log
+    wallet = wallet_settings(argv, environ={}).table_log
+    assert dealer.names == wallet.names
+    assert (wallet.stream, wallet.subject_prefix, wallet.snapshot_bucket) == ("T", "t.x", "S")
+    env = {"DEALER_TABLE_STREAM": "E", "WALLET_TABLE_STREAM": "E"}
+    assert dealer_settings(SECRET, env).stream == wallet_settings(SECRET, env).table_stream == "E"
+
+
+def test_the_old_names_still_work_with_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    dealer = dealer_settings(
+        [*SECRET, "--stream", "T", "--lease-bucket", "L"], {"DEALER_SUBJECT_PREFIX": "p"}
+    )
+    assert (dealer.stream, dealer.subject_prefix, dealer.lease_bucket) == ("T", "p", "L")
+    wallet = wallet_settings(
+        [*SECRET, "--stream", "J", "--dealer-snapshot-bucket", "S"],
+        {"WALLET_LEASE_BUCKET": "WL", "WALLET_DEALER_LEASE_BUCKET": "DL"},
+    )
+    assert (wallet.stream, wallet.lease_bucket) == ("J", "WL")  # the journal's
+    assert (wallet.dealer_snapshot_bucket, wallet.dealer_lease_bucket) == ("S", "DL")
+    err = capsys.readouterr().err
+    assert "--stream is deprecated: use --table-stream" in err
+    assert "--stream is deprecated: use --journal-stream" in err
+    assert "DEALER_SUBJECT_PREFIX is deprecated: use DEALER_TABLE_SUBJECT_PREFIX" in err
+
+
+def test_the_new_name_wins_over_the_old() -> None:
+    env = {"DEALER_STREAM": "old", "DEALER_TABLE_STREAM": "new"}
+    assert dealer_settings(SECRET, env).stream == "new"
+    assert dealer_settings([*SECRET, "--table-stream", "flag"], env).stream == "flag"
+
+
+def test_a_value_out_of_bounds_is_refused_with_its_flag() -> None:
+    with pytest.raises(SystemExit, match="--grpc-port must be 0 to 65535"):
+        dealer_settings([*SECRET, "--grpc-port", "70000"], environ={})
+    with pytest.raises(SystemExit, match="--hold-ttl must be positive"):
+        wallet_settings(SECRET, environ={"WALLET_HOLD_TTL": "0"})
+    with pytest.raises(SystemExit, match="--crash-rule must be one of close, void, resume"):
+        dealer_settings(SECRET, environ={"DEALER_CRASH_RULE": "sometimes"})
+
+
+def test_the_crash_rules_are_the_dealers() -> None:
+    assert flags.CRASH_RULE.choices == tuple(rule.value for rule in CrashRule)
+
+
+@pytest.mark.parametrize("program", [Program.DEALER, Program.WALLET])
+def test_the_help_lists_every_setting_of_the_service(program: Program) -> None:
+    module = f"poker.{program.value}"
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--help"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )
+    for setting in of_program(flags.SETTINGS, program):
+        assert f"--{setting.flag} " in done.stdout, setting.flag
+        assert setting.env(program) in done.stdout, setting.flag
+
+
+# --- pokerctl ---------------------------------------------------------------------------------
+
+#: Options pokerctl.py still declares by hand under their old names (it is being split into a
+#: package): once it builds them with ctlconfig.option, each leaves this list; the test below
+#: fails while a listed option already agrees, so the list only shrinks.
+PENDING_IN_POKERCTL = frozenset(
+    {"nats-url", "table-stream", "table-subject-prefix", "table-snapshot-bucket"}
+)
+
+
+def _pokerctl_options() -> dict[str, click.Option]:
+    """Every option of pokerctl's command tree, by its first name."""
+    from poker.tools.pokerctl.cli import cli
+
+    found: dict[str, click.Option] = {}
+
+    def walk(command: click.Command) -> None:
+        for param in command.params:
+            if isinstance(param, click.Option):
+                found.setdefault(param.opts[0].removeprefix("--"), param)
+        if isinstance(command, click.Group):
+            for sub in command.commands.values():
+                walk(sub)
+
+    walk(cli)
+    return found
+
+
+def _agrees(option: click.Option | None, setting: Setting) -> bool:
+    if option is None:
+        return False
+    envvar: Any = option.envvar
+    variables = [envvar] if isinstance(envvar, str) else list(envvar or ())
+    return (
+        variables[:1] == [setting.env(Program.POKERCTL)]
+        and option.default == setting.default_for(Program.POKERCTL)
+        and f"--{setting.flag}" in option.opts
+    )
+
+
+def test_pokerctl_options_agree_with_the_definitions() -> None:
+    options = _pokerctl_options()
+    for setting in ctlconfig.SETTINGS:
+        agrees = _agrees(options.get(setting.flag), setting)
+        if setting.flag in PENDING_IN_POKERCTL:
+            assert not agrees, f"--{setting.flag} agrees now: remove it from the pending list"
+        else:
+            assert agrees, f"pokerctl's --{setting.flag} is not the one of flags.py"
+
+
+def test_ctlconfig_builds_a_click_option_from_a_definition() -> None:
+    @click.command()
+    @ctlconfig.option(flags.TABLE_STREAM, name="stream")
+    @ctlconfig.option(flags.NATS_URL)
+    def show(stream: str, nats_url: str) -> None:
+        click.echo(f"{stream} {nats_url}")
+
+    runner = click.testing.CliRunner()
+    assert runner.invoke(show, []).output == "POKER_TABLES nats://127.0.0.1:4222\n"
+    done = runner.invoke(show, ["--stream", "S"], env={"POKER_NATS": "nats://n:1"})
+    assert done.output == "S nats://n:1\n"
+    done = runner.invoke(show, [], env={"POKER_TABLE_STREAM": "E", "POKER_STREAM": "old"})
+    assert done.output.startswith("E ")
