@@ -1,11 +1,16 @@
 """Decide what happens at a table: ``decide(table, command) -> [events]``.
 
 Each command is verified first (``verify_*`` of :mod:`poker.engine.table.rules`, or the hand
-machine's own checks for commands that reach the hand); then its events are produced one by one
-and each is applied with the same :func:`~poker.engine.table.evolve.evolve` a replay uses. Commands
-that play the hand delegate to the hand machine and add what the table does around it: sitting
-out a player who timed out, cashing out those who stood up once the hand is over, scheduling
-the next hand.
+machine's own checks for commands that reach the hand); then its events are produced one by one,
+and each is applied once, by the same steps a replay uses
+(:data:`poker.engine.table.evolve.STEPS`): an event produced here (a table event, or the
+``DeckRevealed`` that closes a hand) with :func:`~poker.engine.table.evolve.evolve`; the hand
+machine's events by the hand machine itself (:func:`poker.engine.hand.execute` applies each as it
+produces it and returns the hand they give), after which
+:func:`~poker.engine.table.evolve.after_hand_events` applies only what they change at the table.
+Commands that play the hand delegate to the hand machine and add what the table does around it:
+sitting out a player who timed out, cashing out those who stood up once the hand is over,
+scheduling the next hand.
 
 After every command, the gathering delay (:func:`~poker.engine.table.rules.gathering_ends`,
 a room setting, not a rule: RULES.md §6.2 deals everyone at a starting table in without extra

@@ -1,11 +1,18 @@
 """Apply one event to a table: ``evolve(state, event) -> state``. No checks but the sequence.
 
-A table's log holds its own events and its hands' events in one stream; hand events go to the
-hand machine's :func:`poker.engine.hand.evolve` and then update what the table keeps across hands
-(positions, debts, stacks, the protection allowance). The live path
-(:func:`poker.engine.table.decide.execute`) and :func:`replay` fold this same function; :func:`fold`
-(the rebuild of a stored log) applies the same handlers to envelopes, dispatched on the body's
-field name, deferring the hand-level steps: those of a hand a later one supersedes never run.
+A table's log holds its own events and its hands' events in one stream. Every kind of event has
+one :class:`Step` in :data:`STEPS`: its hand part (the hand machine's one handler,
+:data:`poker.engine.hand.evolve.HANDLERS`; none for a table event) and its table part (what it
+changes at the table across hands: seats, positions, debts, stacks, the protection allowance;
+none for a hand event that changes only the hand). Three paths run these same steps:
+
+* :func:`evolve` (and :func:`replay`): both parts, one event at a time;
+* the live path (:func:`poker.engine.table.decide.execute`): a table event with :func:`evolve`;
+  the hand machine's events have had their hand part applied by the hand machine as it produced
+  them, and :func:`after_hand_events` applies their table part only;
+* :class:`Fold` (the rebuild of a stored log, looked up by the body's field name through
+  :data:`STEPS_BY_FIELD`, derived from :data:`STEPS`): table parts at once, hand parts deferred,
+  so that those of a hand a later one supersedes never run.
 """
 
 from __future__ import annotations
