@@ -21,13 +21,13 @@ Every amount is a *total for the round* ("raise to"), in currency units.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from enum import Enum
 from typing import Final, NamedTuple
 
-UNLIMITED: Final = sys.maxsize
-"""The upper bound of a no-limit wager before the stack is applied."""
+UNLIMITED: Final = 2**63 - 1
+"""The upper bound of a no-limit wager before the stack is applied (the largest signed 64-bit
+integer, ``sys.maxsize`` on a 64-bit CPython, written out: the engine does not import ``sys``)."""
 
 
 class Structure(Enum):

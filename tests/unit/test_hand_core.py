@@ -136,3 +136,25 @@ def test_the_rule_areas_handle_disjoint_event_kinds_that_make_up_the_one_table()
     for area in AREAS:
         for name, handler in area.items():
             assert HANDLERS[name] is handler
+
+
+def test_the_last_memo_holds_its_key_and_compares_by_identity() -> None:
+    # Safe where an id()-keyed memo is not: the remembered key is held (its identity cannot
+    # pass to a new object) and compared with ``is``; an equal, distinct key is computed anew.
+    calls: list[object] = []
+
+    def compute(key: list[int]) -> int:
+        calls.append(key)
+        return len(calls)
+
+    memo = core.LastMemo(compute)
+    first, equal = [1], [1]
+    assert memo(first) == 1 and memo(first) == 1
+    assert memo(equal) == 2
+    assert calls == [first, equal] and calls[1] is equal
+
+
+def test_first_state_fills_every_default_of_hand_state() -> None:
+    required = [name for name in HandState._fields if name not in HandState._field_defaults]
+    assert len(core._FIRST_DEFAULTS) == len(HandState._fields) - len(required)
+    assert HandState._fields[: len(required)] == tuple(required)  # defaults come last

@@ -100,10 +100,14 @@ def _dotted(relative: str) -> str:
     return relative.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
+def _package_parts(path: Path) -> tuple[str, ...]:
+    """The package of the module at ``path``, as its names."""
+    return path.relative_to(ROOT).with_suffix("").parts[:-1]
+
+
 def _imports(path: Path) -> Iterator[str]:
     """The absolute module names ``path`` imports (relative imports resolved)."""
-    package = path.relative_to(ROOT).with_suffix("").parts[:-1]
-    return _imports_of(path.read_text(encoding="utf-8"), package)
+    return _imports_of(path.read_text(encoding="utf-8"), _package_parts(path))
 
 
 def _imports_of(source: str, package: tuple[str, ...]) -> Iterator[str]:
@@ -179,6 +183,105 @@ def test_the_pure_rules_import_only_the_standard_library_and_the_generated_messa
         and not _within(name, _dotted(package))
     ]
     assert found == []
+
+
+#: What the engine may not import, even from the standard library: the clock, randomness, the
+#: operating system, files, the network, concurrency, logging. The rules are a function of the
+#: state and the command: a deck, a seed, the time (``now``) come in through the command
+#: (``poker.engine.fairness`` derives decks from seeds it is given).
+IMPURE: frozenset[str] = frozenset(
+    {
+        # the clock and randomness
+        "time", "datetime", "zoneinfo", "calendar", "random", "secrets", "uuid",
+        # the process, the operating system and files
+        "os", "sys", "io", "pathlib", "shutil", "tempfile", "glob", "fnmatch", "fileinput",
+        "subprocess", "signal", "resource", "platform", "getpass", "pwd", "grp", "atexit",
+        "gc", "ctypes", "mmap", "fcntl", "msvcrt", "winreg", "builtins",
+        # serialisation that reaches for files or runs code
+        "pickle", "shelve", "marshal", "dbm", "sqlite3",
+        # the network
+        "socket", "ssl", "select", "selectors", "http", "urllib", "ftplib", "smtplib",
+        "socketserver", "xmlrpc", "email", "webbrowser",
+        # concurrency
+        "asyncio", "threading", "_thread", "multiprocessing", "concurrent", "sched", "queue",
+        # output
+        "logging", "warnings",
+    }
+)  # fmt: skip
+#: Built-in functions that read or write the outside world.
+IMPURE_BUILTINS: frozenset[str] = frozenset({"open", "input", "print", "breakpoint"})
+#: The engine's command-line entry points (``python -m poker.engine``, its ``phh replay``): the
+#: edge where arguments, files, standard output and the demo's randomness come in. They stay in
+#: the engine's package so that ``python -m poker.engine`` keeps working; no other engine module
+#: imports them (tested below), so the rules never reach the outside world through them.
+ENGINE_ENTRY_POINTS: frozenset[str] = frozenset(
+    {"poker/engine/__main__.py", "poker/engine/phh/cli.py"}
+)
+
+
+def _impurities(source: str, package: tuple[str, ...]) -> list[str]:
+    """What ``source`` (a module of ``package``) imports from :data:`IMPURE`, or calls of
+    :data:`IMPURE_BUILTINS`."""
+    found = [name for name in _imports_of(source, package) if _top(name) in IMPURE]
+    found += [
+        f"{node.func.id}()"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in IMPURE_BUILTINS
+    ]
+    return found
+
+
+def test_the_engine_has_no_clock_randomness_or_outside_world() -> None:
+    found = [
+        f"{relative}: {name}"
+        for relative, path in _modules("poker/engine")
+        if relative not in ENGINE_ENTRY_POINTS
+        for name in _impurities(path.read_text(encoding="utf-8"), _package_parts(path))
+    ]
+    assert found == []
+
+
+def test_no_engine_module_imports_the_engines_entry_points() -> None:
+    entry_points = {_dotted(relative) for relative in ENGINE_ENTRY_POINTS}
+    found = []
+    for relative, path in _modules("poker/engine"):
+        if relative in ENGINE_ENTRY_POINTS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = set(_imports(path))
+        # ``from poker.engine.phh import cli`` names the module as what it imports.
+        names |= {
+            f"{node.module}.{alias.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level
+            for alias in node.names
+        }
+        found += [f"{relative}: {name}" for name in sorted(names & entry_points)]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import time\n",
+        "from time import monotonic\n",
+        "import os.path\n",
+        "from datetime import datetime as clock\n",
+        "def later():\n    import random\n    return random.random()\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import asyncio\n",
+        "def save(text):\n    with open('x', 'w') as out:\n        out.write(text)\n",
+    ],
+)
+def test_the_purity_check_finds_a_clock_in_any_hand_module(source: str) -> None:
+    # As it would read poker/engine/hand/anything.py.
+    assert _impurities(source, ("poker", "engine", "hand")) != []
+
+
+def test_the_purity_check_admits_the_pure_standard_library() -> None:
+    source = "import hashlib\nfrom dataclasses import dataclass\nfrom poker.engine import cards\n"
+    assert _impurities(source, ("poker", "engine", "hand")) == []
 
 
 @pytest.mark.parametrize("package", ["poker", "bench"])

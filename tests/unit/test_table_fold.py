@@ -15,7 +15,7 @@ import pytest
 from poker.engine.hand.evolve import HANDLERS as HAND_HANDLERS
 from poker.engine.hand.state import HandState
 from poker.engine.table import CommitSeed, TableState, envelopes, evolve, replay
-from poker.engine.table.evolve import _AFTER_BY_FIELD, _TABLE_BY_FIELD, Fold, fold
+from poker.engine.table.evolve import STEPS, STEPS_BY_FIELD, Fold, after_hand_events, fold
 from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, fl_config
 
@@ -88,11 +88,13 @@ def stored() -> tuple[list[pb.TableEvent], list[TableState], TableState]:
 def test_the_log_has_every_table_level_event_some_in_the_middle_of_a_hand() -> None:
     wire, states, live = stored()
     names = [envelope.WhichOneof("body") for envelope in wire]
-    assert set(_TABLE_BY_FIELD) | set(_AFTER_BY_FIELD) | {"hand_started"} <= set(names)
+    table_level = {name for name, step in STEPS_BY_FIELD.items() if step.table is not None}
+    table_only = {name for name in table_level if STEPS_BY_FIELD[name].hand is None}
+    assert table_level <= set(names)
     mid_hand = {
         name
         for name, before in zip(names[1:], states[:-1], strict=True)
-        if name in _TABLE_BY_FIELD and before.hand_running
+        if name in table_only and before.hand_running
     }
     assert {"player_seated", "player_seed_committed", "player_sat_out"} <= mid_hand
     assert "stand_up_requested" in mid_hand
@@ -112,11 +114,37 @@ def test_no_table_level_handler_reads_the_hand() -> None:
             # The hand machine starts a hand from the event alone, not from the last hand.
             assert HAND_HANDLERS[name](unreadable(), body) == after.hand
             continue
-        handler = _TABLE_BY_FIELD.get(name) or _AFTER_BY_FIELD.get(name)
+        handler = STEPS_BY_FIELD[name].table
         if handler is None:
             continue  # a hand-only event
         table = handler(before._replace(hand=unreadable()), body)
         assert table._replace(hand=after.hand, version=after.version) == after, name
+
+
+def test_the_live_path_applies_only_the_table_part_of_the_hand_machines_events() -> None:
+    # The live path: the hand machine applies each hand event (its hand part) as it produces
+    # it; after_hand_events applies only the table part. Given a table whose hand fails when
+    # read, each run of hand events must still give evolve's table, with the hand given.
+    wire, states, _ = stored()
+    bodies = [getattr(envelope, envelope.WhichOneof("body") or "") for envelope in wire]
+    index = 1
+    runs = 0
+    while index < len(bodies):
+        end = index
+        while end < len(bodies) and STEPS[type(bodies[end])].hand is not None:
+            if end > index and type(bodies[end]) is pb.HandStarted:
+                break
+            end += 1
+        if end == index:
+            index += 1
+            continue
+        before, after = states[index - 1], states[end - 1]
+        assert after.hand is not None
+        table = after_hand_events(before._replace(hand=unreadable()), after.hand, bodies[index:end])
+        assert table == after
+        runs += 1
+        index = end
+    assert runs >= 4
 
 
 def test_fold_equals_evolve_split_anywhere_with_the_state_read_there() -> None:

@@ -28,7 +28,7 @@ from poker.engine.betting import (
 )
 from poker.engine.cards import DECK_52, Card
 from poker.engine.hand.commands import HandConfig
-from poker.engine.hand.memo import IdentityMemo
+from poker.engine.hand.core import remembered
 from poker.engine.hand.rake import RakeDistribution, RakeSchedule
 from poker.v1 import events_pb2 as pb
 
@@ -223,11 +223,6 @@ def _config_from_bytes(game: str, structure: int, stakes: bytes, rules: bytes) -
     )
 
 
-# The last configuration read back and the wire bytes it was read from: a table deals hand after
-# hand with one config, so one comparison of two short byte strings usually answers.
-_last_config: tuple[str, int, bytes, bytes, HandConfig] | None = None
-
-
 def cached_config_from_wire(
     game: str, structure: int, stakes: pb.Stakes, rules: pb.HandRules
 ) -> HandConfig:
@@ -235,23 +230,12 @@ def cached_config_from_wire(
 
     The key is the sub-messages' serialized bytes. Without ``deterministic=True`` (a third
     cheaper): these messages hold no map fields, the only thing that flag orders, and a key that
-    differed anyway would only cost a fresh read, never a wrong config.
+    differed anyway would only cost a fresh read, never a wrong config. (A one-entry memo in
+    front of the cache saved 0.09 us a hand, 1,070 -> 980 ns a call: removed.)
     """
-    global _last_config  # noqa: PLW0603 - a one-entry memo in front of the lru_cache
-    stakes_bytes = stakes.SerializeToString()
-    rules_bytes = rules.SerializeToString()
-    last = _last_config
-    if (
-        last is not None
-        and last[2] == stakes_bytes
-        and last[3] == rules_bytes
-        and last[0] == game
-        and last[1] == structure
-    ):
-        return last[4]
-    config = _config_from_bytes(game, structure, stakes_bytes, rules_bytes)
-    _last_config = (game, structure, stakes_bytes, rules_bytes, config)
-    return config
+    return _config_from_bytes(
+        game, structure, stakes.SerializeToString(), rules.SerializeToString()
+    )
 
 
 def _config_message(config: HandConfig) -> bytes:
@@ -265,7 +249,8 @@ def _config_message(config: HandConfig) -> bytes:
     return message.SerializeToString()
 
 
-started_config_bytes: Final = IdentityMemo(_config_message)
+started_config_bytes: Final = remembered(_config_message)
 """A HandStarted holding only ``config``'s fields (game, structure, stakes, rules), serialized,
-remembered per config object. Parsing it is the cheapest way to a HandStarted that carries the
-configuration: building the two sub-messages from keywords costs several times more."""
+remembered per config (:data:`poker.engine.hand.core.remembered`). Parsing it is the cheapest
+way to a HandStarted that carries the configuration: building the two sub-messages from
+keywords costs several times more."""

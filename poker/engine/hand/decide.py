@@ -1,17 +1,20 @@
 """Decide what happens: ``decide(state, command) -> [events]``.
 
 A command is verified first (``verify_*`` of its rule area, which raise with a sentence and
-change nothing); then its events are produced one by one and each is applied, as it is emitted,
-by the one handler of its kind that replay also uses (:data:`poker.engine.hand.evolve.HANDLERS`).
-This module holds the commands' entry points and the walk that follows an action, generic over
-the game's streets: ask the next player to act (or to draw, or to answer the split offer), or
-close the round (return an uncalled bet, deal the next street) or end the hand (award the pots
-without a showdown, or show down, rake and award). The steps themselves live with their rule
-area: ``setup``, ``posts`` (forced bets), ``dealing``, ``betting``, ``draws``, ``showdown`` and
-``payout``.
+change nothing); then its events are produced one by one, and each is applied as it is emitted
+(the recorder below), by the one handler of its kind that replay also uses
+(:data:`poker.engine.hand.evolve.HANDLERS`): the walk decides its next step from the state so
+produced. This module holds the commands' entry points and the walk that follows an action,
+generic over the game's streets: ask the next player to act (or to draw, or to answer the split
+offer), or close the round (return an uncalled bet, deal the next street) or end the hand (award
+the pots without a showdown, or show down, rake and award). The steps themselves live with their
+rule area: ``setup``, ``posts`` (forced bets), ``dealing``, ``betting``, ``draws``, ``showdown``
+and ``payout``.
 
-:func:`execute` returns the new state together with the events, so the live path does not apply
-them twice.
+:func:`execute` returns the new state together with the events. That is the live path: the
+table (:mod:`poker.engine.table.decide`) takes both and applies only what the events change at
+the table, so each event is applied once. :func:`decide` returns the events alone (the state
+they were applied to is dropped).
 """
 
 from __future__ import annotations

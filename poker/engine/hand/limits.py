@@ -6,7 +6,7 @@ checks commands against it and ``legal_actions`` lists it, so the two cannot dis
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from poker.engine.betting import (
     IncompleteRaiseRule,
@@ -15,6 +15,7 @@ from poker.engine.betting import (
 from poker.engine.games import (
     ForcedBets,
 )
+from poker.engine.hand import core
 from poker.engine.hand.commands import Action, HandConfig
 from poker.engine.hand.core import ANTE_BRING_IN, BET, COMPLETE, FIXED_LIMIT, RAISE, SPREAD_LIMIT
 from poker.engine.hand.state import (
@@ -77,24 +78,6 @@ def may_wager(state: HandState, index: int) -> bool:
     # Several short all-ins together may amount to a full raise (RULES.md §4.5).
     half_bet = setup.config.rules.incomplete_raise_rule is IncompleteRaiseRule.HALF_BET
     return round_.level - acted >= strategy.reopen_threshold(round_, half_bet)
-
-
-_last_limits: tuple[HandState | None, Limits | None] = (None, None)
-
-
-def betting_limits(state: HandState) -> Limits:
-    """The limits of the player to act; the state must have one (``state.to_act`` set).
-
-    The limits of the most recent state are remembered: a client reads them through
-    ``legal_actions`` and ``decide`` checks against them on the same (immutable) state.
-    """
-    global _last_limits  # noqa: PLW0603 - a one-entry memo of a pure function
-    remembered_state, remembered = _last_limits
-    if remembered_state is state and remembered is not None:
-        return remembered
-    limits = _compute_limits(state)
-    _last_limits = (state, limits)
-    return limits
 
 
 def bring_in_due(state: HandState) -> bool:
@@ -199,3 +182,9 @@ def _bring_in_limits(state: HandState, index: int, stack: int) -> Limits:
     if highest < lowest:
         return Limits(index, 0, 0, None, 0, 0, post)
     return Limits(index, 0, 0, wager, lowest, highest, post)
+
+
+betting_limits: Final[core.LastMemo[HandState, Limits]] = core.LastMemo(_compute_limits)
+"""The limits of the player to act; the state must have one (``state.to_act`` set). Those of
+the most recent state are remembered (:class:`poker.engine.hand.core.LastMemo`): a client reads
+them through ``legal_actions`` and ``decide`` checks against them on the same state."""

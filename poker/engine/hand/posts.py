@@ -24,7 +24,6 @@ from poker.engine.hand import core
 from poker.engine.hand.commands import StartHand
 from poker.engine.hand.errors import InvalidHandSetup
 from poker.engine.hand.events import Emitter, HandEventHandler
-from poker.engine.hand.memo import IdentityMemo
 from poker.engine.hand.state import NOBODY, HandSetup, HandState, changed_round, paid_in
 from poker.v1 import events_pb2 as pb
 
@@ -132,7 +131,7 @@ def _forced(setup: HandSetup) -> Forced:
     return Forced(tuple(live), tuple(dead))
 
 
-forced_chips: Final = IdentityMemo(_forced)
+forced_chips: Final = core.remembered(_forced)
 """The forced chips of a hand, remembered per setup."""
 
 

@@ -39,7 +39,6 @@ from poker.engine.hand.errors import (
     TooFewPlayers,
 )
 from poker.engine.hand.events import HandEventHandler
-from poker.engine.hand.memo import IdentityMemo
 from poker.engine.hand.posts import positions
 from poker.engine.hand.state import (
     NOBODY,
@@ -77,7 +76,7 @@ def _verify_config(config: HandConfig) -> GameDefinition:
 
 
 # A configuration that passed once passes again; a failing one raises and is not remembered.
-_verify_config_once: Final = IdentityMemo(_verify_config)
+_verify_config_once: Final = core.remembered(_verify_config)
 
 
 def verify_stakes(config: HandConfig, game: GameDefinition) -> None:
@@ -294,8 +293,8 @@ def _table_game(config: HandConfig) -> GameDefinition:
     )
 
 
-table_game: Final = IdentityMemo(_table_game)
-""":func:`_table_game`, remembered per config object (one lookup per hand)."""
+table_game: Final = core.remembered(_table_game)
+""":func:`_table_game`, remembered per config (one lookup per hand)."""
 
 
 def _all_fresh_rounds(config: HandConfig) -> tuple[Round, ...]:
@@ -304,7 +303,7 @@ def _all_fresh_rounds(config: HandConfig) -> tuple[Round, ...]:
     return tuple(fresh_round(config, game, street) for street in range(len(game.streets)))
 
 
-_fresh_rounds: Final = IdentityMemo(_all_fresh_rounds)
+_fresh_rounds: Final = core.remembered(_all_fresh_rounds)
 
 
 def _hand_started(state: HandState | None, event: pb.HandStarted) -> HandState:

@@ -1,11 +1,16 @@
 """Decide what happens at a table: ``decide(table, command) -> [events]``.
 
 Each command is verified first (``verify_*`` of :mod:`poker.engine.table.rules`, or the hand
-machine's own checks for commands that reach the hand); then its events are produced one by one
-and each is applied with the same :func:`~poker.engine.table.evolve.evolve` a replay uses. Commands
-that play the hand delegate to the hand machine and add what the table does around it: sitting
-out a player who timed out, cashing out those who stood up once the hand is over, scheduling
-the next hand.
+machine's own checks for commands that reach the hand); then its events are produced one by one,
+and each is applied once, by the same steps a replay uses
+(:data:`poker.engine.table.evolve.STEPS`): an event produced here (a table event, or the
+``DeckRevealed`` that closes a hand) with :func:`~poker.engine.table.evolve.evolve`; the hand
+machine's events by the hand machine itself (:func:`poker.engine.hand.execute` applies each as it
+produces it and returns the hand they give), after which
+:func:`~poker.engine.table.evolve.after_hand_events` applies only what they change at the table.
+Commands that play the hand delegate to the hand machine and add what the table does around it:
+sitting out a player who timed out, cashing out those who stood up once the hand is over,
+scheduling the next hand.
 
 After every command, the gathering delay (:func:`~poker.engine.table.rules.gathering_ends`,
 a room setting, not a rule: RULES.md §6.2 deals everyone at a starting table in without extra
@@ -22,6 +27,7 @@ from typing import Any, Final
 from poker.engine import fairness
 from poker.engine import hand as hand_machine
 from poker.engine.games import get_game
+from poker.engine.hand.commands import Command as HandCommand
 from poker.engine.table.commands import (
     Act,
     AgreeSplit,
@@ -42,7 +48,7 @@ from poker.engine.table.commands import (
 from poker.engine.table.config import config_to_wire
 from poker.engine.table.errors import InvalidRequest, SeatStateError
 from poker.engine.table.events import TableEventBody
-from poker.engine.table.evolve import evolve
+from poker.engine.table.evolve import after_hand_events, evolve
 from poker.engine.table.rules import (
     busted_seats,
     gathering_ends,
@@ -77,14 +83,19 @@ class _Recorder:
         self.events: list[TableEventBody] = []
 
     def emit(self, event: TableEventBody) -> TableState:
-        """Record ``event`` and apply it exactly as a replay does."""
+        """Record ``event``, produced here, and apply it exactly as a replay does."""
         self.state = evolve(self.state, event)
         self.events.append(event)
         return self.state
 
-    def emit_all(self, events: Iterable[TableEventBody]) -> None:
-        for event in events:
-            self.emit(event)
+    def play(self, command: HandCommand) -> None:
+        """Run the hand machine on the table's hand and record its events. It applies each as
+        it produces it (its next step depends on the state so produced); here only what they
+        change at the table is applied, so each event is applied once."""
+        table = self.table
+        hand, events = hand_machine.execute(table.hand, command)
+        self.state = after_hand_events(table, hand, events)
+        self.events.extend(events)
 
     @property
     def table(self) -> TableState:
@@ -264,7 +275,7 @@ def _start_next_hand(recorder: _Recorder, command: StartNextHand) -> None:
         player_seeds=player_seeds,
         next_server_seed=command.next_server_seed if server_seed else b"",
     )
-    recorder.emit_all(hand_machine.decide(table.hand, start))
+    recorder.play(start)
     # A hand can be over as it starts (every player all-in for his ante or blind: the board
     # runs out at once); it ends like any other, its deck revealed and the pause before the
     # next one scheduled, else a stale schedule would start the next hand at once.
@@ -327,7 +338,7 @@ def _play(
     state = verify_table_open(recorder.state)
     verify_occupant(state, seat, player_id)
     verify_hand_running(state)
-    recorder.emit_all(hand_machine.decide(state.hand, move))
+    recorder.play(move)
     _after_hand(recorder, move.now)
 
 
@@ -344,7 +355,7 @@ def _time_out(recorder: _Recorder, command: TimeOut) -> None:
         protected=protected,
         count_forced_bets=state.config.artificial_allin_counts_forced_bets,
     )
-    recorder.emit_all(hand_machine.decide(state.hand, time_out))
+    recorder.play(time_out)
     if not seat.sitting_out:
         recorder.emit(pb.PlayerSatOut(seat=command.seat, reason=pb.SIT_OUT_REASON_TIMED_OUT))
     _after_hand(recorder, command.now)
@@ -358,7 +369,7 @@ def _void_hand(recorder: _Recorder, command: VoidHand) -> None:
 
 def _void(recorder: _Recorder, now: int, reason: str) -> None:
     void = hand_machine.VoidHand(now, reason)
-    recorder.emit_all(hand_machine.decide(recorder.table.hand, void))
+    recorder.play(void)
     _after_hand(recorder, now)
 
 

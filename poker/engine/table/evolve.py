@@ -1,19 +1,27 @@
 """Apply one event to a table: ``evolve(state, event) -> state``. No checks but the sequence.
 
-A table's log holds its own events and its hands' events in one stream; hand events go to the
-hand machine's :func:`poker.engine.hand.evolve` and then update what the table keeps across hands
-(positions, debts, stacks, the protection allowance). The live path
-(:func:`poker.engine.table.decide.execute`) and :func:`replay` fold this same function; :func:`fold`
-(the rebuild of a stored log) applies the same handlers to envelopes, dispatched on the body's
-field name, deferring the hand-level steps: those of a hand a later one supersedes never run.
+A table's log holds its own events and its hands' events in one stream. Every kind of event has
+one :class:`Step` in :data:`STEPS`: its hand part (the hand machine's one handler,
+:data:`poker.engine.hand.evolve.HANDLERS`; none for a table event) and its table part (what it
+changes at the table across hands: seats, positions, debts, stacks, the protection allowance;
+none for a hand event that changes only the hand). Three paths run these same steps:
+
+* :func:`evolve` (and :func:`replay`): both parts, one event at a time;
+* the live path (:func:`poker.engine.table.decide.execute`): a table event with :func:`evolve`;
+  the hand machine's events have had their hand part applied by the hand machine as it produced
+  them, and :func:`after_hand_events` applies their table part only;
+* :class:`Fold` (the rebuild of a stored log, looked up by the body's field name through
+  :data:`STEPS_BY_FIELD`, derived from :data:`STEPS`): table parts at once, hand parts deferred,
+  so that those of a hand a later one supersedes never run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
 
-from poker.engine.hand.evolve import HANDLERS as HAND_HANDLERS
+from poker.engine.hand.events import HandEvent as HandEventBody
 from poker.engine.hand.evolve import HANDLERS_BY_TYPE as HAND_HANDLERS_BY_TYPE
 from poker.engine.hand.evolve import HandEventHandler
 from poker.engine.hand.posts import blind_indexes
@@ -181,22 +189,67 @@ _AFTER_HAND_EVENT: Final[dict[type, Callable[[Any, Any], TableState]]] = {
 }
 
 
+# --- the one dispatch ---------------------------------------------------------------------------
+
+TableHandler = Callable[[Any, Any], TableState]
+
+
+class Step(NamedTuple):
+    """What one kind of event changes: the hand (the hand machine's one handler of a hand event,
+    None for a table event) and the table (None for a hand event that changes only the hand)."""
+
+    hand: HandEventHandler | None
+    table: TableHandler | None
+
+
+def _steps() -> dict[type, Step]:
+    """Every event kind's step, by message class; a kind both tables claim is a bug."""
+    both = set(HAND_HANDLERS_BY_TYPE) & set(_TABLE_HANDLERS)
+    if both:  # pragma: no cover - a handler in the wrong table
+        raise RuntimeError(f"Both the hand and the table handle {sorted(map(str, both))}.")
+    steps = {kind: Step(None, handler) for kind, handler in _TABLE_HANDLERS.items()}
+    for kind, handler in HAND_HANDLERS_BY_TYPE.items():
+        steps[kind] = Step(handler, _AFTER_HAND_EVENT.get(kind))
+    return steps
+
+
+STEPS: Final[Mapping[type, Step]] = MappingProxyType(_steps())
+"""The one dispatch of every table event, by message class: :func:`evolve` runs both parts,
+:func:`after_hand_events` (the live path, after the hand machine) the table part, :class:`Fold`
+the table part at once and the hand part deferred (through :data:`STEPS_BY_FIELD`)."""
+
+
+def _by_field() -> dict[str, Step]:
+    """:data:`STEPS` by the name of the envelope's ``body`` field that holds the message."""
+    empty = pb.TableEvent()
+    fields = pb.TableEvent.DESCRIPTOR.oneofs_by_name["body"].fields
+    return {
+        field.name: STEPS[type(getattr(empty, field.name))]
+        for field in fields
+        if type(getattr(empty, field.name)) in STEPS
+    }
+
+
+#: :data:`STEPS` re-keyed by body field, derived from it (not a second table): the fold of
+#: envelopes looks events up by the name ``WhichOneof`` gives, without reading the body first.
+#: A plain dict, not a proxy: one lookup per stored event.
+STEPS_BY_FIELD: Final[dict[str, Step]] = _by_field()
+
+
 def _apply(state: TableState | None, event: TableEventBody) -> TableState:
-    kind = type(event)
-    hand_handler = HAND_HANDLERS_BY_TYPE.get(kind)
-    if hand_handler is not None:  # the hand machine's one handler of the event
+    step = STEPS.get(type(event))
+    if step is None:
+        raise TypeError(f"{type(event).__name__} is not a table event.")
+    hand, table = step
+    if hand is not None:
         assert state is not None
-        state = state._replace(hand=hand_handler(state.hand, event))  # type: ignore[arg-type]
-        after = _AFTER_HAND_EVENT.get(kind)
-        return after(state, event) if after is not None else state
-    handler = _TABLE_HANDLERS.get(kind)
-    if handler is None:
-        raise TypeError(f"{kind.__name__} is not a table event.")
-    return handler(state, event)
+        state = state._replace(hand=hand(state.hand, event))  # type: ignore[arg-type]
+    return table(state, event) if table is not None else state  # type: ignore[return-value]
 
 
 def evolve(state: TableState | None, event: TableEventBody | pb.TableEvent) -> TableState:
-    """The state after ``event`` (a bare event, or an envelope whose version must follow)."""
+    """The state after ``event`` (a bare event, or an envelope whose version must follow): its
+    step in :data:`STEPS`, hand part then table part."""
     if type(event) is pb.TableEvent:
         expected = (state.version if state is not None else 0) + 1
         if event.version != expected:
@@ -209,42 +262,33 @@ def evolve(state: TableState | None, event: TableEventBody | pb.TableEvent) -> T
     return new._replace(version=new.version + 1)
 
 
+def after_hand_events(
+    state: TableState, hand: HandState, events: Sequence[HandEventBody]
+) -> TableState:
+    """The table after the hand events ``events`` when the hand machine, which produced them,
+    has already applied them to its hand: ``hand`` is the result. Only their table-level part
+    runs here, so on the live path each event is applied once (its hand part in the hand
+    machine's recorder). Equal to folding :func:`evolve` over them, by the invariant
+    :class:`Fold` relies on: no table-level step reads the hand but ``HandStarted``'s, which
+    reads the new hand's setup, the same in ``hand`` (``tests/unit/test_table_fold.py``)."""
+    table = state._replace(hand=hand)
+    steps = STEPS
+    for event in events:
+        step = steps[type(event)]
+        if step.hand is None:
+            raise TypeError(f"{type(event).__name__} is not a hand event.")
+        if step.table is not None:
+            table = step.table(table, event)
+    return table._replace(version=state.version + len(events))
+
+
 # --- the fold of stored envelopes -----------------------------------------------------------------
 
-
-def _hand_only_handlers() -> dict[str, HandEventHandler]:
-    """Per field of the envelope's ``body``, the hand handler of the hand events that change
-    only the hand (the others have a table-level part too: :data:`_AFTER_HAND_EVENT`)."""
-    empty = pb.TableEvent()
-    return {
-        name: handler
-        for name, handler in HAND_HANDLERS.items()
-        if type(getattr(empty, name)) not in _AFTER_HAND_EVENT
-    }
-
-
-def _by_field(handlers: dict[type, Callable[[Any, Any], TableState]]) -> dict[str, Any]:
-    """``handlers`` (by message class) per field of the envelope's ``body``."""
-    fields = pb.TableEvent.DESCRIPTOR.oneofs_by_name["body"].fields
-    empty = pb.TableEvent()
-    return {
-        field.name: handlers[type(getattr(empty, field.name))]
-        for field in fields
-        if type(getattr(empty, field.name)) in handlers
-    }
-
-
-_HAND_ONLY_BY_FIELD: Final = _hand_only_handlers()
+#: The body fields of the hand events that change only the hand: what Fold defers.
+_HAND_ONLY: Final = frozenset(
+    name for name, step in STEPS_BY_FIELD.items() if step.table is None and step.hand is not None
+)
 _HAND_STARTED: Final = "hand_started"
-_START_HAND: Final = HAND_HANDLERS[_HAND_STARTED]
-# The table-level part of the hand events that have one, HandStarted's aside (Fold starts the
-# new hand itself): applied at once, their hand-level part deferred.
-_AFTER_BY_FIELD: Final = {
-    name: after for name, after in _by_field(_AFTER_HAND_EVENT).items() if name != _HAND_STARTED
-}
-_TABLE_BY_FIELD: Final = _by_field(_TABLE_HANDLERS)
-#: Every hand handler by field, for the deferred steps (a plain dict: no proxy per lookup).
-_HAND_BY_FIELD: Final = dict(HAND_HANDLERS)
 
 
 class Fold:
@@ -252,7 +296,8 @@ class Fold:
     rebuild of a table's log. :attr:`state` equals what folding :func:`evolve` gives, however
     the envelopes are split into :meth:`add` calls and whenever :attr:`state` is read.
 
-    The same handlers, dispatched on the body's field name. The hand-level steps (the hand
+    The same steps as :func:`evolve` (:data:`STEPS`, looked up by the body's field name through
+    :data:`STEPS_BY_FIELD`). The hand-level steps (the hand
     machine's handler of a hand event) are deferred: the envelopes of the current hand wait in
     a list, applied to its hand only when :attr:`state` is read; a ``HandStarted`` drops them
     with the old hand. In a long log most events are hand-only events of hands a later
@@ -309,11 +354,11 @@ class Fold:
         """The hand after the pending steps (they stay pending if one raises)."""
         hand = self._hand
         assert hand is not None  # pending steps follow a HandStarted
-        handlers = _HAND_BY_FIELD
+        steps = STEPS_BY_FIELD
         for event in self._pending:
             name = event.WhichOneof("body")
             assert name is not None  # checked by add
-            hand = handlers[name](hand, getattr(event, name))
+            hand = steps[name].hand(hand, getattr(event, name))  # type: ignore[misc]
         return hand
 
     def add(self, events: Iterable[pb.TableEvent]) -> None:
@@ -321,7 +366,7 @@ class Fold:
         raises ValueError (the events before it stay folded, like the evolve calls that
         succeeded before a failing one)."""
         table, hand, version = self._table, self._hand, self.version
-        hand_only = _HAND_ONLY_BY_FIELD
+        hand_only = _HAND_ONLY
         defer = self._pending.append
         try:
             for event in events:
@@ -349,27 +394,25 @@ class Fold:
         """The table and the hand before the pending steps, after ``event``, which is not a
         hand-only event: its table-level part applied, its hand-level part deferred (a new
         hand's is applied: it starts the hand the next steps apply to)."""
-        if name == _HAND_STARTED:
-            assert table is not None
-            body = event.hand_started
-            # The hand machine's HandStarted handler does not read the previous hand.
-            new = _START_HAND(None, body)  # type: ignore[arg-type]
-            table = _hand_started(table._replace(hand=new), body)
-            self._pending.clear()  # the old hand's steps: superseded
-            return table, new
         if name is None:
             raise ValueError("The table event has no body.")
+        step = STEPS_BY_FIELD.get(name)
         body = getattr(event, name)
-        after = _AFTER_BY_FIELD.get(name)
-        if after is not None:
+        if step is None or step.table is None:  # hand-only events never come here
+            raise TypeError(f"{type(body).__name__} is not a table event.")
+        if name == _HAND_STARTED:
+            assert table is not None and step.hand is not None
+            # The hand machine's HandStarted handler does not read the previous hand.
+            new = step.hand(None, body)  # type: ignore[arg-type]
+            table = step.table(table._replace(hand=new), body)
+            self._pending.clear()  # the old hand's steps: superseded
+            return table, new
+        if step.hand is not None:  # a hand event with a table-level part
             assert table is not None and hand is not None, f"{name} before the hand started"
-            table = after(table, body)
+            table = step.table(table, body)
             self._pending.append(event)
             return table, hand
-        handler = _TABLE_BY_FIELD.get(name)
-        if handler is None:
-            raise TypeError(f"{type(body).__name__} is not a table event.")
-        return handler(table, body), hand
+        return step.table(table, body), hand
 
 
 def fold(state: TableState | None, events: Iterable[pb.TableEvent]) -> TableState | None:
