@@ -113,10 +113,10 @@ async def _command_path(archived: int) -> float:
     await service.sit_down("t1", "sit", "ann", 1, 100)
     service.timers.cancel("t1")
     if archived:
-        loaded = service._tables["t1"]
+        loaded = service.served.owned["t1"]
         index, _, _ = _filled(archived)  # other ids: a miss never reads the log
         index.last_position = loaded.position  # the live appends come after these
-        service._tables["t1"] = replace(loaded, state=TableLog(loaded.state.table, index))
+        service.served.owned["t1"] = replace(loaded, state=TableLog(loaded.state.table, index))
     started = time.process_time()
     for n in range(COMMANDS):
         if n % 2 == 0:

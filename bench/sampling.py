@@ -50,7 +50,7 @@ STAGES: Final[tuple[tuple[str, str], ...]] = (
     ("hash chain", r"poker/tablelog/chain\.py"),
     (
         "view",
-        r"poker/dealer/wire\.py:\d+\)$|table_view|seat_views|ViewCache"
+        r"poker/dealer/replies\.py|table_view|seat_views|ViewCache"
         r"|poker/dealer/redaction\.py",
     ),
     (

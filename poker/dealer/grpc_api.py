@@ -4,7 +4,9 @@
 Every method goes the same way: the request's fields against their limits
 (:mod:`poker.dealer.bounds`), the request to the application's values
 (:mod:`poker.dealer.wire`, malformed input refused there with INVALID_ARGUMENT), the call to
-:class:`~poker.dealer.tables.TableService`, and its result back to a reply (``wire`` again).
+:class:`~poker.dealer.tables.TableService`, and its result back to a reply
+(:mod:`poker.dealer.replies`); a unary command's request line names its table and command and
+says what it did (:mod:`poker.dealer.grpc_edge`, where the roles and the error table are too).
 The caller's identity comes from the token (:func:`poker.servicekit.auth.current_principal`). The
 application raises plain error families (:mod:`poker.servicekit.errors`, the engine's and the table
 log's own); they become a status only here, at the edge, through :data:`ERROR_TABLE` and
@@ -13,150 +15,38 @@ servicekit's one table (:mod:`poker.servicekit.status`).
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import functools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any, Final
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
 
 import grpc
-import structlog
 
-from poker.dealer import queries, wire
+from poker.dealer import queries, replies, wire
 from poker.dealer.bounds import DEALER_BOUNDS
-from poker.dealer.errors import NotAPlayer
-from poker.dealer.metrics import DealerMetrics
-from poker.dealer.reasons import ENGINE_REASONS
-from poker.dealer.tables import CommandResult, TableService
-from poker.engine.hand import HandRuleError
-from poker.engine.table import TableRuleError
-from poker.engine.table.errors import NotYourSeat
-from poker.servicekit.auth import current_principal
-from poker.servicekit.errors import (
-    InvalidArgument,
-    PermissionDenied,
-    RuleViolation,
-    Unauthenticated,
+from poker.dealer.grpc_edge import (
+    CODE_NAMES,
+    ERROR_TABLE,
+    ROLES_BY_METHOD,
+    SERVICE_NAME,
+    counted,
+    note_command,
+    note_outcome,
+    player_of,
+    refusal,
+    viewer_of,
 )
-from poker.servicekit.status import ErrorTable, context_of, status_for, status_or_internal
-from poker.servicekit.tokens import Principal, Role
+from poker.dealer.metrics import DealerMetrics
+from poker.dealer.pipeline import CommandResult
+from poker.dealer.tables import TableService, log_applied
+from poker.servicekit.auth import current_principal
+from poker.servicekit.errors import InvalidArgument, Unauthenticated
 from poker.v1 import dealer_pb2 as dpb
 from poker.v1 import dealer_pb2_grpc
-
-_log = structlog.get_logger(__name__)
-
-SERVICE_NAME: Final = "poker.v1.DealerService"
-
-#: The engine's error families, their statuses and reasons (the rest is servicekit's table).
-ERROR_TABLE: Final = ErrorTable(
-    families={
-        NotYourSeat: PermissionDenied,
-        TableRuleError: RuleViolation,
-        HandRuleError: RuleViolation,
-    },
-    reasons=ENGINE_REASONS,
-)
-
-
-def _method(name: str) -> str:
-    return f"/{SERVICE_NAME}/{name}"
-
-
-#: Who may call what; methods not listed admit every authenticated caller.
-ROLES_BY_METHOD: Final[Mapping[str, Collection[Role]]] = {
-    _method("CreateTable"): {Role.OPERATOR},
-    _method("CloseTable"): {Role.OPERATOR},
-    _method("DrainTable"): {Role.OPERATOR},
-    # A hand history shows every card to the operator (and a player's own to him): the services'
-    # roles (cashier, dealer) have no business reading hole cards.
-    _method("GetHandHistory"): {Role.PLAYER, Role.OPERATOR},
-    **{
-        _method(name): {Role.PLAYER}
-        for name in (
-            "SitDown",
-            "TopUp",
-            "StandUp",
-            "SitOut",
-            "SitIn",
-            "Act",
-            "Draw",
-            "AgreeSplit",
-            "CommitSeed",
-            "Play",
-        )
-    },
-}
 
 _check_bounds = DEALER_BOUNDS.check
 
 #: A servicer method's context, typed by its request and response messages.
 _Context = grpc.aio.ServicerContext
-
-
-# --- the caller -------------------------------------------------------------------------------
-
-
-def _player(principal: Principal) -> str:
-    if principal.role is not Role.PLAYER:
-        raise NotAPlayer("Only players act at the tables.")
-    return principal.subject
-
-
-def _viewer(principal: Principal) -> str | None:
-    """The player whose cards the caller may see; None for operators and services."""
-    return principal.subject if principal.role is Role.PLAYER else None
-
-
-def _refusal(request: dpb.PlayRequest, kind: str | None, error: Exception) -> dpb.PlayResponse:
-    """The reply to a Play command that failed: the status the unary call would end with, and
-    the same ``google.rpc.Status`` (reason, the command's ids, the field at fault)."""
-    status = status_or_internal(error, ERROR_TABLE, method=_method("Play"))
-    command = getattr(request, kind) if kind is not None else None
-    if kind is not None and status.field and not status.field.startswith(f"{kind}."):
-        # The unary call's field path, inside the PlayRequest's command.
-        status = dataclasses.replace(status, field=f"{kind}.{status.field}")
-    reply = wire.refused_reply(command, status.to_proto(context_of(command)))
-    if status.code is not grpc.StatusCode.FAILED_PRECONDITION:
-        _log.info("play_command_refused", code=status.code.name, kind=kind)
-    return reply
-
-
-#: Status names by the numeric code a refused Play command's reply carries.
-_CODE_NAMES: Final = {code.value[0]: code.name for code in grpc.StatusCode}
-
-_Handler = Callable[[Any, Any, Any], Awaitable[Any]]
-
-
-def _code_of(error: BaseException) -> str:
-    """The status name a unary command that raised ``error`` ends with."""
-    if isinstance(error, asyncio.CancelledError):
-        return "CANCELLED"
-    if not isinstance(error, Exception):
-        return "UNKNOWN"
-    status = status_for(error, ERROR_TABLE)
-    return status.code.name if status is not None else "INTERNAL"
-
-
-def _counted(kind: str) -> Callable[[_Handler], _Handler]:
-    """A unary command method, counted in the per-command metrics as ``kind`` (the same labels
-    as the command arriving over Play)."""
-
-    def wrap(method: _Handler) -> _Handler:
-        @functools.wraps(method)
-        async def counted(self: DealerServicer, request: Any, context: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                reply = await method(self, request, context)
-            except BaseException as error:
-                self._observe(kind, _code_of(error), started)
-                raise
-            self._observe(kind, "OK", started)
-            return reply
-
-        return counted
-
-    return wrap
 
 
 # --- the servicer -----------------------------------------------------------------------------
@@ -170,7 +60,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     def __init__(self, tables: TableService, metrics: DealerMetrics | None = None) -> None:
         self._tables = tables
         self._metrics = metrics
-        self._views = wire.ViewCache()
+        self._views = replies.ViewCache()
         #: Play's commands: the oneof field -> the command, for the caller (a player).
         self._play: Mapping[str, Callable[[Any, str], Awaitable[CommandResult]]] = {
             "act": self._act,
@@ -182,15 +72,17 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         }
 
     def _reply(
-        self, result: CommandResult, response: type[wire.CommandResponse]
-    ) -> wire.CommandResponse:
-        return wire.command_reply(result, self._views, _viewer(current_principal()), response)
+        self, result: CommandResult, response: type[replies.CommandResponse]
+    ) -> replies.CommandResponse:
+        """A unary command's reply; its request line says what the command did."""
+        note_outcome(result)
+        return replies.command_reply(result, self._views, viewer_of(current_principal()), response)
 
     def _observe(self, kind: str, code: str, started: float) -> None:
         if self._metrics is not None:
             self._metrics.observe_command(kind, code, time.perf_counter() - started)
 
-    @_counted("create_table")
+    @counted("create_table")
     async def CreateTable(
         self,
         request: dpb.CreateTableRequest,
@@ -201,6 +93,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         command_id = wire.command_id_of(request.command_id)
         table_id = wire.new_table_id(request, command_id)
         config = wire.config_of(request)
+        note_command(table_id, command_id)
         return self._reply(
             await self._tables.create_table(table_id, command_id, config), dpb.CreateTableResponse
         )
@@ -215,7 +108,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         table_id = wire.table_id_of(request.table_id)
         state = await self._tables.table(table_id)
         response = dpb.GetTableResponse()
-        response.table.CopyFrom(self._views.view(table_id, state, _viewer(current_principal())))
+        response.table.CopyFrom(self._views.view(table_id, state, viewer_of(current_principal())))
         return response
 
     async def ListTables(
@@ -226,9 +119,9 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         """See dealer.proto."""
         _check_bounds(request)
         listed = await queries.list_tables(self._tables)
-        return dpb.ListTablesResponse(tables=[wire.table_summary(*table) for table in listed])
+        return dpb.ListTablesResponse(tables=[replies.table_summary(*table) for table in listed])
 
-    @_counted("close_table")
+    @counted("close_table")
     async def CloseTable(
         self,
         request: dpb.CloseTableRequest,
@@ -239,6 +132,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         command_id = wire.command_id_of(request.command_id)
         table_id = wire.table_id_of(request.table_id)
         reason = request.reason or "closed by the operator"  # its length is bounded above
+        note_command(table_id, command_id)
         return self._reply(
             await self._tables.close_table(table_id, command_id, reason), dpb.CloseTableResponse
         )
@@ -258,7 +152,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
             table_id=result.table_id, hand_finished=result.hand_finished, version=result.version
         )
 
-    @_counted("sit_down")
+    @counted("sit_down")
     async def SitDown(
         self,
         request: dpb.SitDownRequest,
@@ -270,13 +164,14 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         table_id = wire.table_id_of(request.table_id)
         seat = wire.seat_of(request.seat)
         amount = wire.chips_of("buy_in", request.buy_in, positive=True)
-        player = _player(current_principal())
+        player = player_of(current_principal())
+        note_command(table_id, command_id)
         result = await self._tables.sit_down(
             table_id, command_id, player, seat, amount, post_big_blind=request.post_big_blind
         )
         return self._reply(result, dpb.SitDownResponse)
 
-    @_counted("top_up")
+    @counted("top_up")
     async def TopUp(
         self, request: dpb.TopUpRequest, context: _Context[dpb.TopUpRequest, dpb.TopUpResponse]
     ) -> dpb.TopUpResponse:
@@ -286,12 +181,13 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         table_id = wire.table_id_of(request.table_id)
         seat = wire.seat_of(request.seat)
         amount = wire.chips_of("amount", request.amount, positive=True)
-        player = _player(current_principal())
+        player = player_of(current_principal())
+        note_command(table_id, command_id)
         return self._reply(
             await self._tables.top_up(table_id, command_id, player, seat, amount), dpb.TopUpResponse
         )
 
-    @_counted("stand_up")
+    @counted("stand_up")
     async def StandUp(
         self,
         request: dpb.StandUpRequest,
@@ -300,48 +196,50 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         """See dealer.proto."""
         _check_bounds(request)
         return self._reply(
-            await self._stand_up(request, _player(current_principal())), dpb.StandUpResponse
+            await self._stand_up(request, player_of(current_principal())), dpb.StandUpResponse
         )
 
-    @_counted("sit_out")
+    @counted("sit_out")
     async def SitOut(
         self, request: dpb.SitOutRequest, context: _Context[dpb.SitOutRequest, dpb.SitOutResponse]
     ) -> dpb.SitOutResponse:
         """See dealer.proto."""
         _check_bounds(request)
         return self._reply(
-            await self._sit_out(request, _player(current_principal())), dpb.SitOutResponse
+            await self._sit_out(request, player_of(current_principal())), dpb.SitOutResponse
         )
 
-    @_counted("sit_in")
+    @counted("sit_in")
     async def SitIn(
         self, request: dpb.SitInRequest, context: _Context[dpb.SitInRequest, dpb.SitInResponse]
     ) -> dpb.SitInResponse:
         """See dealer.proto."""
         _check_bounds(request)
         return self._reply(
-            await self._sit_in(request, _player(current_principal())), dpb.SitInResponse
+            await self._sit_in(request, player_of(current_principal())), dpb.SitInResponse
         )
 
-    @_counted("act")
+    @counted("act")
     async def Act(
         self, request: dpb.ActRequest, context: _Context[dpb.ActRequest, dpb.ActResponse]
     ) -> dpb.ActResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        return self._reply(await self._act(request, _player(current_principal())), dpb.ActResponse)
+        return self._reply(
+            await self._act(request, player_of(current_principal())), dpb.ActResponse
+        )
 
-    @_counted("draw")
+    @counted("draw")
     async def Draw(
         self, request: dpb.DrawRequest, context: _Context[dpb.DrawRequest, dpb.DrawResponse]
     ) -> dpb.DrawResponse:
         """See dealer.proto."""
         _check_bounds(request)
         return self._reply(
-            await self._draw(request, _player(current_principal())), dpb.DrawResponse
+            await self._draw(request, player_of(current_principal())), dpb.DrawResponse
         )
 
-    @_counted("agree_split")
+    @counted("agree_split")
     async def AgreeSplit(
         self,
         request: dpb.AgreeSplitRequest,
@@ -350,10 +248,10 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         """See dealer.proto."""
         _check_bounds(request)
         return self._reply(
-            await self._agree_split(request, _player(current_principal())), dpb.AgreeSplitResponse
+            await self._agree_split(request, player_of(current_principal())), dpb.AgreeSplitResponse
         )
 
-    @_counted("commit_seed")
+    @counted("commit_seed")
     async def CommitSeed(
         self,
         request: dpb.CommitSeedRequest,
@@ -361,9 +259,10 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     ) -> dpb.CommitSeedResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        player = _player(current_principal())
+        player = player_of(current_principal())
         at = wire.seat_address(request)
         seed = wire.seed_of(request.seed_hex)
+        note_command(at.table_id, at.command_id)
         result = await self._tables.commit_seed(
             at.table_id, at.command_id, player, at.seat, seed=seed
         )
@@ -381,7 +280,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         built). Commands are served one at a time, in order. The stream ends
         UNAUTHENTICATED once the token expires (the client reconnects with a fresh one)."""
         principal = current_principal()
-        player = _player(principal)
+        player = player_of(principal)
         expires_at = principal.expires_at
         views = self._views
         handlers = self._play
@@ -398,17 +297,18 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
                 _check_bounds(request)
                 result = await handlers[kind](getattr(request, kind), player)
             except Exception as error:  # CancelledError is not an Exception: it ends the stream
-                reply = _refusal(request, kind, error)
+                reply = refusal(request, kind, error)
                 if metrics is not None:
                     metrics.observe_command(
-                        kind or "unknown", _CODE_NAMES[reply.code], perf_counter() - started
+                        kind or "unknown", CODE_NAMES[reply.code], perf_counter() - started
                     )
                 yield reply
                 continue
+            log_applied(result)  # a stream's message: no request line of its own
             if request.without_table:
-                reply = wire.command_reply_without_table(result, dpb.PlayResponse)
+                reply = replies.command_reply_without_table(result, dpb.PlayResponse)
             else:
-                reply = wire.command_reply(result, views, player, dpb.PlayResponse)
+                reply = replies.command_reply(result, views, player, dpb.PlayResponse)
             if metrics is not None:
                 metrics.observe_command(kind, "OK", perf_counter() - started)
             yield reply
@@ -417,20 +317,24 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
 
     async def _stand_up(self, request: dpb.StandUpRequest, player: str) -> CommandResult:
         at = wire.seat_address(request)
+        note_command(at.table_id, at.command_id)
         return await self._tables.stand_up(at.table_id, at.command_id, player, at.seat)
 
     async def _sit_out(self, request: dpb.SitOutRequest, player: str) -> CommandResult:
         at = wire.seat_address(request)
+        note_command(at.table_id, at.command_id)
         return await self._tables.sit_out(at.table_id, at.command_id, player, at.seat)
 
     async def _sit_in(self, request: dpb.SitInRequest, player: str) -> CommandResult:
         at = wire.seat_address(request)
+        note_command(at.table_id, at.command_id)
         return await self._tables.sit_in(
             at.table_id, at.command_id, player, at.seat, post_blinds=request.post_blinds
         )
 
     async def _act(self, request: dpb.ActRequest, player: str) -> CommandResult:
         at = wire.hand_address(request)
+        note_command(at.table_id, at.command_id)
         action = wire.action_of(request.action)
         amount = wire.chips_of("amount", request.amount, positive=False)
         return await self._tables.act(
@@ -439,6 +343,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
 
     async def _draw(self, request: dpb.DrawRequest, player: str) -> CommandResult:
         at = wire.hand_address(request)
+        note_command(at.table_id, at.command_id)
         discards = wire.discards_of(request.discards)
         return await self._tables.draw(
             at.table_id, at.command_id, player, hand_id=at.hand_id, discards=discards
@@ -446,6 +351,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
 
     async def _agree_split(self, request: dpb.AgreeSplitRequest, player: str) -> CommandResult:
         at = wire.hand_address(request)
+        note_command(at.table_id, at.command_id)
         return await self._tables.agree_split(
             at.table_id, at.command_id, player, hand_id=at.hand_id, agree=request.split
         )
@@ -461,7 +367,7 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         if request.from_seq < 0:
             raise InvalidArgument("from_seq may not be negative.", field="from_seq")
         principal = current_principal()
-        viewer = _viewer(principal)
+        viewer = viewer_of(principal)
         async for event in self._tables.watch(
             table_id, request.from_seq, viewer, caller=principal.subject
         ):
@@ -480,9 +386,9 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
         _check_bounds(request)
         hand_id = wire.hand_id_of(request.hand_id)
         table_id = wire.table_of_hand(request)
-        viewer = _viewer(current_principal())
+        viewer = viewer_of(current_principal())
         events = await queries.hand_history(self._tables, table_id, hand_id, viewer)
-        return wire.hand_history(hand_id, table_id, events)
+        return replies.hand_history(hand_id, table_id, events)
 
 
 __all__ = [

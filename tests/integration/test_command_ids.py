@@ -134,7 +134,7 @@ def forget_every_id(room: Room, table_id: str) -> None:
     did after 2,048 commands: what stands between a repeated id and a second effect is then
     the store's duplicate detection and the hold check."""
     assert room.dealer.dealer is not None
-    tables = room.dealer.dealer.tables._tables
+    tables = room.dealer.dealer.tables.served.owned
     loaded: LoadedTable = tables[table_id]
     tables[table_id] = replace(
         loaded, state=TableLog(loaded.state.table, CommandIndex(recent=RECENT))
@@ -153,7 +153,7 @@ async def test_a_sit_down_id_reused_past_the_recent_ids_answers_its_first_outcom
     first = await ann.call("SitDown", sit_down(table_id, seat_id))
     await other_commands(ann, table_id, 1, 6 * RECENT)
     assert room.dealer.dealer is not None
-    index = room.dealer.dealer.tables._tables[table_id].state.commands
+    index = room.dealer.dealer.tables.served.owned[table_id].state.commands
     assert index.archived > RECENT and index.recent_outcome(seat_id) is None
     await posted(room, "ann", table_id)
     before = await records(room, table_id)
@@ -264,7 +264,7 @@ async def test_after_a_restart_old_ids_are_still_known(room: Room) -> None:
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert await records(room, table_id) == before
     assert room.dealer.dealer is not None
-    rebuilt = room.dealer.dealer.tables._tables[table_id]
+    rebuilt = room.dealer.dealer.tables.served.owned[table_id]
     assert rebuilt.snapshot_mark > first.version  # the archive came with the snapshot
     assert rebuilt.state.commands.archived > 0
     assert len(rebuilt.state.commands) == len(before)  # every batch's id, none twice

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
+from poker.dealer.replies import table_view
 from poker.dealer.wallet_port import InMemoryWallet
-from poker.dealer.wire import table_view
 from poker.engine.table import replay
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, bodies, namespace_settings, new_secret

@@ -16,7 +16,7 @@ LOOP = "_run_once (asyncio/base_events.py:1922)"
     ("leaf", "stage"),
     [
         ("execute (poker/engine/table/decide.py:9)", "rules"),
-        ("table_view (poker/dealer/wire.py:430)", "view"),
+        ("table_view (poker/dealer/replies.py:430)", "view"),
         ("_framed_mac (poker/eventstore/sealing.py:150)", "seal (MAC)"),
         ("msg (structlog/_output.py:180)", "log"),
         ("inc (prometheus_client/values.py:20)", "metrics"),

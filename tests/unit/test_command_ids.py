@@ -41,7 +41,7 @@ async def test_a_seat_id_reused_after_more_than_2048_commands_answers_its_first_
     service = await seated(parts)
     first = await service.table("t1")
     await sit_out_and_in(service, "ann", 1, DEFAULT_RECENT + 300)
-    index = service._tables["t1"].state.commands
+    index = service.served.owned["t1"].state.commands
     assert index.recent_outcome("sit-ann") is None and index.archived > 200
     length = await log_length(parts)
 
@@ -208,8 +208,8 @@ async def test_a_dealer_that_forgot_an_id_still_cannot_seat_on_its_posted_hold()
     parts.wallet.post("sit-ann")
     await service.stand_up("t1", "leave", "ann", 1)
     length = await log_length(parts)
-    loaded = service._tables["t1"]
-    service._tables["t1"] = replace(loaded, state=TableLog(loaded.state.table, CommandIndex()))
+    loaded = service.served.owned["t1"]
+    service.served.owned["t1"] = replace(loaded, state=TableLog(loaded.state.table, CommandIndex()))
     with pytest.raises(HoldRefused, match="is posted"):
         await service.sit_down("t1", "sit-ann", "ann", 1, 100)
     assert await log_length(parts) == length

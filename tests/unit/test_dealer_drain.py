@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry
 
 from poker.dealer.errors import TableNotServedHere
 from poker.dealer.metrics import DealerMetrics
+from poker.dealer.pipeline import UseCase
 from poker.dealer.tables import TableService
 from poker.dealer.wallet_port import InMemoryWallet
 from poker.engine.cards import DECK_52
@@ -129,7 +130,7 @@ async def test_a_drain_asked_while_a_hand_is_being_started_waits_for_that_hand()
     parts = await seated()
     service = parts.service
     parts.store.hold_next = True
-    dealing = asyncio.create_task(service._command("t1", "deal", start_hand))
+    dealing = asyncio.create_task(service.run(UseCase("t1", "deal", start_hand)))
     await parts.store.appending.wait()  # the hand's first batch is on its way to the log
     drain = asyncio.create_task(service.drain_table("t1", timeout_s=30))
     await asyncio.sleep(0.05)
@@ -147,7 +148,7 @@ async def test_a_drain_asked_while_a_hand_is_being_started_waits_for_that_hand()
 async def test_a_drain_goes_on_when_the_call_that_asked_for_it_gives_up() -> None:
     parts = await seated()
     service = parts.service
-    await service._command("t1", "deal", start_hand)
+    await service.run(UseCase("t1", "deal", start_hand))
     with pytest.raises(TimeoutError):  # the caller's deadline: the RPC is cancelled
         await asyncio.wait_for(service.drain_table("t1", timeout_s=30), 0.05)
     await fold_the_hand(service)
@@ -161,7 +162,7 @@ async def test_a_drain_goes_on_when_the_call_that_asked_for_it_gives_up() -> Non
 async def test_drains_asked_again_share_one_hand_off_and_its_answer() -> None:
     parts = await seated()
     service = parts.service
-    await service._command("t1", "deal", start_hand)
+    await service.run(UseCase("t1", "deal", start_hand))
     first = asyncio.create_task(service.drain_table("t1", timeout_s=30))
     second = asyncio.create_task(service.drain_table("t1", timeout_s=30))
     await asyncio.sleep(0.05)

@@ -12,10 +12,11 @@ from poker.dealer.clock import Wake, next_wake
 from poker.dealer.config import CrashRule, load_settings
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import SoleOwner
+from poker.dealer.pipeline import UseCase
 from poker.dealer.redaction import redact_event
+from poker.dealer.replies import table_view
 from poker.dealer.tables import TableService
 from poker.dealer.wallet_port import InMemoryWallet, InsufficientFunds
-from poker.dealer.wire import table_view
 from poker.engine.cards import DECK_52
 from poker.engine.table import (
     Action,
@@ -83,7 +84,7 @@ async def deal(service: TableService, parts: Parts) -> None:
     def build(state: object, now: int) -> StartNextHand:
         return StartNextHand("t1.1", DECK_52, now)
 
-    await service._command("t1", "deal", build)
+    await service.run(UseCase("t1", "deal", build))
     service.timers.cancel("t1")
 
 

@@ -52,7 +52,9 @@ GRPC_EDGE: frozenset[str] = frozenset(
     {
         # the servicers, their conversions and the apps that serve them
         "poker/dealer/grpc_api.py",
+        "poker/dealer/grpc_edge.py",
         "poker/dealer/wire.py",
+        "poker/dealer/replies.py",
         "poker/dealer/app.py",
         "poker/wallet/grpc_api.py",
         "poker/wallet/wire.py",

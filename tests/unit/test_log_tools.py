@@ -5,6 +5,7 @@ engine reads back and replays."""
 
 from __future__ import annotations
 
+from poker.dealer.pipeline import UseCase
 from poker.dealer.tables import TableService, new_server_seed
 from poker.engine.hand import HandRuleError
 from poker.engine.phh import parse_phh_all, replay_phh
@@ -26,7 +27,7 @@ async def play_hand(service: TableService, number: int, states: list[TableState]
             hand_id, (), now, server_seed=new_server_seed(), next_server_seed=new_server_seed()
         )
 
-    await service._command("t1", f"deal-{number}", build)
+    await service.run(UseCase("t1", f"deal-{number}", build))
     service.timers.cancel("t1")
     states.append(await service.table("t1"))
     for turn in range(40):

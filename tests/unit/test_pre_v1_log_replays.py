@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from poker.dealer import wire
+from poker.dealer import replies
 from poker.dealer.redaction import redact_event
 from poker.engine.hand import Action
 from poker.engine.table import Act, TableState, execute, live_stack
@@ -125,7 +125,7 @@ def test_a_turn_stored_without_a_kind_is_a_betting_turn() -> None:
     assert hand is not None and hand.seat_to_act == last.action_requested.seat
     assert draw_option(state, hand.seat_to_act) is None
     assert redact_event(last, None).action_requested.kind == pb.TURN_KIND_BET  # as watchers see it
-    view = wire.table_view("triple-draw", state, None)
+    view = replies.table_view("triple-draw", state, None)
     assert view.hand.turn == pb.TURN_KIND_BET
     assert dpb.ACTION_KIND_CHECK in {option.action for option in view.hand.legal_actions}
 

@@ -13,8 +13,8 @@ from poker.dealer import queries
 from poker.dealer.errors import TableQuarantined
 from poker.dealer.ownership import LeaseOwnership, SoleOwner, TakeoverScanner
 from poker.dealer.quarantine import Quarantine
+from poker.dealer.replies import table_summary
 from poker.dealer.tables import TableService
-from poker.dealer.wire import table_summary
 from poker.engine.table import execute
 from poker.eventstore.api import Record
 from poker.eventstore.sealing import SEAL_HEADER, Keyring, Writer, new_keyring
