@@ -4,7 +4,11 @@ under the dealer benchmark's load of 100 tables, next to the pure ledger.
 Everything runs on 127.0.0.1 against one real ``nats-server`` (:mod:`poker.testing.nats_server`,
 a temporary store directory) started here and stopped at the end, and one real wallet process
 (``python -m poker.wallet``, a child process as in tests/faults, log level ``warning`` into a
-file, the default stream and consumer names on that private server).
+file, the default stream and consumer names on that private server). The room is provisioned
+first as the operator does (:meth:`NatsServer.provision`: the table stream, the dealers' buckets
+and the wallet's consumer in the TABLES account, the journal and its buckets in the WALLET
+account); the wallet connects as its own NATS user, the bench as each account's admin (the
+tables' side to append and sample the consumer, the WALLET account's to read the journal).
 
 * **Load.** The dealer's gRPC layer is left out, so that the wallet is what is measured. For each
   rate, :data:`TABLES` fresh tables of :data:`PLAYERS` players (no-limit Hold'em 1/2, no pause
@@ -85,17 +89,18 @@ from poker.engine.table import (
     make_config,
 )
 from poker.eventstore.jetstream import JetStreamEventStore, StreamSettings
+from poker.servicekit.nats_permissions import WALLET_USER, TableNames, WalletNames
 from poker.servicekit.provisioning import Room
 from poker.servicekit.tokens import Role
 from poker.tablelog.chain import genesis, record_hash
 from poker.testing.dealer import harness_seals
 from poker.testing.nats_server import NatsServer
-from poker.testing.provisioning import provision_as_admin
 from poker.testing.service_process import ServiceProcess, harness_log_keys_file
 from poker.tools.client import WalletClient
 from poker.v1 import events_pb2 as pb
 from poker.v1 import ledger_pb2 as lpb
 from poker.v1 import wallet_pb2 as wpb
+from poker.wallet.journal import LEDGER_KEY
 from poker.wallet.ledger import Command as LedgerCommand
 from poker.wallet.ledger import Deposit, LedgerState, PlaceHold, decide, evolve
 from poker.wallet.mapping import TableView, map_batch
@@ -119,12 +124,15 @@ DRAIN_CAP_S: Final = 30.0
 PURE_TABLES: Final = 25
 HOLD_TTL_S: Final = 120.0
 SETUP_CONCURRENCY: Final = 32
-TABLE_STREAM: Final = "POKER_TABLES"
-TABLE_PREFIX: Final = "poker.table"
-WALLET_STREAM: Final = "POKER_WALLET"
-JOURNAL_SUBJECT: Final = "poker.wallet.ledger"
-CONSUMER: Final = "wallet-ledger"
-DEALER_LEASES: Final = "POKER_LEASES"
+# The default room's names (the wallet runs with its defaults): the table stream and the
+# dealers' leases in the TABLES account, the journal in the WALLET account, the wallet's durable
+# consumer on the table stream (TABLES, reached by the wallet through its imports).
+TABLE_STREAM: Final = TableNames().stream
+TABLE_PREFIX: Final = TableNames().subject_prefix
+WALLET_STREAM: Final = WalletNames().stream
+JOURNAL_SUBJECT: Final = f"{WalletNames().subject_prefix}.{LEDGER_KEY}"
+CONSUMER: Final = WalletNames().consumer
+DEALER_LEASES: Final = TableNames().lease_bucket
 _LISTENING: Final = re.compile(r"wallet listening grpc=(\S+)")
 
 
@@ -134,13 +142,13 @@ _LISTENING: Final = re.compile(r"wallet listening grpc=(\S+)")
 class WalletProcess(ServiceProcess):
     """``python -m poker.wallet`` as a child process on loopback port 0 (as in tests/faults)."""
 
-    def __init__(self, nats_url: str, secret: bytes, log: Path, wallet_url: str) -> None:
-        # The default room (the names here), as the operator provisions it before the wallet:
-        # each account's admin its own side. The wallet connects as the WALLET account's admin
-        # (``wallet_url``): the dealer's side through the account's imports, as in production.
-        provision_as_admin([nats_url], Room(), wallet_servers=[wallet_url])
+    def __init__(self, server: NatsServer, secret: bytes, log: Path) -> None:
+        # The default room (the names here), as the operator provisions it before the wallet
+        # (``python -m poker.servicekit.provision``: each account's admin its own side). The
+        # wallet connects as its own NATS user (WALLET account, its production permissions):
+        # the table stream and its consumer through the account's imports.
+        server.provision(Room())
         flags = {
-            "nats-url": wallet_url,
             "grpc-host": "127.0.0.1",
             "grpc-port": "0",
             "metrics-port": "0",
@@ -150,7 +158,8 @@ class WalletProcess(ServiceProcess):
             "log-level": "warning",
             "log-keys": str(harness_log_keys_file(log.parent, "wallet")),
         }
-        args = [f"--{name}={value}" for name, value in flags.items()]
+        args = [*server.service_flags(WALLET_USER)]
+        args += [f"--{name}={value}" for name, value in flags.items()]
         profile = os.environ.get("BENCH_WALLET_PROFILE")
         runner = ["-m", "cProfile", "-o", profile] if profile else []
         super().__init__(
@@ -417,10 +426,10 @@ async def play(
 
 
 async def read_stream(
-    js: JetStreamContext, subject: str, after: int, keep: Callable[[Msg], None]
+    js: JetStreamContext, stream: str, subject: str, after: int, keep: Callable[[Msg], None]
 ) -> None:
-    """Every message of ``subject`` (a wildcard is fine) after stream sequence ``after``."""
-    stream = TABLE_STREAM if subject.startswith(TABLE_PREFIX) else WALLET_STREAM
+    """Every message of ``subject`` (a wildcard is fine) of ``stream`` (in ``js``'s account)
+    after stream sequence ``after``."""
     info = await js.stream_info(stream)
     end = int(info.state.last_seq)
     if end <= after:
@@ -479,7 +488,7 @@ async def stored_times(js: JetStreamContext, after: int, seqs: set[int]) -> dict
         if seq in seqs:
             times[seq] = stored_at(message)
 
-    await read_stream(js, f"{TABLE_PREFIX}.>", after, keep)
+    await read_stream(js, TABLE_STREAM, f"{TABLE_PREFIX}.>", after, keep)
     return times
 
 
@@ -510,6 +519,7 @@ async def measure_rate(
     tables: list[EngineTable],
     *,
     js: JetStreamContext,
+    journal_js: JetStreamContext,
     wallet: WalletProcess,
     operator: WalletClient,
     dealer: GrpcWallet,
@@ -521,7 +531,7 @@ async def measure_rate(
     await setup_tables(tables, operator, dealer, store, positions)
     await wait_caught_up(js, DRAIN_CAP_S)
     table_from = await last_seq(js, TABLE_STREAM)
-    journal_from = await last_seq(js, WALLET_STREAM)
+    journal_from = await last_seq(journal_js, WALLET_STREAM)
 
     cpu_before = wallet.cpu_seconds()
     log = await play(tables, appends_per_s, js=js, dealer=dealer, store=store, positions=positions)
@@ -529,7 +539,7 @@ async def measure_rate(
     drain_s = await wait_caught_up(js, DRAIN_CAP_S)
 
     postings = Postings()
-    await read_stream(js, JOURNAL_SUBJECT, journal_from, postings.keep)
+    await read_stream(journal_js, WALLET_STREAM, JOURNAL_SUBJECT, journal_from, postings.keep)
     ended_at = await stored_times(js, table_from, set(log.hand_ends.values()))
     latencies = [
         (postings.settled[key] - ended_at[seq]) * 1000
@@ -647,8 +657,8 @@ async def _run_all() -> list[Result]:
         server.start()
         try:
             log = Path(os.environ.get("BENCH_WALLET_LOG", Path(work) / "wallet.log"))
-            with running(WalletProcess(server.url, secret, log, server.wallet_url)) as wallet:
-                results += await _measure(server.url, secret, wallet, histories)
+            with running(WalletProcess(server, secret, log)) as wallet:
+                results += await _measure(server, secret, wallet, histories)
         finally:
             server.stop()
     gc.unfreeze()
@@ -663,14 +673,21 @@ async def _run_all() -> list[Result]:
 
 
 async def _measure(
-    nats_url: str, secret: bytes, wallet: WalletProcess, histories: dict[float, list[EngineTable]]
+    server: NatsServer,
+    secret: bytes,
+    wallet: WalletProcess,
+    histories: dict[float, list[EngineTable]],
 ) -> list[Result]:
     results: list[Result] = []
-    connection = await nats.connect(nats_url, name="bench-wallet")
+    # One connection per account, as its admin: the table stream, the dealers' leases and the
+    # wallet's consumer (TABLES), the journal (WALLET: not visible from the TABLES account).
+    connection = await nats.connect(server.url, name="bench-wallet")
+    journal_connection = await nats.connect(server.wallet_url, name="bench-wallet-journal")
     channel = grpc.aio.insecure_channel(wallet.address)
     dealer = GrpcWallet([wallet.address], secret, timeout_s=10.0)
     try:
         js = connection.jetstream()
+        journal_js = journal_connection.jetstream()
         operator = WalletClient(channel, secret, "bench-operator", Role.OPERATOR)
         await _wait_leading(operator)
         store = JetStreamEventStore(
@@ -682,6 +699,7 @@ async def _measure(
                 multiple,
                 tables,
                 js=js,
+                journal_js=journal_js,
                 wallet=wallet,
                 operator=operator,
                 dealer=dealer,
@@ -690,6 +708,7 @@ async def _measure(
     finally:
         await dealer.close()
         await channel.close()
+        await journal_connection.close()
         await connection.close()
     return results
 
