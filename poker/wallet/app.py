@@ -212,10 +212,10 @@ async def build_wallet(
     replicas = settings.replicas
     table_log = settings.table_log
     own = WalletNames(
-        settings.stream,
-        settings.subject_prefix,
-        settings.snapshot_bucket,
-        settings.lease_bucket,
+        settings.journal_stream,
+        settings.journal_subject_prefix,
+        settings.journal_snapshot_bucket,
+        settings.journal_lease_bucket,
         settings.consumer_name,
     )
     spec = WalletSpec(own, replicas, settings.lease_ttl_s)
@@ -237,10 +237,12 @@ async def build_wallet(
     journal_stores = await bind_log_stores(
         js,
         StreamSettings(
-            stream=settings.stream, subject_prefix=settings.subject_prefix, replicas=replicas
+            stream=settings.journal_stream,
+            subject_prefix=settings.journal_subject_prefix,
+            replicas=replicas,
         ),
-        snapshot_bucket=settings.snapshot_bucket,
-        lease_bucket=settings.lease_bucket,
+        snapshot_bucket=settings.journal_snapshot_bucket,
+        lease_bucket=settings.journal_lease_bucket,
         lease_ttl_s=settings.lease_ttl_s,
     )
     # The dealer's side, read only here: the table stream (checked at start above), read by
@@ -258,7 +260,7 @@ async def build_wallet(
             journal_stores.events,
             journal_stores.snapshots,
             keyring=keyring,
-            snapshot_bucket=settings.snapshot_bucket,
+            snapshot_bucket=settings.journal_snapshot_bucket,
             snapshot_every=settings.snapshot_every,
             on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
             unsealed_before=settings.journal_unsealed_before,
@@ -344,9 +346,9 @@ async def build_wallet(
         js,
         JetStreamMetrics("wallet", registry),
         streams=(
-            settings.stream,
-            f"KV_{settings.snapshot_bucket}",
-            f"KV_{settings.lease_bucket}",
+            settings.journal_stream,
+            f"KV_{settings.journal_snapshot_bucket}",
+            f"KV_{settings.journal_lease_bucket}",
             Watched(table_log.stream, tables_js),
         ),
         consumers=((Watched(table_log.stream, tables_js), settings.consumer_name),),
