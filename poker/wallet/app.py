@@ -175,16 +175,6 @@ def _keys(settings: WalletSettings) -> Keyring:
     )
 
 
-def _journal_stream(settings: WalletSettings) -> StreamSettings:
-    """The wallet's own stream, the journal, at --replicas copies (3 on a cluster: the journal
-    is the money; an append is acknowledged once a quorum of the nodes has it)."""
-    return StreamSettings(
-        stream=settings.journal_stream,
-        subject_prefix=settings.journal_subject_prefix,
-        replicas=settings.replicas,
-    )
-
-
 def _tables_jetstream(nats: Client) -> JetStreamContext:
     """The dealer's side lives in the TABLES account: the wallet reaches it only through the
     JetStream API services its account imports under this prefix (docs/security/nats.md), and
@@ -214,10 +204,17 @@ def _provisioned(settings: WalletSettings) -> Callable[[Client], Awaitable[None]
 
 async def _journal_stores(js: JetStreamContext, settings: WalletSettings) -> LogStores:
     """The journal's stores: its events, the ledger's snapshots and the wallet lease (the
-    leader holds it, the standby waits), bound to the buckets the operator provisioned."""
+    leader holds it, the standby waits), bound to the buckets the operator provisioned, at
+    --replicas copies (3 on a cluster: the journal is the money; an append is acknowledged once
+    a quorum of the nodes has it)."""
+    journal = StreamSettings(
+        stream=settings.journal_stream,
+        subject_prefix=settings.journal_subject_prefix,
+        replicas=settings.replicas,
+    )
     return await bind_log_stores(
         js,
-        _journal_stream(settings),
+        journal,
         snapshot_bucket=settings.journal_snapshot_bucket,
         lease_bucket=settings.journal_lease_bucket,
         lease_ttl_s=settings.lease_ttl_s,
