@@ -9,14 +9,20 @@ further hand, its running hand is played out (calls still answered) for at most
 running gets the successor's crash rule) -> stop accepting calls, finish in-flight ones -> stop
 the timers -> release what leases are left -> drain NATS. Only a crash (no release) leaves the
 tables to lease expiry and the crash rule.
+
+:func:`build_dealer` reads as the list of the process's parts; each is built by a function
+below whose docstring says what it is and why it is wired so. What the wallet builds the same
+way is in :mod:`poker.servicekit.composition`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
 from nats.aio.client import Client
+from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
 from poker.dealer.config import DealerSettings
@@ -29,10 +35,12 @@ from poker.dealer.wallet_port import DevWallet, WalletPort
 from poker.engine.evaluation import load_all_rankings
 from poker.eventstore.sealing import Writer
 from poker.servicekit.composition import (
+    LogStores,
     ServiceApi,
     bind_log_stores,
     connect_checked,
     grpc_server,
+    log_streams,
 )
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
 from poker.servicekit.provisioning import TablesSpec, dealer_needs, verify
@@ -87,6 +95,9 @@ class Dealer:
 
 
 def _wallet(settings: DealerSettings) -> WalletPort:
+    """The wallet the tables ask for holds: the wallet service at --wallet-address (leader and
+    standby; TLS with this dealer's client certificate when given), signing its own dealer
+    token; else the dev wallet, which grants every hold (play money only)."""
     if settings.wallet_address:
         addresses = [a.strip() for a in settings.wallet_address.split(",") if a.strip()]
         tls = ClientTls.from_paths(
@@ -126,42 +137,94 @@ async def build_dealer(
     deck_keys = require_deck_keys(settings.deck_keys)
     # Built now, not at the first showdown of each ranking, which would stall every table.
     load_all_rankings()
-    table_log = settings.table_log
-    # The operator provisions the stream and buckets (the dealer's NATS user may not create or
-    # change them): refuse to start unless they are exactly what the dealer needs.
-    needs = dealer_needs(TablesSpec(table_log.names, table_log.replicas, settings.lease_ttl_s))
-    nats = await connect_checked(
-        settings, f"dealer-{settings.owner_id}", lambda nats: verify(nats.jetstream(), needs)
-    )
+    nats = await connect_checked(settings, f"dealer-{settings.owner_id}", _provisioned(settings))
     js = nats.jetstream()
-    stores = await bind_log_stores(
+    stores = await _table_stores(js, settings)
+    metrics = DealerMetrics(registry)
+    repository = _repository(settings, stores, seals, deck_keys, metrics)
+    ownership = LeaseOwnership(stores.leases, settings.owner_id, metrics)
+    feed = _feed(js, stores, metrics)
+    wallet_port = wallet if wallet is not None else _wallet(settings)
+    tables = _tables(settings, repository, wallet_port, metrics, ownership=ownership, feed=feed)
+    scanner = _scanner(settings, feed, ownership, tables)
+    server = grpc_server("dealer", settings, _api(DealerServicer(tables, metrics)), nats, registry)
+    monitor = _monitor(settings, js, registry)
+    _stop_in_order(server, tables, scanner, ownership, wallet=wallet_port, monitor=monitor)
+    return Dealer(settings, nats, server, tables, ownership, scanner, repository, monitor)
+
+
+def _provisioned(settings: DealerSettings) -> Callable[[Client], Awaitable[None]]:
+    """The check before the dealer connects for good. The operator provisions the stream and
+    buckets (the dealer's NATS user may not create or change them): refuse to start unless they
+    are exactly what the dealer needs."""
+    table_log = settings.table_log
+    needs = dealer_needs(TablesSpec(table_log.names, table_log.replicas, settings.lease_ttl_s))
+
+    async def check(nats: Client) -> None:
+        await verify(nats.jetstream(), needs)
+
+    return check
+
+
+async def _table_stores(js: JetStreamContext, settings: DealerSettings) -> LogStores:
+    """The table log's stores: its events, the tables' snapshots and leases (one per table,
+    --lease-ttl), bound to what the operator provisioned, at --replicas copies."""
+    table_log = settings.table_log
+    return await bind_log_stores(
         js,
         table_log.stream_settings,
         snapshot_bucket=table_log.snapshot_bucket,
         lease_bucket=table_log.lease_bucket,
         lease_ttl_s=settings.lease_ttl_s,
     )
-    store = stores.events
 
-    metrics = DealerMetrics(registry)
-    repository = TableRepository(
-        store,
+
+def _repository(
+    settings: DealerSettings,
+    stores: LogStores,
+    seals: TableSeals,
+    deck_keys: DeckKeys,
+    metrics: DealerMetrics,
+) -> TableRepository:
+    """The tables on the log: every batch and snapshot sealed with the dealer's key and its
+    secrets encrypted to the deck keys, a snapshot every --snapshot-every events, the last
+    --recent-command-ids command ids of each table kept whole (the older ones as hashes)."""
+    return TableRepository(
+        stores.events,
         stores.snapshots,
         metrics.table_log,
         recent_commands=settings.recent_command_ids,
         seals=seals,
         deck_keys=deck_keys,
-        snapshot_bucket=table_log.snapshot_bucket,
+        snapshot_bucket=settings.table_log.snapshot_bucket,
         snapshot_every=settings.snapshot_every,
     )
-    ownership = LeaseOwnership(stores.leases, settings.owner_id, metrics)
-    feed = JetStreamFeed(
-        js, store.settings, foreign=ForeignSubjects(on_count=metrics.foreign_subjects.set)
+
+
+def _feed(js: JetStreamContext, stores: LogStores, metrics: DealerMetrics) -> JetStreamFeed:
+    """The table stream as the watchers and the takeover scanner follow it; a subject of the
+    stream that is no table's is left out of its listing, logged and counted (a gauge)."""
+    return JetStreamFeed(
+        js, stores.events.settings, foreign=ForeignSubjects(on_count=metrics.foreign_subjects.set)
     )
-    wallet_port = wallet if wallet is not None else _wallet(settings)
+
+
+def _tables(
+    settings: DealerSettings,
+    repository: TableRepository,
+    wallet: WalletPort,
+    metrics: DealerMetrics,
+    *,
+    ownership: LeaseOwnership,
+    feed: JetStreamFeed,
+) -> TableService:
+    """The application: the tables this process owns (a command runs only under its table's
+    lease), their holds at the wallet, their watchers on the feed, the crash rule applied to a
+    table taken over and the drain of a planned hand-off. A table whose lease is lost is
+    forgotten at once."""
     tables = TableService(
         repository,
-        wallet_port,
+        wallet,
         metrics,
         gate=ownership,
         feed=feed,
@@ -174,21 +237,56 @@ async def build_dealer(
         drain_holdoff_s=settings.drain_holdoff_s,
     )
     ownership.on_lost(tables.forget)
-    scanner = TakeoverScanner(
+    return tables
+
+
+def _scanner(
+    settings: DealerSettings, feed: JetStreamFeed, ownership: LeaseOwnership, tables: TableService
+) -> TakeoverScanner:
+    """Every --scan-interval: the tables nobody owns, taken over (rebuilt, the crash rule
+    applied); a table that cannot be (a refused record) is quarantined, alone."""
+    return TakeoverScanner(
         feed, ownership, tables.adopt, settings.scan_interval_s, quarantine=tables.quarantine
     )
 
-    servicer = DealerServicer(tables, metrics)
-    api = ServiceApi(
+
+def _api(servicer: DealerServicer) -> ServiceApi:
+    """What the gRPC server serves: the Dealer service, its roles and its error families."""
+    return ServiceApi(
         SERVICE_NAME,
         lambda target: dealer_pb2_grpc.add_DealerServiceServicer_to_server(servicer, target),
         ROLES_BY_METHOD,
         ERROR_TABLE,
     )
-    # Its first shutdown hook drains NATS: hooks run last registered first.
-    server = grpc_server("dealer", settings, api, nats, registry)
 
-    # Hooks run last registered first: stop deciding, then free the leases, then drain NATS.
+
+def _monitor(
+    settings: DealerSettings, js: JetStreamContext, registry: CollectorRegistry | None
+) -> JetStreamMonitor:
+    """The jetstream_* gauges: the table log as JetStream reports it, the stream and both
+    buckets (the dealer's user may look up exactly these)."""
+    table_log = settings.table_log
+    return JetStreamMonitor(
+        js,
+        JetStreamMetrics("dealer", registry),
+        streams=log_streams(table_log.stream, table_log.snapshot_bucket, table_log.lease_bucket),
+        interval_s=settings.jetstream_poll_s,
+    )
+
+
+def _stop_in_order(
+    server: GrpcServer,
+    tables: TableService,
+    scanner: TakeoverScanner,
+    ownership: LeaseOwnership,
+    *,
+    wallet: WalletPort,
+    monitor: JetStreamMonitor,
+) -> None:
+    """The stop (see the module docstring): the hand-off while the server drains, then its
+    shutdown hooks, which run last registered first: stop deciding, then free the leases, then
+    drain NATS (the server's own hook, registered first)."""
+
     async def hand_off_tables() -> None:
         # The hand-off first, waiting on nothing else: a stopping dealer takes no table (the
         # scanner's offers are refused from here on), and the scanner stops after it.
@@ -199,22 +297,9 @@ async def build_dealer(
         await scanner.stop()
         await tables.close()
 
-    # The table log as JetStream reports it: the stream and both buckets (the dealer's user may
-    # look up exactly these).
-    jetstream = JetStreamMonitor(
-        js,
-        JetStreamMetrics("dealer", registry),
-        streams=(
-            table_log.stream,
-            f"KV_{table_log.snapshot_bucket}",
-            f"KV_{table_log.lease_bucket}",
-        ),
-        interval_s=settings.jetstream_poll_s,
-    )
     server.on_draining(hand_off_tables)
-    server.on_shutdown(jetstream.stop)
-    if isinstance(wallet_port, GrpcWallet):
-        server.on_shutdown(wallet_port.close)
+    server.on_shutdown(monitor.stop)
+    if isinstance(wallet, GrpcWallet):
+        server.on_shutdown(wallet.close)
     server.on_shutdown(ownership.close)
     server.on_shutdown(stop_tables)
-    return Dealer(settings, nats, server, tables, ownership, scanner, repository, jetstream)

@@ -57,10 +57,10 @@ class DealerSettings(ServiceSettings):
     metrics_port: int = flags.METRICS_PORT.default_for(Program.DEALER)
     # The table log's names (the --table-* flags; the operator provisions them, the dealer
     # checks them at start).
-    stream: str = flags.TABLE_STREAM.default
-    subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
-    snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
-    lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
+    table_stream: str = flags.TABLE_STREAM.default
+    table_subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
+    table_snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
+    table_lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
     # Copies JetStream keeps of the table stream and both buckets, as provisioned (checked at
     # start): 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
     replicas: int = flags.REPLICAS.default
@@ -100,7 +100,11 @@ class DealerSettings(ServiceSettings):
     def table_log(self) -> TableLogSettings:
         """The table log's names (the stream, its subjects, the snapshot and lease buckets)."""
         return TableLogSettings(
-            self.stream, self.subject_prefix, self.snapshot_bucket, self.lease_bucket, self.replicas
+            self.table_stream,
+            self.table_subject_prefix,
+            self.table_snapshot_bucket,
+            self.table_lease_bucket,
+            self.replicas,
         )
 
 
@@ -115,13 +119,6 @@ _LOADED_APART = (
     "log_keys",
     "deck_key",
 )
-#: The table-log group's fields under the dealer's names.
-_FIELDS = {
-    "table_stream": "stream",
-    "table_subject_prefix": "subject_prefix",
-    "table_snapshot_bucket": "snapshot_bucket",
-    "table_lease_bucket": "lease_bucket",
-}
 
 
 def _check_dealer_token_keys(
@@ -153,7 +150,7 @@ def load_settings(
         deck_keys = load_deck_keys(args.deck_key) if args.deck_key else None
     except DeckKeyError as error:
         raise SystemExit(f"--deck-key: {error}") from None
-    given = values(args, Program.DEALER, flags.SETTINGS, skip=_LOADED_APART, rename=_FIELDS)
+    given = values(args, Program.DEALER, flags.SETTINGS, skip=_LOADED_APART)
     if not args.owner_id:
         del given["owner_id"]  # a fresh one (the field's default)
     given["crash_rule"] = CrashRule(args.crash_rule)

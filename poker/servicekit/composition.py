@@ -1,6 +1,7 @@
 """The parts both services' composition roots build the same way: the NATS connection whose
 provisioned streams were checked first, a log's stores (events, snapshots, leases) bound to
-what the operator provisioned, and the gRPC server with the standard interceptor stack.
+what the operator provisioned, the streams a service's JetStream monitor watches, and the gRPC
+server with the standard interceptor stack.
 
 A service's ``app.py`` then reads as its list of parts: connect, bind its stores, build its
 application, serve it (poker/dealer/app.py, poker/wallet/app.py).
@@ -74,6 +75,17 @@ async def bind_log_stores(
     )
     await bind_provisioned(f"bucket {lease_bucket}", leases.bind_bucket())
     return LogStores(events, snapshots, leases)
+
+
+def log_streams(stream: str, snapshot_bucket: str, lease_bucket: str) -> tuple[str, str, str]:
+    """The JetStream streams one log lives in, as a service's
+    :class:`~poker.servicekit.jetstream_monitor.JetStreamMonitor` watches them: its stream and
+    its two buckets' (a key-value bucket is the stream ``KV_<bucket>``).
+
+    >>> log_streams("POKER_TABLES", "POKER_SNAPSHOTS", "POKER_LEASES")
+    ('POKER_TABLES', 'KV_POKER_SNAPSHOTS', 'KV_POKER_LEASES')
+    """
+    return stream, f"KV_{snapshot_bucket}", f"KV_{lease_bucket}"
 
 
 @dataclass(frozen=True, slots=True)

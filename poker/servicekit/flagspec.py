@@ -223,14 +223,12 @@ def values(
     settings: Sequence[Setting],
     *,
     skip: Iterable[str] = (),
-    rename: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """``{field: value}`` of ``program``'s parsed settings, but those in ``skip`` (loaded
-    apart, such as key files); ``rename`` maps a setting's field to the settings class's."""
-    rename = rename or {}
+    apart, such as key files); each setting's field is the settings class's field of that name."""
     left_out = set(skip)
     return {
-        rename.get(setting.dest, setting.dest): getattr(args, setting.dest)
+        setting.dest: getattr(args, setting.dest)
         for setting in of_program(settings, program)
         if setting.dest not in left_out
     }

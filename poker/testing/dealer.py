@@ -107,10 +107,10 @@ def nats_authority(url: str) -> NatsAuthority | None:
 def table_names(settings: DealerSettings) -> TableNames:
     """The stream and bucket names of ``settings`` (what its NATS user must be granted)."""
     return TableNames(
-        stream=settings.stream,
-        subject_prefix=settings.subject_prefix,
-        snapshot_bucket=settings.snapshot_bucket,
-        lease_bucket=settings.lease_bucket,
+        stream=settings.table_stream,
+        subject_prefix=settings.table_subject_prefix,
+        snapshot_bucket=settings.table_snapshot_bucket,
+        lease_bucket=settings.table_lease_bucket,
     )
 
 
@@ -132,10 +132,10 @@ def namespace_settings(
         nats_url=nats_url,
         grpc_port=0,
         metrics_port=0,
-        stream=f"T_{name}",
-        subject_prefix=f"t{name}.table",
-        snapshot_bucket=f"S_{name}",
-        lease_bucket=f"L_{name}",
+        table_stream=f"T_{name}",
+        table_subject_prefix=f"t{name}.table",
+        table_snapshot_bucket=f"S_{name}",
+        table_lease_bucket=f"L_{name}",
         lease_ttl_s=2.0,
         scan_interval_s=0.3,
         crash_rule=CrashRule.CLOSE,

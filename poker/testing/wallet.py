@@ -56,15 +56,15 @@ def wallet_settings(
         nats_url=dealer.nats_url,
         grpc_port=0,
         metrics_port=0,
-        stream=f"W_{name}",
-        subject_prefix=f"w{name}.wallet",
-        snapshot_bucket=f"WS_{name}",
-        lease_bucket=f"WL_{name}",
+        journal_stream=f"W_{name}",
+        journal_subject_prefix=f"w{name}.wallet",
+        journal_snapshot_bucket=f"WS_{name}",
+        journal_lease_bucket=f"WL_{name}",
         lease_ttl_s=2.0,
-        table_stream=dealer.stream,
-        table_subject_prefix=dealer.subject_prefix,
-        dealer_snapshot_bucket=dealer.snapshot_bucket,
-        dealer_lease_bucket=dealer.lease_bucket,
+        table_stream=dealer.table_stream,
+        table_subject_prefix=dealer.table_subject_prefix,
+        table_snapshot_bucket=dealer.table_snapshot_bucket,
+        table_lease_bucket=dealer.table_lease_bucket,
         consumer_name=f"wallet-{name}",
         expiry_interval_s=0.2,
         reaper_interval_s=0.3,
@@ -93,10 +93,10 @@ def wallet_settings(
 def wallet_names(settings: WalletSettings) -> WalletNames:
     """The wallet's own names in ``settings`` (what its NATS user must be granted)."""
     return WalletNames(
-        stream=settings.stream,
-        subject_prefix=settings.subject_prefix,
-        snapshot_bucket=settings.snapshot_bucket,
-        lease_bucket=settings.lease_bucket,
+        stream=settings.journal_stream,
+        subject_prefix=settings.journal_subject_prefix,
+        snapshot_bucket=settings.journal_snapshot_bucket,
+        lease_bucket=settings.journal_lease_bucket,
         consumer=settings.consumer_name,
     )
 

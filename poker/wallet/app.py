@@ -1,6 +1,6 @@
 """The composition root: NATS, the streams and buckets, the ledger, the consumer, gRPC.
 
-Start (ARCHITECTURE.md §6): connect to NATS (as the wallet's own user) -> ensure the wallet
+Start (ARCHITECTURE.md §6): connect to NATS (as the wallet's own user) -> check the wallet
 stream and its buckets (the table stream and the dealer's buckets are only looked up) -> gRPC
 listening with health NOT_SERVING -> campaign for the wallet lease (a second process waits here
 as the standby) -> once leading: rebuild the ledger, start the consumer (which binds once the
@@ -8,95 +8,52 @@ dealer created the table stream), the hold-expiry timer and the reaper -> SERVIN
 lease reverses the last step (NOT_SERVING, stop writing, back to standby). Stop: NOT_SERVING ->
 finish in-flight calls -> stop the workers -> release the lease (the standby takes over at once)
 -> drain NATS.
+
+:func:`build_wallet` reads as the list of the process's parts; each is built by a function
+below whose docstring says what it is and why it is wired so. What the dealer builds the same
+way is in :mod:`poker.servicekit.composition`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
 from grpc_health.v1 import health_pb2
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
-from poker.eventstore.api import EventStore
 from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore, StreamSettings
-from poker.eventstore.sealing import Writer
-from poker.servicekit.background import BackgroundTask
+from poker.eventstore.sealing import Keyring, Writer
 from poker.servicekit.composition import (
+    LogStores,
     ServiceApi,
     bind_log_stores,
     connect_checked,
     grpc_server,
+    log_streams,
 )
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor, Watched
 from poker.servicekit.nats_permissions import TABLES_API_PREFIX, WalletNames
-from poker.servicekit.provisioning import (
-    WalletSpec,
-    verify,
-    wallet_needs,
-    wallet_table_needs,
-)
+from poker.servicekit.provisioning import WalletSpec, verify, wallet_needs, wallet_table_needs
 from poker.servicekit.server import WHOLE_SERVER, GrpcServer
 from poker.servicekit.settings import require_log_keys
-from poker.tablelog.chain import ChainBreak
 from poker.tablelog.repository import TableRepository
 from poker.tablelog.seals import TableSeals
 from poker.v1 import wallet_pb2_grpc
 from poker.wallet.book import LedgerBook
 from poker.wallet.config import WalletSettings
-from poker.wallet.consumer import BatchApplier, TableConsumer, chain_breaks, dealer_stacks
-from poker.wallet.grpc_api import (
-    ERROR_TABLE,
-    ROLES_BY_METHOD,
-    SERVICE_NAME,
-    StacksReader,
-    WalletServicer,
-)
+from poker.wallet.consumer import BatchApplier, TableConsumer
+from poker.wallet.expiry import HoldExpiry
+from poker.wallet.grpc_api import ERROR_TABLE, ROLES_BY_METHOD, SERVICE_NAME, WalletServicer
 from poker.wallet.journal import Journal
-from poker.wallet.ledger import ExpireHolds, LedgerState
 from poker.wallet.metrics import WalletMetrics
-from poker.wallet.queries import ChainReader
 from poker.wallet.reaper import DealerLeases, NoSnapshots, Reaper
 from poker.wallet.standby import Leadership
-
-_log = structlog.get_logger(__name__)
-
-
-class HoldExpiry:
-    """Runs ``ExpireHolds`` every ``interval_s`` from the service clock."""
-
-    def __init__(self, book: LedgerBook, interval_s: float) -> None:
-        self._book = book
-        self._interval_s = interval_s
-        self._task = BackgroundTask(self._run, name="hold-expiry")
-
-    def start(self) -> None:
-        """Sweep in the background until :meth:`stop`."""
-        self._task.start()
-
-    async def stop(self) -> None:
-        """Stop sweeping."""
-        await self._task.stop()
-
-    async def sweep(self) -> int:
-        """One sweep; returns the holds expired."""
-        events = await self._book.execute([ExpireHolds(self._book.clock())])
-        return len(events)
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self._interval_s)
-            try:
-                expired = await self.sweep()
-            except Exception as error:  # a refusal or the store: the next sweep retries
-                _log.warning("hold_expiry_failed", error=repr(error))
-                continue
-            if expired:
-                _log.info("holds_expired", count=expired)
+from poker.wallet.table_reads import chains_reader, stacks_reader
 
 
 @dataclass(slots=True)
@@ -170,188 +127,26 @@ async def _set_health(server: GrpcServer, status: Any) -> None:
         await server.health.set(service, status)
 
 
-def chains_reader(table_log: EventStore) -> ChainReader:
-    """The audit's check of every table's hash chain (each table the ledger knows, its whole
-    log read)."""
-
-    async def chains(state: LedgerState) -> list[ChainBreak]:
-        found: list[ChainBreak] = []
-        for table_id, _ in state.tables.items_iter():
-            found += await chain_breaks(table_log, table_id)
-        return found
-
-    return chains
-
-
-def stacks_reader(table_log: EventStore, seals: TableSeals | None = None) -> StacksReader:
-    """The audit's view of the dealer: each open table's stacks at the ledger's cursor (only
-    from records a trusted writer sealed, given ``seals``)."""
-
-    async def stacks(state: LedgerState) -> dict[str, dict[str, int]]:
-        return {
-            table_id: await dealer_stacks(table_log, table_id, table.last_position, seals)
-            for table_id, table in state.tables.items_iter()
-            if not table.closed
-        }
-
-    return stacks
-
-
 async def build_wallet(
     settings: WalletSettings, *, registry: CollectorRegistry | None = None
 ) -> Wallet:
     """Connect and wire everything; call :meth:`Wallet.start` next (in the same event loop)."""
-    # The wallet seals its close of an abandoned table (wallet key) and its journal (ledger
-    # key, which no dealer holds): it does not start without both.
-    keyring = require_log_keys(
-        settings.log_keys, "wallet", "WALLET_", signs_as=(Writer.WALLET, Writer.LEDGER)
-    )
-    seals = TableSeals(keyring, Writer.WALLET)
-    # The wallet's own stream and buckets, at --replicas copies (3 on a cluster: the journal is
-    # the money; an append is acknowledged once a quorum of the nodes has it).
-    replicas = settings.replicas
-    table_log = settings.table_log
-    own = WalletNames(
-        settings.stream,
-        settings.subject_prefix,
-        settings.snapshot_bucket,
-        settings.lease_bucket,
-        settings.consumer_name,
-    )
-    spec = WalletSpec(own, replicas, settings.lease_ttl_s)
-
-    # The dealer's side lives in the TABLES account: the wallet reaches it only through the
-    # JetStream API services its account imports under this prefix (docs/security/nats.md),
-    # and appends a close to the table subjects it imports as they are.
-    def tables_jetstream(nats: Client) -> JetStreamContext:
-        return nats.jetstream(prefix=TABLES_API_PREFIX)
-
-    async def check(nats: Client) -> None:
-        # The operator provisions all of it (the wallet's NATS user may not create or change
-        # a stream, nor create its consumer): refuse to start unless it is what it needs.
-        await verify(nats.jetstream(), wallet_needs(spec))
-        await verify(tables_jetstream(nats), *wallet_table_needs(spec, table_log.names))
-
-    nats = await connect_checked(settings, f"wallet-{settings.owner_id}", check)
-    js, tables_js = nats.jetstream(), tables_jetstream(nats)
-    journal_stores = await bind_log_stores(
-        js,
-        StreamSettings(
-            stream=settings.stream, subject_prefix=settings.subject_prefix, replicas=replicas
-        ),
-        snapshot_bucket=settings.snapshot_bucket,
-        lease_bucket=settings.lease_bucket,
-        lease_ttl_s=settings.lease_ttl_s,
-    )
-    # The dealer's side, read only here: the table stream (checked at start above), read by
-    # batch direct get (an ordered consumer's deliveries cannot cross the accounts). Not the
-    # dealer's snapshots: they are encrypted to the deck key the wallet never holds (the reaper
-    # replays).
-    table_store = JetStreamEventStore(
-        tables_js, table_log.stream_settings, direct=BatchDirectGet(nats, TABLES_API_PREFIX)
-    )
-    table_snapshots = NoSnapshots()
-
+    keyring = _keys(settings)
+    nats = await connect_checked(settings, f"wallet-{settings.owner_id}", _provisioned(settings))
+    js = nats.jetstream()
+    journal_stores = await _journal_stores(js, settings)
+    table_side = _table_side(nats, settings, keyring)
     metrics = WalletMetrics(registry)
-    book = LedgerBook(
-        Journal(
-            journal_stores.events,
-            journal_stores.snapshots,
-            keyring=keyring,
-            snapshot_bucket=settings.snapshot_bucket,
-            snapshot_every=settings.snapshot_every,
-            on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
-            unsealed_before=settings.journal_unsealed_before,
-            on_record_refused=lambda _, r: metrics.journal_records_refused.labels(
-                reason=r.value
-            ).inc(),
-        ),
-        metrics,
-        max_attempts=settings.max_attempts,
-        limits=settings.limits,
-    )
-    applier = BatchApplier(book, table_store, metrics, seals)
-    consumer = TableConsumer(
-        tables_js,
-        applier,
-        metrics,
-        stream=table_log.stream,
-        subject_prefix=table_log.subject_prefix,
-        durable=settings.consumer_name,
-    )
-    # The table log's repository (the one the dealer uses), counting under the wallet's own
-    # names; it seals the close with the wallet's key and never saves a table snapshot (dealers
-    # accept only their own).
-    repository = TableRepository(
-        table_store,
-        table_snapshots,
-        metrics.table_log,
-        seals=seals,
-        deck_keys=None,  # the wallet folds the tables without their secrets
-        snapshot_bucket=table_log.snapshot_bucket,
-        save_snapshots=False,
-    )
-    reaper = Reaper(
-        book,
-        repository,
-        DealerLeases(tables_js, table_log.lease_bucket),
-        metrics,
-        abandon_after_s=settings.abandon_after_s,
-        interval_s=settings.reaper_interval_s,
-    )
+    book = _book(settings, journal_stores, keyring, metrics)
+    applier = BatchApplier(book, table_side.store, metrics, table_side.seals)
+    consumer = _consumer(settings, table_side, applier, metrics)
+    reaper = _reaper(settings, book, table_side, metrics)
     expiry = HoldExpiry(book, settings.expiry_interval_s)
-
-    servicer = WalletServicer(
-        book,
-        metrics,
-        stacks_reader(table_store, seals),
-        hold_ttl_ms=int(settings.hold_ttl_s * 1000),
-        # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
-        # deadline was missed, and the audit says so.
-        hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
-        findings=applier.findings,
-        chains=chains_reader(table_store),
-    )
-    api = ServiceApi(
-        SERVICE_NAME,
-        lambda target: wallet_pb2_grpc.add_WalletServiceServicer_to_server(servicer, target),
-        ROLES_BY_METHOD,
-        ERROR_TABLE,
-    )
-    # Its first shutdown hook drains NATS: hooks run last registered first.
-    server = grpc_server("wallet", settings, api, nats, registry)
-
+    servicer = _servicer(settings, book, metrics, applier, table_side)
+    server = grpc_server("wallet", settings, _api(servicer), nats, registry)
     wallet: Wallet | None = None
-
-    async def elected() -> None:
-        assert wallet is not None
-        await wallet.elected()
-
-    async def deposed() -> None:
-        assert wallet is not None
-        await wallet.deposed()
-
-    leadership = Leadership(
-        journal_stores.leases,
-        settings.owner_id,
-        on_elected=elected,
-        on_deposed=deposed,
-        poll_s=settings.standby_poll_s,
-    )
-    # Its own stream and buckets, the table stream and its durable consumer (through the
-    # imports), as JetStream reports them (the wallet's user may look up exactly these).
-    jetstream = JetStreamMonitor(
-        js,
-        JetStreamMetrics("wallet", registry),
-        streams=(
-            settings.stream,
-            f"KV_{settings.snapshot_bucket}",
-            f"KV_{settings.lease_bucket}",
-            Watched(table_log.stream, tables_js),
-        ),
-        consumers=((Watched(table_log.stream, tables_js), settings.consumer_name),),
-        interval_s=settings.jetstream_poll_s,
-    )
+    leadership = _leadership(settings, journal_stores, lambda: wallet)
+    monitor = _monitor(settings, js, table_side, registry)
     wallet = Wallet(
         settings,
         nats,
@@ -363,10 +158,236 @@ async def build_wallet(
         reaper,
         leadership,
         metrics,
-        jetstream,
+        monitor,
     )
-
-    # Hooks run last registered first: stop the workers and free the lease, then drain NATS.
-    server.on_shutdown(jetstream.stop)
+    # Hooks run last registered first: stop the workers and free the lease, then drain NATS
+    # (the server's own hook, registered first).
+    server.on_shutdown(monitor.stop)
     server.on_shutdown(leadership.stop)
     return wallet
+
+
+def _keys(settings: WalletSettings) -> Keyring:
+    """The wallet's writer keys. It seals its close of an abandoned table (wallet key) and its
+    journal (ledger key, which no dealer holds): it does not start without both."""
+    return require_log_keys(
+        settings.log_keys, "wallet", "WALLET_", signs_as=(Writer.WALLET, Writer.LEDGER)
+    )
+
+
+def _tables_jetstream(nats: Client) -> JetStreamContext:
+    """The dealer's side lives in the TABLES account: the wallet reaches it only through the
+    JetStream API services its account imports under this prefix (docs/security/nats.md), and
+    appends a close to the table subjects it imports as they are."""
+    return nats.jetstream(prefix=TABLES_API_PREFIX)
+
+
+def _provisioned(settings: WalletSettings) -> Callable[[Client], Awaitable[None]]:
+    """The check before the wallet connects for good. The operator provisions all of it (the
+    wallet's NATS user may not create or change a stream, nor create its consumer): refuse to
+    start unless its own side and the dealer's are what it needs."""
+    own = WalletNames(
+        settings.journal_stream,
+        settings.journal_subject_prefix,
+        settings.journal_snapshot_bucket,
+        settings.journal_lease_bucket,
+        settings.consumer_name,
+    )
+    spec = WalletSpec(own, settings.replicas, settings.lease_ttl_s)
+
+    async def check(nats: Client) -> None:
+        await verify(nats.jetstream(), wallet_needs(spec))
+        await verify(_tables_jetstream(nats), *wallet_table_needs(spec, settings.table_log.names))
+
+    return check
+
+
+async def _journal_stores(js: JetStreamContext, settings: WalletSettings) -> LogStores:
+    """The journal's stores: its events, the ledger's snapshots and the wallet lease (the
+    leader holds it, the standby waits), bound to the buckets the operator provisioned, at
+    --replicas copies (3 on a cluster: the journal is the money; an append is acknowledged once
+    a quorum of the nodes has it)."""
+    journal = StreamSettings(
+        stream=settings.journal_stream,
+        subject_prefix=settings.journal_subject_prefix,
+        replicas=settings.replicas,
+    )
+    return await bind_log_stores(
+        js,
+        journal,
+        snapshot_bucket=settings.journal_snapshot_bucket,
+        lease_bucket=settings.journal_lease_bucket,
+        lease_ttl_s=settings.lease_ttl_s,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _TableSide:
+    """The dealer's side as the wallet reaches it: the TABLES account's JetStream API (through
+    the imports), the table stream's store and the seals of what the wallet appends to it."""
+
+    js: JetStreamContext
+    store: JetStreamEventStore
+    seals: TableSeals
+
+
+def _table_side(nats: Client, settings: WalletSettings, keyring: Keyring) -> _TableSide:
+    """The dealer's side, read only here but for the reaper's closes (sealed with the wallet's
+    key): the table stream (checked at start), read by batch direct get (an ordered consumer's
+    deliveries cannot cross the accounts)."""
+    js = _tables_jetstream(nats)
+    store = JetStreamEventStore(
+        js, settings.table_log.stream_settings, direct=BatchDirectGet(nats, TABLES_API_PREFIX)
+    )
+    return _TableSide(js, store, TableSeals(keyring, Writer.WALLET))
+
+
+def _book(
+    settings: WalletSettings, stores: LogStores, keyring: Keyring, metrics: WalletMetrics
+) -> LedgerBook:
+    """The ledger on its journal: every record sealed with the ledger key (unsealed ones
+    accepted only below --journal-unsealed-before, the migration), a snapshot every
+    --snapshot-every records, each refused record or snapshot counted by reason, the money
+    limits checked on every command."""
+    journal = Journal(
+        stores.events,
+        stores.snapshots,
+        keyring=keyring,
+        snapshot_bucket=settings.journal_snapshot_bucket,
+        snapshot_every=settings.snapshot_every,
+        on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
+        unsealed_before=settings.journal_unsealed_before,
+        on_record_refused=lambda _, r: metrics.journal_records_refused.labels(reason=r.value).inc(),
+    )
+    return LedgerBook(journal, metrics, max_attempts=settings.max_attempts, limits=settings.limits)
+
+
+def _consumer(
+    settings: WalletSettings, table_side: _TableSide, applier: BatchApplier, metrics: WalletMetrics
+) -> TableConsumer:
+    """The wallet's durable consumer on the table stream (through the imports), feeding every
+    batch to the applier; it binds once the dealer created the table stream."""
+    table_log = settings.table_log
+    return TableConsumer(
+        table_side.js,
+        applier,
+        metrics,
+        stream=table_log.stream,
+        subject_prefix=table_log.subject_prefix,
+        durable=settings.consumer_name,
+    )
+
+
+def _reaper(
+    settings: WalletSettings, book: LedgerBook, table_side: _TableSide, metrics: WalletMetrics
+) -> Reaper:
+    """The reaper: a table without a dealer's lease for --abandon-after is closed and its
+    players cashed out, appended to the table log by the wallet.
+
+    It writes through the table log's repository (the one the dealer uses), counting under the
+    wallet's own names; it seals the close with the wallet's key and never saves a table
+    snapshot (dealers accept only their own). Nor does it read the dealer's snapshots: they are
+    encrypted to the deck key the wallet never holds (it replays)."""
+    table_log = settings.table_log
+    repository = TableRepository(
+        table_side.store,
+        NoSnapshots(),
+        metrics.table_log,
+        seals=table_side.seals,
+        deck_keys=None,  # the wallet folds the tables without their secrets
+        snapshot_bucket=table_log.snapshot_bucket,
+        save_snapshots=False,
+    )
+    return Reaper(
+        book,
+        repository,
+        DealerLeases(table_side.js, table_log.lease_bucket),
+        metrics,
+        abandon_after_s=settings.abandon_after_s,
+        interval_s=settings.reaper_interval_s,
+    )
+
+
+def _servicer(
+    settings: WalletSettings,
+    book: LedgerBook,
+    metrics: WalletMetrics,
+    applier: BatchApplier,
+    table_side: _TableSide,
+) -> WalletServicer:
+    """The Wallet service: the book's commands and reads, and the audit (the dealer's stacks
+    from sealed records only, every table's chain, the applier's findings)."""
+    return WalletServicer(
+        book,
+        metrics,
+        stacks_reader(table_side.store, table_side.seals),
+        hold_ttl_ms=int(settings.hold_ttl_s * 1000),
+        # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
+        # deadline was missed, and the audit says so.
+        hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
+        findings=applier.findings,
+        chains=chains_reader(table_side.store),
+    )
+
+
+def _api(servicer: WalletServicer) -> ServiceApi:
+    """What the gRPC server serves: the Wallet service, its roles and its error families."""
+    return ServiceApi(
+        SERVICE_NAME,
+        lambda target: wallet_pb2_grpc.add_WalletServiceServicer_to_server(servicer, target),
+        ROLES_BY_METHOD,
+        ERROR_TABLE,
+    )
+
+
+def _leadership(
+    settings: WalletSettings, stores: LogStores, wallet: Callable[[], Wallet | None]
+) -> Leadership:
+    """The campaign for the wallet lease: elected, the wallet rebuilds and starts its workers
+    (:meth:`Wallet.elected`); deposed, it stops writing at once (:meth:`Wallet.deposed`).
+    ``wallet`` is looked up when the lease changes hands: the wallet is built after its
+    leadership (it holds it), and campaigns only once started."""
+
+    async def elected() -> None:
+        built = wallet()
+        assert built is not None
+        await built.elected()
+
+    async def deposed() -> None:
+        built = wallet()
+        assert built is not None
+        await built.deposed()
+
+    return Leadership(
+        stores.leases,
+        settings.owner_id,
+        on_elected=elected,
+        on_deposed=deposed,
+        poll_s=settings.standby_poll_s,
+    )
+
+
+def _monitor(
+    settings: WalletSettings,
+    js: JetStreamContext,
+    table_side: _TableSide,
+    registry: CollectorRegistry | None,
+) -> JetStreamMonitor:
+    """The jetstream_* gauges: its own stream and buckets, the table stream and its durable
+    consumer (through the imports), as JetStream reports them (the wallet's user may look up
+    exactly these)."""
+    table_stream = Watched(settings.table_log.stream, table_side.js)
+    return JetStreamMonitor(
+        js,
+        JetStreamMetrics("wallet", registry),
+        streams=(
+            *log_streams(
+                settings.journal_stream,
+                settings.journal_snapshot_bucket,
+                settings.journal_lease_bucket,
+            ),
+            table_stream,
+        ),
+        consumers=((table_stream, settings.consumer_name),),
+        interval_s=settings.jetstream_poll_s,
+    )

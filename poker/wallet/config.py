@@ -37,17 +37,17 @@ FAULT_EXIT_AFTER_APPEND_ENV = "WALLET_FAULT_EXIT_AFTER_APPEND"
 class WalletSettings(ServiceSettings):
     """Everything the wallet process is configured with.
 
-    The ``table_*`` and ``dealer_*`` names must match the dealer's: the wallet consumes the table
+    The ``table_*`` names must match the dealer's: the wallet consumes the table
     stream, reads the dealer's table leases, and (the reaper) appends to abandoned tables.
     """
 
     grpc_port: int = flags.GRPC_PORT.default_for(Program.WALLET)
     metrics_port: int = flags.METRICS_PORT.default_for(Program.WALLET)
     # The wallet's own stream (the journal), snapshot bucket and lease (the --journal-* flags).
-    stream: str = flags.JOURNAL_STREAM.default
-    subject_prefix: str = flags.JOURNAL_SUBJECT_PREFIX.default
-    snapshot_bucket: str = flags.JOURNAL_SNAPSHOT_BUCKET.default
-    lease_bucket: str = flags.JOURNAL_LEASE_BUCKET.default
+    journal_stream: str = flags.JOURNAL_STREAM.default
+    journal_subject_prefix: str = flags.JOURNAL_SUBJECT_PREFIX.default
+    journal_snapshot_bucket: str = flags.JOURNAL_SNAPSHOT_BUCKET.default
+    journal_lease_bucket: str = flags.JOURNAL_LEASE_BUCKET.default
     # Copies JetStream keeps of the wallet's stream and buckets, as provisioned (checked at
     # start): 1 on one nats-server, 3 on a 3-node cluster (a journal append is acked by a quorum).
     replicas: int = flags.REPLICAS.default
@@ -60,8 +60,8 @@ class WalletSettings(ServiceSettings):
     # looked up here, never created or reconfigured.
     table_stream: str = flags.TABLE_STREAM.default
     table_subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
-    dealer_snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
-    dealer_lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
+    table_snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
+    table_lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
     consumer_name: str = flags.CONSUMER_NAME.default
     # Timers.
     hold_ttl_s: float = flags.HOLD_TTL.default
@@ -89,8 +89,8 @@ class WalletSettings(ServiceSettings):
         return TableLogSettings(
             self.table_stream,
             self.table_subject_prefix,
-            self.dealer_snapshot_bucket,
-            self.dealer_lease_bucket,
+            self.table_snapshot_bucket,
+            self.table_lease_bucket,
         )
 
 
@@ -98,15 +98,6 @@ _ENV_PREFIX = "WALLET_"
 _DESCRIPTION = "The wallet: a double-entry ledger on NATS JetStream fed by the dealer's events."
 #: The settings loaded apart from their text (the key files).
 _LOADED_APART = ("token_keys", "token_secret", "token_secret_file", "log_keys")
-#: The table log's and the journal's flags under the wallet's field names.
-_FIELDS = {
-    "table_snapshot_bucket": "dealer_snapshot_bucket",
-    "table_lease_bucket": "dealer_lease_bucket",
-    "journal_stream": "stream",
-    "journal_subject_prefix": "subject_prefix",
-    "journal_snapshot_bucket": "snapshot_bucket",
-    "journal_lease_bucket": "lease_bucket",
-}
 
 
 def load_settings(
@@ -115,7 +106,7 @@ def load_settings(
     """The settings from ``environ`` (default: the process's) overridden by ``argv``."""
     env = os.environ if environ is None else environ
     args = parse_service_flags(Program.WALLET, _DESCRIPTION, argv, env)
-    given = values(args, Program.WALLET, flags.SETTINGS, skip=_LOADED_APART, rename=_FIELDS)
+    given = values(args, Program.WALLET, flags.SETTINGS, skip=_LOADED_APART)
     if not args.owner_id:
         del given["owner_id"]  # a fresh one (the field's default)
     settings = WalletSettings(

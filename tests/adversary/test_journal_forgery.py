@@ -143,7 +143,9 @@ async def test_foreign_journal_records_move_no_money_and_the_audit_names_them(
         await wallet.__aenter__()
         port = GrpcWallet([wallet.address], dealer_settings.token_secret)
         async with DealerHarness(dealer_settings, wallet=port) as dealer:
-            attack = Attack(admin, settings.stream, f"{settings.subject_prefix}.{LEDGER_KEY}")
+            attack = Attack(
+                admin, settings.journal_stream, f"{settings.journal_subject_prefix}.{LEDGER_KEY}"
+            )
             operator = wallet.client("op", Role.OPERATOR)
             await operator.deposit("mallory", 100)
 
@@ -182,15 +184,17 @@ async def test_foreign_journal_records_move_no_money_and_the_audit_names_them(
             dealer_key = TEST_DEALER_LOG_KEYS.signer(Writer.DEALER)
             sealed = {SEAL_HEADER: seal_batch(dealer_key, LEDGER_KEY, last, "", data)}
             ack = await dealer_user.jetstream().publish(
-                f"{dealer_settings.subject_prefix}.copied", data, headers=sealed
+                f"{dealer_settings.table_subject_prefix}.copied", data, headers=sealed
             )
             await dealer_user.publish(
-                f"$JS.API.DIRECT.GET.{dealer_settings.stream}",
+                f"$JS.API.DIRECT.GET.{dealer_settings.table_stream}",
                 json.dumps({"seq": ack.seq}).encode(),
                 reply=attack.subject,
             )
             # Answered after the direct get above (the same stream, in order): no clock.
-            await dealer_user.request(f"$JS.API.STREAM.INFO.{dealer_settings.stream}", timeout=10)
+            await dealer_user.request(
+                f"$JS.API.STREAM.INFO.{dealer_settings.table_stream}", timeout=10
+            )
             assert await attack.last_seq() == last  # nothing landed
 
             # The wallet meets them at its next append (a conflict: it catches up, skips them
@@ -253,7 +257,9 @@ async def test_foreign_journal_records_move_no_money_and_the_audit_names_them(
         # A rebuild from scratch (no snapshot) reads every record's seal alike.
         store = JetStreamEventStore(
             admin.jetstream(),
-            StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
+            StreamSettings(
+                stream=settings.journal_stream, subject_prefix=settings.journal_subject_prefix
+            ),
         )
         rebuilt = await Journal(store, InMemorySnapshotStore(), keyring=TEST_WALLET_LOG_KEYS).load()
         assert rebuilt.state == live

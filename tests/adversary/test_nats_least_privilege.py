@@ -85,13 +85,18 @@ class Room:
     def js_of(self, stream: str) -> JetStreamContext:
         """The admin's view of the account ``stream`` lives in."""
         w = self.wallet
-        own = (w.stream, f"KV_{w.snapshot_bucket}", f"KV_{w.lease_bucket}")
+        own = (w.journal_stream, f"KV_{w.journal_snapshot_bucket}", f"KV_{w.journal_lease_bucket}")
         return self.wallet_js if stream in own else self.js
 
     def streams(self) -> list[str]:
         d, w = self.dealer, self.wallet
-        buckets = (d.snapshot_bucket, d.lease_bucket, w.snapshot_bucket, w.lease_bucket)
-        return [d.stream, w.stream, *(f"KV_{bucket}" for bucket in buckets)]
+        buckets = (
+            d.table_snapshot_bucket,
+            d.table_lease_bucket,
+            w.journal_snapshot_bucket,
+            w.journal_lease_bucket,
+        )
+        return [d.table_stream, w.journal_stream, *(f"KV_{bucket}" for bucket in buckets)]
 
 
 @pytest.fixture
@@ -122,7 +127,7 @@ class Snapshot:
 
 async def snapshot(room: Room) -> Snapshot:
     configs, states = {}, {}
-    leases = {f"KV_{room.dealer.lease_bucket}", f"KV_{room.wallet.lease_bucket}"}
+    leases = {f"KV_{room.dealer.table_lease_bucket}", f"KV_{room.wallet.journal_lease_bucket}"}
     for stream in room.streams():
         info = await room.js_of(stream).stream_info(stream)
         configs[stream] = info.config.as_dict()
@@ -184,7 +189,11 @@ class Attacker:
         """A request the user may make (its own stream's info, in its own account), answered
         after the server's refusals of everything sent before it (they come on this
         connection, in order): no waiting on the clock."""
-        own = self.room.dealer.stream if self.user == DEALER_USER else self.room.wallet.stream
+        own = (
+            self.room.dealer.table_stream
+            if self.user == DEALER_USER
+            else self.room.wallet.journal_stream
+        )
         await self.client.request(f"$JS.API.STREAM.INFO.{own}", b"", timeout=10)
 
 
@@ -207,11 +216,12 @@ async def test_1_the_dealer_cannot_republish_its_stream_into_the_wallets_journal
     room: Room,
 ) -> None:
     before = await snapshot(room)
-    tables = room.dealer.stream
+    tables = room.dealer.table_stream
     forged = replace(
         await _config(room, tables),
         republish=api.RePublish(
-            src=f"{room.dealer.subject_prefix}.*", dest=f"{room.wallet.subject_prefix}.ledger"
+            src=f"{room.dealer.table_subject_prefix}.*",
+            dest=f"{room.wallet.journal_subject_prefix}.ledger",
         ),
     )
     async with Attacker(room, DEALER_USER) as dealer:
@@ -228,11 +238,12 @@ async def test_2_the_wallet_cannot_republish_its_stream_into_the_dealers_leases(
     room: Room,
 ) -> None:
     before = await snapshot(room)
-    journal = room.wallet.stream
+    journal = room.wallet.journal_stream
     forged = replace(
         await _config(room, journal),
         republish=api.RePublish(
-            src=f"{room.wallet.subject_prefix}.*", dest=f"$KV.{room.dealer.lease_bucket}.t1"
+            src=f"{room.wallet.journal_subject_prefix}.*",
+            dest=f"$KV.{room.dealer.table_lease_bucket}.t1",
         ),
     )
     async with Attacker(room, WALLET_USER) as wallet:
@@ -249,7 +260,7 @@ async def test_2_the_wallet_cannot_republish_its_stream_into_the_dealers_leases(
 @pytest.mark.parametrize("change", ["max_msgs_per_subject=1", "sealed"])
 async def test_3_no_user_can_cap_or_seal_its_own_stream(room: Room, user: str, change: str) -> None:
     before = await snapshot(room)
-    stream = room.dealer.stream if user == DEALER_USER else room.wallet.stream
+    stream = room.dealer.table_stream if user == DEALER_USER else room.wallet.journal_stream
     config = await _config(room, stream)
     if change == "sealed":
         forged = replace(config, sealed=True)
@@ -267,7 +278,7 @@ async def test_3_no_user_can_cap_or_seal_its_own_stream(room: Room, user: str, c
 
 async def test_4_the_dealer_cannot_source_the_wallets_journal(room: Room) -> None:
     before = await snapshot(room)
-    tables, journal = room.dealer.stream, room.wallet.stream
+    tables, journal = room.dealer.table_stream, room.wallet.journal_stream
     sourced = replace(await _config(room, tables), sources=[api.StreamSource(name=journal)])
     copy = f"{tables}_COPY"
     new = api.StreamConfig(name=copy, sources=[api.StreamSource(name=journal)])
@@ -295,7 +306,7 @@ async def test_no_user_can_make_a_durable_consumer_on_the_other_services_stream(
     before = await snapshot(room)
     # The other service's stream: the wallet's journal for the dealer, the table stream for the
     # wallet (whose own durable consumer there is the operator's).
-    stream = room.wallet.stream if user == DEALER_USER else room.dealer.stream
+    stream = room.wallet.journal_stream if user == DEALER_USER else room.dealer.table_stream
     name = f"spy-{uuid.uuid4().hex[:6]}"
     legacy = api.ConsumerConfig(durable_name=name, ack_policy=api.AckPolicy.EXPLICIT)
     named = replace(legacy, name=name)
@@ -314,9 +325,11 @@ async def test_no_user_can_make_a_durable_consumer_on_the_other_services_stream(
 
 
 async def test_the_wallet_cannot_recreate_or_delete_its_own_durable_consumer(room: Room) -> None:
-    stream, consumer = room.dealer.stream, room.wallet.consumer_name
+    stream, consumer = room.dealer.table_stream, room.wallet.consumer_name
     before = (await room.js.consumer_info(stream, consumer)).config
-    drifted = replace(before, filter_subject=f"{room.dealer.subject_prefix}.t1", max_deliver=1)
+    drifted = replace(
+        before, filter_subject=f"{room.dealer.table_subject_prefix}.t1", max_deliver=1
+    )
     async with Attacker(room, WALLET_USER) as wallet:
         await wallet.refused_call(
             lambda: wallet.js.add_consumer(stream, drifted),
@@ -332,7 +345,7 @@ async def test_the_wallet_cannot_recreate_or_delete_its_own_durable_consumer(roo
 @pytest.mark.parametrize("user", [DEALER_USER, WALLET_USER])
 async def test_no_user_can_delete_or_purge_a_stream_or_a_record(room: Room, user: str) -> None:
     before = await snapshot(room)
-    own = room.dealer.stream if user == DEALER_USER else room.wallet.stream
+    own = room.dealer.table_stream if user == DEALER_USER else room.wallet.journal_stream
     async with Attacker(room, user) as attacker:
         for stream in room.streams():
             await attacker.refused_call(
@@ -369,7 +382,7 @@ async def landing(room: Room, table: str) -> Landing:
 
 
 async def _lease(room: Room, table: str) -> bytes | None:
-    bucket = await room.js.key_value(room.dealer.lease_bucket)
+    bucket = await room.js.key_value(room.dealer.table_lease_bucket)
     try:
         entry = await bucket.get(table)
     except nats.js.errors.KeyNotFoundError:
@@ -382,7 +395,7 @@ async def assert_nothing_landed(room: Room, table: str, before: Landing) -> None
     its holders renew), the table's lease still names its dealer, and the dealer keeps its
     table: a renewal after the attack succeeds (the lease's revision moves, its owner stays)."""
     assert before.lease is not None and json.loads(before.lease) == {"owner": room.dealer.owner_id}
-    bucket = await room.js.key_value(room.dealer.lease_bucket)
+    bucket = await room.js.key_value(room.dealer.table_lease_bucket)
     first = await bucket.get(table)
     renewed = first
     for _ in range(200):  # bounded: renewals come every third of the 2 s TTL
@@ -399,7 +412,7 @@ async def assert_nothing_landed(room: Room, table: str, before: Landing) -> None
 
 async def _the_table(room: Room) -> str:
     """The id of the room's one table (the only subject of the table stream)."""
-    info = await room.js.stream_info(room.dealer.stream, subjects_filter=">")
+    info = await room.js.stream_info(room.dealer.table_stream, subjects_filter=">")
     (subject,) = (info.state.subjects or {}).keys()
     return subject.rsplit(".", 1)[1]
 
@@ -410,20 +423,28 @@ def _wallet_imports(room: Room, table: str) -> list[tuple[str, bytes]]:
     is made to fail, see the test)."""
     d, w = room.dealer, room.wallet
     shared = shared_services(
-        TableNames(d.stream, d.subject_prefix, d.snapshot_bucket, d.lease_bucket),
-        WalletNames(w.stream, w.subject_prefix, w.snapshot_bucket, w.lease_bucket, w.consumer_name),
+        TableNames(
+            d.table_stream, d.table_subject_prefix, d.table_snapshot_bucket, d.table_lease_bucket
+        ),
+        WalletNames(
+            w.journal_stream,
+            w.journal_subject_prefix,
+            w.journal_snapshot_bucket,
+            w.journal_lease_bucket,
+            w.consumer_name,
+        ),
     )
-    subject = f"{d.subject_prefix}.{table}"
+    subject = f"{d.table_subject_prefix}.{table}"
     requests = []
     for service in shared:
         local = service.local
         if ".DIRECT.GET." in local and local.endswith(".>"):
-            local = local.removesuffix(">") + f"$KV.{d.lease_bucket}.{table}"
+            local = local.removesuffix(">") + f"$KV.{d.table_lease_bucket}.{table}"
             body = b""
         elif ".DIRECT.GET." in local:
             body = json.dumps({"seq": 1, "next_by_subj": subject, "batch": 10}).encode()
         elif ".STREAM.MSG.GET." in local and "KV_" in local:
-            body = json.dumps({"last_by_subj": f"$KV.{d.lease_bucket}.{table}"}).encode()
+            body = json.dumps({"last_by_subj": f"$KV.{d.table_lease_bucket}.{table}"}).encode()
         elif ".STREAM.MSG.GET." in local:
             body = json.dumps({"last_by_subj": subject}).encode()
         elif ".MSG.NEXT." in local:
@@ -454,7 +475,11 @@ async def test_the_wallets_requests_cannot_steer_answers_into_the_dealers_side(
     answers go back to the wallet's account, where nothing captures them."""
     d = room.dealer
     table = await _the_table(room)
-    target = f"$KV.{d.lease_bucket}.{table}" if reply == "lease" else f"{d.subject_prefix}.{table}"
+    target = (
+        f"$KV.{d.table_lease_bucket}.{table}"
+        if reply == "lease"
+        else f"{d.table_subject_prefix}.{table}"
+    )
     requests = _wallet_imports(room, table)
     before = await landing(room, table)
     async with Attacker(room, WALLET_USER) as wallet:
@@ -463,9 +488,11 @@ async def test_the_wallets_requests_cannot_steer_answers_into_the_dealers_side(
             # and answers the refusal, so the route is tried and the log is left alone.
             await wallet.client.publish(subject, body, reply=target, headers=_NOT_APPENDED)
         # Also through its own account's API (answered there: nothing of TABLES captures it).
-        await wallet.client.publish(f"$JS.API.STREAM.INFO.{room.wallet.stream}", b"", reply=target)
+        await wallet.client.publish(
+            f"$JS.API.STREAM.INFO.{room.wallet.journal_stream}", b"", reply=target
+        )
         # Answered after the requests above (the same path, in order): no clock.
-        await wallet.client.request(f"$JS.TABLES.API.STREAM.INFO.{d.stream}", b"", timeout=10)
+        await wallet.client.request(f"$JS.TABLES.API.STREAM.INFO.{d.table_stream}", b"", timeout=10)
         await wallet.answered()
         assert not wallet.refused, wallet.refused  # every request above is one it may send
     await assert_nothing_landed(room, table, before)
@@ -485,21 +512,25 @@ async def test_the_dealers_requests_cannot_steer_answers_into_the_wallets_side(
     neither, and imports nothing of WALLET."""
     d, w = room.dealer, room.wallet
     table = await _the_table(room)
-    target = f"{w.subject_prefix}.ledger" if reply == "journal" else f"$KV.{w.lease_bucket}.wallet"
-    record = f"{d.subject_prefix}.{table}"
+    target = (
+        f"{w.journal_subject_prefix}.ledger"
+        if reply == "journal"
+        else f"$KV.{w.journal_lease_bucket}.wallet"
+    )
+    record = f"{d.table_subject_prefix}.{table}"
     requests = [
-        (f"$JS.API.STREAM.INFO.{d.stream}", b""),
-        (f"$JS.API.DIRECT.GET.{d.stream}", json.dumps({"seq": 1}).encode()),
+        (f"$JS.API.STREAM.INFO.{d.table_stream}", b""),
+        (f"$JS.API.DIRECT.GET.{d.table_stream}", json.dumps({"seq": 1}).encode()),
         (
-            f"$JS.API.DIRECT.GET.{d.stream}",
+            f"$JS.API.DIRECT.GET.{d.table_stream}",
             json.dumps({"seq": 1, "next_by_subj": record, "batch": 10}).encode(),
         ),
-        (f"$JS.API.STREAM.MSG.GET.{d.stream}", json.dumps({"last_by_subj": record}).encode()),
-        (f"$JS.API.STREAM.INFO.KV_{d.lease_bucket}", b""),
-        (f"$JS.API.STREAM.INFO.KV_{d.snapshot_bucket}", b""),
+        (f"$JS.API.STREAM.MSG.GET.{d.table_stream}", json.dumps({"last_by_subj": record}).encode()),
+        (f"$JS.API.STREAM.INFO.KV_{d.table_lease_bucket}", b""),
+        (f"$JS.API.STREAM.INFO.KV_{d.table_snapshot_bucket}", b""),
         (
-            f"$JS.API.STREAM.MSG.GET.KV_{d.lease_bucket}",
-            json.dumps({"last_by_subj": f"$KV.{d.lease_bucket}.{table}"}).encode(),
+            f"$JS.API.STREAM.MSG.GET.KV_{d.table_lease_bucket}",
+            json.dumps({"last_by_subj": f"$KV.{d.table_lease_bucket}.{table}"}).encode(),
         ),
     ]
     before = await landing(room, table)

@@ -97,12 +97,12 @@ async def stolen_bytes(room: Room, server: NatsServer, table_id: str) -> tuple[b
         # The namespace's stream holds this table alone: its sequences are 1..records.
         for sequence in range(1, len(records) + 1):
             try:
-                message = await js.get_msg(settings.stream, sequence, direct=True)
+                message = await js.get_msg(settings.table_stream, sequence, direct=True)
             except (nats.errors.Error, nats.js.errors.Error, TimeoutError):
                 break  # direct get not granted to the wallet: nothing more to read that way
             stolen.append(message.data or b"")
         try:
-            kv = await js.key_value(settings.snapshot_bucket)
+            kv = await js.key_value(settings.table_snapshot_bucket)
             entry = await kv.get(table_id)
             stolen.append(entry.value or b"")
         except (nats.errors.Error, nats.js.errors.Error, TimeoutError):

@@ -183,7 +183,7 @@ async def active_wallet(room: Room, wallets: list[Process]) -> Process:
 async def table_events(nc: Nats, settings: DealerSettings, table_id: str) -> list[pb.TableEvent]:
     store = JetStreamEventStore(
         nc.jetstream(),
-        StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
+        StreamSettings(stream=settings.table_stream, subject_prefix=settings.table_subject_prefix),
     )
     return [event async for record in store.read(table_id) for event in decode_batch(record).events]
 
@@ -252,12 +252,12 @@ async def test_a_real_money_table_survives_leader_dealer_and_wallet_kills(
         await room.pause_after(time.monotonic(), actions=10)
 
         streams = [
-            settings.stream,
-            f"KV_{settings.snapshot_bucket}",
-            f"KV_{settings.lease_bucket}",
-            wallet.stream,
-            f"KV_{wallet.snapshot_bucket}",
-            f"KV_{wallet.lease_bucket}",
+            settings.table_stream,
+            f"KV_{settings.table_snapshot_bucket}",
+            f"KV_{settings.table_lease_bucket}",
+            wallet.journal_stream,
+            f"KV_{wallet.journal_snapshot_bucket}",
+            f"KV_{wallet.journal_lease_bucket}",
         ]
 
         async def recovered() -> None:
@@ -269,7 +269,7 @@ async def test_a_real_money_table_survives_leader_dealer_and_wallet_kills(
                 await nats_cluster.wait_stream_current(account, stream, REPLICAS)
 
         # 1. The leader of the table stream.
-        leader = nats_cluster.node(await nats_cluster.stream_leader(admin, settings.stream))
+        leader = nats_cluster.node(await nats_cluster.stream_leader(admin, settings.table_stream))
         fault_at = time.monotonic()
         leader.kill()
         pauses[f"table stream leader {leader.name}"] = await room.pause_after(fault_at)

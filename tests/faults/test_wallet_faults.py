@@ -58,16 +58,16 @@ def wallet_args(settings: WalletSettings) -> list[str]:
         "grpc-port": "0",
         "metrics-port": "0",
         "token-secret": settings.token_secret.hex(),
-        "stream": settings.stream,
-        "subject-prefix": settings.subject_prefix,
-        "snapshot-bucket": settings.snapshot_bucket,
-        "lease-bucket": settings.lease_bucket,
+        "stream": settings.journal_stream,
+        "subject-prefix": settings.journal_subject_prefix,
+        "snapshot-bucket": settings.journal_snapshot_bucket,
+        "lease-bucket": settings.journal_lease_bucket,
         "lease-ttl": str(settings.lease_ttl_s),
         "snapshot-every": "3",
         "table-stream": settings.table_stream,
         "table-subject-prefix": settings.table_subject_prefix,
-        "dealer-snapshot-bucket": settings.dealer_snapshot_bucket,
-        "dealer-lease-bucket": settings.dealer_lease_bucket,
+        "dealer-snapshot-bucket": settings.table_snapshot_bucket,
+        "dealer-lease-bucket": settings.table_lease_bucket,
         "consumer-name": settings.consumer_name,
         "standby-poll": "0.2",
         "log-level": "warning",
@@ -83,10 +83,10 @@ def dealer_args(settings: DealerSettings, wallet_address: str) -> list[str]:
         "grpc-port": "0",
         "metrics-port": "0",
         "token-secret": settings.token_secret.hex(),
-        "stream": settings.stream,
-        "subject-prefix": settings.subject_prefix,
-        "snapshot-bucket": settings.snapshot_bucket,
-        "lease-bucket": settings.lease_bucket,
+        "stream": settings.table_stream,
+        "subject-prefix": settings.table_subject_prefix,
+        "snapshot-bucket": settings.table_snapshot_bucket,
+        "lease-bucket": settings.table_lease_bucket,
         "lease-ttl": str(DEALER_LEASE_TTL_S),
         "scan-interval": "0.3",
         "wallet-address": wallet_address,
@@ -143,7 +143,9 @@ async def table_log(settings: DealerSettings, table_id: str) -> list[pb.TableEve
     try:
         store = JetStreamEventStore(
             client.jetstream(),
-            StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
+            StreamSettings(
+                stream=settings.table_stream, subject_prefix=settings.table_subject_prefix
+            ),
         )
         return [pb.TableEventBatch.FromString(r.data) async for r in store.read(table_id)]
     finally:

@@ -53,12 +53,12 @@ class ClusterRoom:
         """Every stream the two services made: their logs and the streams under their buckets."""
         dealer, wallet = self.dealer.settings, self.wallet.settings
         return [
-            dealer.stream,
-            f"KV_{dealer.snapshot_bucket}",
-            f"KV_{dealer.lease_bucket}",
-            wallet.stream,
-            f"KV_{wallet.snapshot_bucket}",
-            f"KV_{wallet.lease_bucket}",
+            dealer.table_stream,
+            f"KV_{dealer.table_snapshot_bucket}",
+            f"KV_{dealer.table_lease_bucket}",
+            wallet.journal_stream,
+            f"KV_{wallet.journal_snapshot_bucket}",
+            f"KV_{wallet.journal_lease_bucket}",
         ]
 
     def nc_of(self, stream: str) -> Nats:
@@ -168,7 +168,7 @@ async def test_killing_a_node_that_leads_nothing_keeps_the_table_playing(
         view = await play_until(room, table_id, hands=5)
         assert not view.closed  # no lease was lost: the crash rule never ran
         await assert_accounted(room, table_id, view)
-        info = await room.nc.jetstream().stream_info(room.dealer.settings.stream)
+        info = await room.nc.jetstream().stream_info(room.dealer.settings.table_stream)
         assert info.cluster is not None
         lost = [peer for peer in info.cluster.replicas or [] if peer.name == victim.name]
         assert lost and not lost[0].current  # the stream went on without that replica

@@ -137,10 +137,10 @@ async def test_many_streams_share_one_consumer_and_each_sees_its_own_redacted_ev
     await until(lambda: all(s.events and s.versions()[-1] == version for s in streams))
     assert len(streams) >= 50
     assert hub(dealer).feeds() == 1
-    subject = f"{dealer.settings.subject_prefix}.{table_id}"
+    subject = f"{dealer.settings.table_subject_prefix}.{table_id}"
     # The catch-up reads' own consumers go once read; the feed's stays: exactly one.
     count = await eventually(
-        lambda: table_consumers(nats_server, dealer.settings.stream, subject),
+        lambda: table_consumers(nats_server, dealer.settings.table_stream, subject),
         lambda n: n == 1,
     )
     assert count == 1
@@ -165,7 +165,7 @@ async def test_many_streams_share_one_consumer_and_each_sees_its_own_redacted_ev
     # The last watcher gone, the feed stops and its consumer goes with it.
     await until(lambda: hub(dealer).feeds() == 0)
     await eventually(
-        lambda: table_consumers(nats_server, dealer.settings.stream, subject),
+        lambda: table_consumers(nats_server, dealer.settings.table_stream, subject),
         lambda n: n == 0,
         timeout_s=30,
     )

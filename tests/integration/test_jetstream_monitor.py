@@ -28,14 +28,14 @@ async def test_the_dealer_reports_its_stream_and_buckets(nats_server: NatsServer
     try:
         assert await dealer.jetstream.poll_once()
         assert _value(registry, "poker_dealer_jetstream_up") == 1
-        stream = {"stream": settings.stream}
+        stream = {"stream": settings.table_stream}
         assert _value(registry, "poker_dealer_jetstream_stream_messages", **stream) == 0
         assert _value(registry, "poker_dealer_jetstream_stream_has_leader", **stream) == 1
         assert _value(registry, "poker_dealer_jetstream_stream_replicas", **stream) == 1
         assert _value(registry, "poker_dealer_jetstream_stream_replicas_current", **stream) == 1
         assert _value(registry, "poker_dealer_jetstream_stream_replica_lag", **stream) == 0
         assert _value(registry, "poker_dealer_jetstream_stream_max_bytes", **stream) == -1
-        for bucket in (settings.snapshot_bucket, settings.lease_bucket):
+        for bucket in (settings.table_snapshot_bucket, settings.table_lease_bucket):
             labels = {"stream": f"KV_{bucket}"}
             assert _value(registry, "poker_dealer_jetstream_stream_bytes", **labels) is not None
     finally:
@@ -54,14 +54,14 @@ async def test_the_wallet_reports_the_table_consumer(nats_server: NatsServer) ->
         await wallet.wait_leading(timeout_s=10)
         # Nothing was played: the consumer exists (the wallet made it) with nothing pending.
         assert await wallet.jetstream.poll_once()
-        consumer = {"stream": dealer_settings.stream, "consumer": settings.consumer_name}
+        consumer = {"stream": dealer_settings.table_stream, "consumer": settings.consumer_name}
         pending = _value(registry, "poker_wallet_jetstream_consumer_pending", **consumer)
         assert pending == 0
         assert _value(registry, "poker_wallet_jetstream_consumer_ack_pending", **consumer) == 0
         assert _value(registry, "poker_wallet_jetstream_consumer_redelivered", **consumer) == 0
-        table_stream = {"stream": dealer_settings.stream}
+        table_stream = {"stream": dealer_settings.table_stream}
         assert _value(registry, "poker_wallet_jetstream_stream_consumers", **table_stream) == 1
-        own = {"stream": settings.stream}
+        own = {"stream": settings.journal_stream}
         assert _value(registry, "poker_wallet_jetstream_stream_messages", **own) is not None
     finally:
         await wallet.stop()

@@ -67,7 +67,9 @@ class Room:
         settings = dealer.settings
         self.table_log = JetStreamEventStore(
             attacker.jetstream(),
-            StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
+            StreamSettings(
+                stream=settings.table_stream, subject_prefix=settings.table_subject_prefix
+            ),
         )
 
     def player(self, name: str) -> Client:
@@ -284,7 +286,7 @@ async def test_a_tampered_wallet_snapshot_is_never_unpickled_and_the_ledger_is_r
     marker = tmp_path / "code-ran"
     evil = pickle.dumps((3, _Marker(marker)))
     raw = JetStreamSnapshotStore(
-        room.wallet_attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
+        room.wallet_attacker.jetstream(), SnapshotSettings(bucket=settings.journal_snapshot_bucket)
     )
     assert await raw.bind_bucket()
     assert await raw.save(LEDGER_KEY, 10**9, evil)  # finding 2: a pickle that would run code
@@ -313,7 +315,7 @@ async def test_a_tampered_wallet_snapshot_is_never_unpickled_and_the_ledger_is_r
         )
         impostor = Keyring({forger.id: forger}, {Writer.WALLET: forger.id})
         forged = SealedSnapshotStore(
-            raw, impostor, bucket=settings.snapshot_bucket, writer=Writer.WALLET
+            raw, impostor, bucket=settings.journal_snapshot_bucket, writer=Writer.WALLET
         )
         assert await forged.save(LEDGER_KEY, 10**9 + 1, evil)
     again = WalletHarness(settings)
@@ -341,7 +343,7 @@ async def test_a_tampered_dealer_snapshot_is_ignored_and_the_table_replayed(
     settings = room.dealer.settings
     marker = tmp_path / "code-ran"
     raw = JetStreamSnapshotStore(
-        room.attacker.jetstream(), SnapshotSettings(bucket=settings.snapshot_bucket)
+        room.attacker.jetstream(), SnapshotSettings(bucket=settings.table_snapshot_bucket)
     )
     assert await raw.bind_bucket()
     assert await raw.save(table_id, 10**9, pickle.dumps(_Marker(marker)))
@@ -406,7 +408,7 @@ async def _quarantined(room: Room, table_id: str) -> bool:
 async def test_a_foreign_subject_is_named_and_its_table_money_flows(room: Room) -> None:
     table_id = await room.seated_table(("cat",))
     _, version = await last_record(room, table_id)
-    subject = f"{room.dealer.settings.subject_prefix}.0.{table_id}"
+    subject = f"{room.dealer.settings.table_subject_prefix}.0.{table_id}"
     await room.attacker.jetstream().publish(subject, forged_hand(table_id, version))
     report = await eventually(
         room.operator.audit, lambda r: any(b.kind == "foreign_subject" for b in r.breaches)
@@ -446,7 +448,7 @@ async def test_the_operator_removes_a_forged_record_and_the_table_resumes(room: 
 
     # The operator (the admin user) deletes it; no service restarts.
     settings = room.dealer.settings
-    assert await room.attacker.jetstream().delete_msg(settings.stream, forged_at)
+    assert await room.attacker.jetstream().delete_msg(settings.table_stream, forged_at)
     await eventually(lambda: _quarantined(room, table_id), lambda q: not q)  # the next scan
     await _stand_up(room, "cat", table_id)
     # The stall lifts when the wallet's consumer next sees one of the table's messages come

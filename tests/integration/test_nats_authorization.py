@@ -65,7 +65,9 @@ async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
         admin = await nats.connect(nats_server.url)
         try:
             await eventually(
-                lambda: _consumer_exists(admin.jetstream(), dealer.stream, wallet.consumer_name),
+                lambda: _consumer_exists(
+                    admin.jetstream(), dealer.table_stream, wallet.consumer_name
+                ),
                 bool,
             )
         finally:
@@ -218,7 +220,7 @@ async def test_the_wallet_cannot_create_update_delete_or_purge_the_table_stream(
     room: Room, admin: Client, intruders: list[Intruder]
 ) -> None:
     wallet = await connect_as(room.server, WALLET_USER, intruders)
-    stream = room.dealer.stream
+    stream = room.dealer.table_stream
     info = await admin.jetstream().stream_info(stream)
     drifted = replace(info.config, deny_delete=False, deny_purge=False, max_age=1.0)
     await wallet.refused(wallet.js.update_stream(drifted), f"$JS.API.STREAM.UPDATE.{stream}")
@@ -238,10 +240,10 @@ async def test_the_wallet_cannot_write_or_reconfigure_the_dealers_buckets(
     wallet = await connect_as(room.server, WALLET_USER, intruders)
     # Not even read: the dealer's snapshots are the deck key's (the reaper replays the log).
     await wallet.refused(
-        wallet.js.key_value(room.dealer.snapshot_bucket),
-        f"$JS.API.STREAM.INFO.KV_{room.dealer.snapshot_bucket}",
+        wallet.js.key_value(room.dealer.table_snapshot_bucket),
+        f"$JS.API.STREAM.INFO.KV_{room.dealer.table_snapshot_bucket}",
     )
-    for bucket in (room.dealer.snapshot_bucket, room.dealer.lease_bucket):
+    for bucket in (room.dealer.table_snapshot_bucket, room.dealer.table_lease_bucket):
         # The lease bucket is read (the reaper asks whether a table is abandoned); neither is
         # written: a put and a delete are publishes to the key's subject.
         forged, anyone = f"$KV.{bucket}.t-forged", f"$KV.{bucket}.t-any"
@@ -268,10 +270,10 @@ async def test_the_wallet_cannot_subscribe_to_table_subjects_or_the_dealers_inbo
     async def collect(message: Any) -> None:
         seen.append(message.data)
 
-    for subject in (f"{room.dealer.subject_prefix}.>", f"{inbox_prefix(DEALER_USER)}.>", ">"):
+    for subject in (f"{room.dealer.table_subject_prefix}.>", f"{inbox_prefix(DEALER_USER)}.>", ">"):
         await wallet.client.subscribe(subject, cb=collect)
         await wallet.saw_violation(subject)
-    await admin.publish(f"{room.dealer.subject_prefix}.t-spy", b"hole cards")
+    await admin.publish(f"{room.dealer.table_subject_prefix}.t-spy", b"hole cards")
     await admin.publish(f"{inbox_prefix(DEALER_USER)}.x", b"a reply")
     await admin.flush()
     await asyncio.sleep(0.2)
@@ -285,7 +287,9 @@ async def test_the_wallet_reads_the_table_log_and_may_append_to_a_table(
     account's imports), and the close's append (the batch seal, not NATS, limits what that
     append may say)."""
     wallet = await connect_as(room.server, WALLET_USER, intruders)
-    settings = StreamSettings(stream=room.dealer.stream, subject_prefix=room.dealer.subject_prefix)
+    settings = StreamSettings(
+        stream=room.dealer.table_stream, subject_prefix=room.dealer.table_subject_prefix
+    )
     store = JetStreamEventStore(
         wallet.client.jetstream(prefix=TABLES_API_PREFIX),
         settings,
@@ -314,17 +318,17 @@ async def test_the_dealer_cannot_read_the_wallets_stream_or_buckets(
     room: Room, intruders: list[Intruder]
 ) -> None:
     dealer = await connect_as(room.server, DEALER_USER, intruders)
-    stream = room.wallet.stream
+    stream = room.wallet.journal_stream
     await dealer.refused(dealer.js.stream_info(stream), f"$JS.API.STREAM.INFO.{stream}")
     await dealer.refused(
-        dealer.js.get_last_msg(stream, f"{room.wallet.subject_prefix}.ledger"),
+        dealer.js.get_last_msg(stream, f"{room.wallet.journal_subject_prefix}.ledger"),
         f"$JS.API.STREAM.MSG.GET.{stream}",
     )
     await dealer.refused(
         dealer.js.add_consumer(stream, api.ConsumerConfig(deliver_subject="_INBOX.dealer.x")),
         f"$JS.API.CONSUMER.CREATE.{stream}",
     )
-    for bucket in (room.wallet.snapshot_bucket, room.wallet.lease_bucket):
+    for bucket in (room.wallet.journal_snapshot_bucket, room.wallet.journal_lease_bucket):
         await dealer.refused(dealer.js.key_value(bucket), f"$JS.API.STREAM.INFO.KV_{bucket}")
         await dealer.refused(
             dealer.js.get_last_msg(f"KV_{bucket}", f"$KV.{bucket}.wallet"),
@@ -336,16 +340,16 @@ async def test_the_dealer_cannot_append_to_the_wallets_stream_or_buckets(
     room: Room, wallet_admin: Client, intruders: list[Intruder]
 ) -> None:
     dealer = await connect_as(room.server, DEALER_USER, intruders)
-    before = await wallet_admin.jetstream().stream_info(room.wallet.stream)
-    subject = f"{room.wallet.subject_prefix}.ledger"
+    before = await wallet_admin.jetstream().stream_info(room.wallet.journal_stream)
+    subject = f"{room.wallet.journal_subject_prefix}.ledger"
     await dealer.refused(dealer.js.publish(subject, b"forged ledger batch"), subject)
-    for bucket in (room.wallet.snapshot_bucket, room.wallet.lease_bucket):
+    for bucket in (room.wallet.journal_snapshot_bucket, room.wallet.journal_lease_bucket):
         await dealer.refused(
             dealer.js.publish(f"$KV.{bucket}.wallet", b"forged"), f"$KV.{bucket}.wallet"
         )
     await dealer.client.publish(subject, b"forged, no reply")  # a plain publish, same refusal
     await dealer.client.flush()
-    after = await wallet_admin.jetstream().stream_info(room.wallet.stream)
+    after = await wallet_admin.jetstream().stream_info(room.wallet.journal_stream)
     assert after.state.messages == before.state.messages
 
 
@@ -353,7 +357,7 @@ async def test_the_dealer_cannot_purge_delete_or_touch_the_wallets_consumer(
     room: Room, admin: Client, intruders: list[Intruder]
 ) -> None:
     dealer = await connect_as(room.server, DEALER_USER, intruders)
-    stream, durable = room.dealer.stream, room.wallet.consumer_name
+    stream, durable = room.dealer.table_stream, room.wallet.consumer_name
     await dealer.refused(dealer.js.purge_stream(stream), f"$JS.API.STREAM.PURGE.{stream}")
     await dealer.refused(dealer.js.delete_stream(stream), f"$JS.API.STREAM.DELETE.{stream}")
     await dealer.refused(dealer.js.delete_msg(stream, 1), f"$JS.API.STREAM.MSG.DELETE.{stream}")
@@ -380,7 +384,7 @@ async def test_the_dealer_cannot_purge_delete_or_touch_the_wallets_consumer(
     assert "error" in json.loads(reply.data)
     after = await admin.jetstream().consumer_info(stream, durable)
     assert after.config.filter_subject == before.config.filter_subject
-    assert after.config.filter_subject == f"{room.dealer.subject_prefix}.>"
+    assert after.config.filter_subject == f"{room.dealer.table_subject_prefix}.>"
 
 
 async def test_the_dealer_cannot_subscribe_to_streams_or_the_wallets_inbox(
@@ -388,8 +392,8 @@ async def test_the_dealer_cannot_subscribe_to_streams_or_the_wallets_inbox(
 ) -> None:
     dealer = await connect_as(room.server, DEALER_USER, intruders)
     for subject in (
-        f"{room.wallet.subject_prefix}.>",
-        f"$KV.{room.wallet.snapshot_bucket}.>",
+        f"{room.wallet.journal_subject_prefix}.>",
+        f"$KV.{room.wallet.journal_snapshot_bucket}.>",
         f"{inbox_prefix(WALLET_USER)}.>",
         "_INBOX.>",
     ):

@@ -88,8 +88,16 @@ class Room:
     def streams(self) -> dict[str, str]:
         """``{stream: a subject of it}`` for every stream and bucket of the room."""
         d, w = self.dealer, self.wallet
-        found = {d.stream: f"{d.subject_prefix}.t1", w.stream: f"{w.subject_prefix}.ledger"}
-        for bucket in (d.snapshot_bucket, d.lease_bucket, w.snapshot_bucket, w.lease_bucket):
+        found = {
+            d.table_stream: f"{d.table_subject_prefix}.t1",
+            w.journal_stream: f"{w.journal_subject_prefix}.ledger",
+        }
+        for bucket in (
+            d.table_snapshot_bucket,
+            d.table_lease_bucket,
+            w.journal_snapshot_bucket,
+            w.journal_lease_bucket,
+        ):
             found[f"KV_{bucket}"] = f"$KV.{bucket}.k1"
         return found
 
@@ -106,7 +114,7 @@ def api_probes(room: Room) -> Iterator[str]:
 def _own_api_probes(room: Room) -> Iterator[str]:
     yield from _ACCOUNT_CALLS
     for stream, subject in room.streams().items():
-        consumer = room.wallet.consumer_name if stream == room.dealer.stream else "probe"
+        consumer = room.wallet.consumer_name if stream == room.dealer.table_stream else "probe"
         yield from (f"$JS.API.STREAM.{call}.{stream}" for call in _STREAM_CALLS)
         yield f"$JS.API.DIRECT.GET.{stream}"
         yield f"$JS.API.DIRECT.GET.{stream}.{subject}"
@@ -197,7 +205,7 @@ async def test_the_server_allows_each_user_exactly_its_grants(
     for subject in subscriptions:
         await probe.client.subscribe(subject)
     # Answered after every refusal of the probes has reached error_cb (see the module).
-    own = room.dealer.stream if user == DEALER_USER else room.wallet.stream
+    own = room.dealer.table_stream if user == DEALER_USER else room.wallet.journal_stream
     await probe.client.request(f"$JS.API.STREAM.INFO.{own}", b"", timeout=10)
     assert not probe.client.is_closed
 
@@ -218,7 +226,7 @@ async def test_the_server_allows_each_user_exactly_its_grants(
     for stream in room.streams():
         for call in forbidden:
             assert _refused(probe, "publish", f"$JS.API.STREAM.{call}.{stream}")
-        consumer = room.wallet.consumer_name if stream == room.dealer.stream else "probe"
+        consumer = room.wallet.consumer_name if stream == room.dealer.table_stream else "probe"
         for call in ("CREATE", "DURABLE.CREATE", "DELETE", "PAUSE"):
             assert _refused(probe, "publish", f"$JS.API.CONSUMER.{call}.{stream}.{consumer}")
 
@@ -241,7 +249,10 @@ async def test_each_account_sees_only_its_own_streams(nats_server: NatsServer, r
     tables = await nats.connect(nats_server.url)
     wallet = await nats.connect(nats_server.wallet_url)
     try:
-        for client, own, other in ((tables, d.stream, w.stream), (wallet, w.stream, d.stream)):
+        for client, own, other in (
+            (tables, d.table_stream, w.journal_stream),
+            (wallet, w.journal_stream, d.table_stream),
+        ):
             assert (await _info(client, f"$JS.API.STREAM.INFO.{own}"))["config"]
             missing = await _info(client, f"$JS.API.STREAM.INFO.{other}")
             assert missing["error"]["err_code"] == 10059, missing  # type: ignore[index]
@@ -260,32 +271,34 @@ async def test_the_wallet_reaches_the_dealers_side_only_through_its_imports(
     d, w = room.dealer, room.wallet
     wallet = await connect(WALLET_USER)  # type: ignore[operator]
     prefix = TABLES_API_PREFIX
-    table = await _info(wallet.client, f"{prefix}.STREAM.INFO.{d.stream}")
-    assert table["config"]["name"] == d.stream  # type: ignore[index]
-    leases = await _info(wallet.client, f"{prefix}.STREAM.INFO.KV_{d.lease_bucket}")
-    assert leases["config"]["name"] == f"KV_{d.lease_bucket}"  # type: ignore[index]
-    durable = await _info(wallet.client, f"{prefix}.CONSUMER.INFO.{d.stream}.{w.consumer_name}")
+    table = await _info(wallet.client, f"{prefix}.STREAM.INFO.{d.table_stream}")
+    assert table["config"]["name"] == d.table_stream  # type: ignore[index]
+    leases = await _info(wallet.client, f"{prefix}.STREAM.INFO.KV_{d.table_lease_bucket}")
+    assert leases["config"]["name"] == f"KV_{d.table_lease_bucket}"  # type: ignore[index]
+    durable = await _info(
+        wallet.client, f"{prefix}.CONSUMER.INFO.{d.table_stream}.{w.consumer_name}"
+    )
     assert durable["name"] == w.consumer_name
     # Not imported (and not granted): the dealer's snapshots, another consumer, creating one.
     for subject in (
-        f"{prefix}.STREAM.INFO.KV_{d.snapshot_bucket}",
-        f"{prefix}.CONSUMER.INFO.{d.stream}.probe",
-        f"{prefix}.CONSUMER.CREATE.{d.stream}",
+        f"{prefix}.STREAM.INFO.KV_{d.table_snapshot_bucket}",
+        f"{prefix}.CONSUMER.INFO.{d.table_stream}.probe",
+        f"{prefix}.CONSUMER.CREATE.{d.table_stream}",
     ):
         await wallet.client.publish(subject, b"")
-    await wallet.client.request(f"$JS.API.STREAM.INFO.{w.stream}", b"", timeout=10)
+    await wallet.client.request(f"$JS.API.STREAM.INFO.{w.journal_stream}", b"", timeout=10)
     assert {subject for _, subject in wallet.refused} == {
-        f"{prefix}.STREAM.INFO.KV_{d.snapshot_bucket}".lower(),
-        f"{prefix}.CONSUMER.INFO.{d.stream}.probe".lower(),
-        f"{prefix}.CONSUMER.CREATE.{d.stream}".lower(),
+        f"{prefix}.STREAM.INFO.KV_{d.table_snapshot_bucket}".lower(),
+        f"{prefix}.CONSUMER.INFO.{d.table_stream}.probe".lower(),
+        f"{prefix}.CONSUMER.CREATE.{d.table_stream}".lower(),
     }
 
     dealer = await connect(DEALER_USER)  # type: ignore[operator]
     for subject in (
-        f"$JS.API.STREAM.INFO.{w.stream}",
-        f"$JS.WALLET.API.STREAM.INFO.{w.stream}",
-        f"{prefix}.STREAM.INFO.{d.stream}",
+        f"$JS.API.STREAM.INFO.{w.journal_stream}",
+        f"$JS.WALLET.API.STREAM.INFO.{w.journal_stream}",
+        f"{prefix}.STREAM.INFO.{d.table_stream}",
     ):
         await dealer.client.publish(subject, b"")
-    await dealer.client.request(f"$JS.API.STREAM.INFO.{d.stream}", b"", timeout=10)
+    await dealer.client.request(f"$JS.API.STREAM.INFO.{d.table_stream}", b"", timeout=10)
     assert len(dealer.refused) == 3, dealer.refused

@@ -27,8 +27,8 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
     room: Room, nats_server: NatsServer, tmp_path: Path
 ) -> None:
     settings = room.dealer.settings
-    log = ["--nats", nats_server.url, "--stream", settings.stream]
-    log += ["--subject-prefix", settings.subject_prefix]
+    log = ["--nats", nats_server.url, "--stream", settings.table_stream]
+    log += ["--subject-prefix", settings.table_subject_prefix]
     table_id = await new_table(room)
     await pokerctl(room, "bots", table_id, "--count", "2", "--hands", "2", "--think-ms", "0")
 
@@ -104,8 +104,8 @@ async def test_verify_with_the_public_keys_names_a_record_no_trusted_writer_sign
     every seal as the services do: a batch linked into the chain (so the chain alone cannot
     tell) but signed with the wallet's key under the dealer's key id is named."""
     settings = room.dealer.settings
-    log = ["--nats", nats_server.url, "--stream", settings.stream]
-    log += ["--subject-prefix", settings.subject_prefix]
+    log = ["--nats", nats_server.url, "--stream", settings.table_stream]
+    log += ["--subject-prefix", settings.table_subject_prefix]
     public = write_keyring(TEST_KEYRINGS.public, tmp_path / "log-keys-public.json", mode=0o644)
     keys = ["--log-keys", str(public)]
     table_id = await new_table(room)

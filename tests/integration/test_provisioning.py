@@ -38,10 +38,10 @@ def unprovisioned(nats_server: NatsServer) -> DealerSettings:
     name = uuid.uuid4().hex[:10]
     settings = replace(
         provisioned,
-        stream=f"U_{name}",
-        subject_prefix=f"u{name}.table",
-        snapshot_bucket=f"US_{name}",
-        lease_bucket=f"UL_{name}",
+        table_stream=f"U_{name}",
+        table_subject_prefix=f"u{name}.table",
+        table_snapshot_bucket=f"US_{name}",
+        table_lease_bucket=f"UL_{name}",
     )
     nats_server.authorize(Namespace(table_names(settings), wallet=None))
     return settings
@@ -54,13 +54,13 @@ async def test_a_dealer_refuses_to_start_without_its_stream_and_creates_nothing(
     with pytest.raises(NotProvisioned) as refused:
         await build_dealer(settings, registry=CollectorRegistry())
     assert str(refused.value) == (
-        f"stream {settings.stream} does not exist: run `{PROVISION_COMMAND}` with the "
+        f"stream {settings.table_stream} does not exist: run `{PROVISION_COMMAND}` with the "
         "operator's credentials"
     )
     admin = await nats.connect(nats_server.url)
     try:
         with pytest.raises(nats.js.errors.NotFoundError):
-            await admin.jetstream().stream_info(settings.stream)
+            await admin.jetstream().stream_info(settings.table_stream)
     finally:
         await admin.close()
 
@@ -72,12 +72,12 @@ async def test_a_drifted_stream_is_refused_until_the_operator_provisions_it(
     admin = await nats.connect(nats_server.url)
     try:
         js = admin.jetstream()
-        info = await js.stream_info(settings.stream)
+        info = await js.stream_info(settings.table_stream)
         await js.update_stream(replace(info.config, max_msgs_per_subject=1))
         with pytest.raises(NotProvisioned, match=r"max_msgs_per_subject=1 \(needs -1\)"):
             await build_dealer(settings, registry=CollectorRegistry())
         # Still capped: the dealer repaired nothing.
-        assert (await js.stream_info(settings.stream)).config.max_msgs_per_subject == 1
+        assert (await js.stream_info(settings.table_stream)).config.max_msgs_per_subject == 1
         nats_server.provision(
             Room(TablesSpec(table_names(settings), 1, settings.lease_ttl_s), None)
         )
@@ -94,11 +94,11 @@ async def test_a_wallet_refuses_to_start_without_its_durable_consumer(
     settings = wallet_settings(dealer)
     admin = await nats.connect(nats_server.url)
     try:
-        await admin.jetstream().delete_consumer(dealer.stream, settings.consumer_name)
+        await admin.jetstream().delete_consumer(dealer.table_stream, settings.consumer_name)
         with pytest.raises(NotProvisioned, match=f"consumer {settings.consumer_name} of stream"):
             await build_wallet(settings, registry=CollectorRegistry())
         with pytest.raises(nats.js.errors.NotFoundError):
-            await admin.jetstream().consumer_info(dealer.stream, settings.consumer_name)
+            await admin.jetstream().consumer_info(dealer.table_stream, settings.consumer_name)
     finally:
         await admin.close()
     async with WalletHarness(wallet_settings(dealer, namespace=uuid.uuid4().hex[:10])):

@@ -101,7 +101,7 @@ def _store(room: Room, client: Nats) -> JetStreamEventStore:
     settings = room.dealer.settings
     return JetStreamEventStore(
         client.jetstream(prefix=TABLES_API_PREFIX),
-        StreamSettings(stream=settings.stream, subject_prefix=settings.subject_prefix),
+        StreamSettings(stream=settings.table_stream, subject_prefix=settings.table_subject_prefix),
         direct=BatchDirectGet(client, TABLES_API_PREFIX),
     )
 

@@ -69,12 +69,12 @@ class Room:
     @property
     def table_stream(self) -> str:
         """The dealer's tables stream."""
-        return self.dealer.settings.stream
+        return self.dealer.settings.table_stream
 
     @property
     def wallet_stream(self) -> str:
         """The wallet's journal stream."""
-        return self.wallet.settings.stream
+        return self.wallet.settings.journal_stream
 
     async def last_sequences(self) -> tuple[int, int]:
         """The last sequence of the tables stream and of the wallet stream."""

@@ -5,6 +5,7 @@ table log's names are one group in all three programs, and pokerctl's options ag
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +15,13 @@ import click
 import click.testing
 import pytest
 
-from poker.dealer.config import CrashRule
+from poker.dealer.config import CrashRule, DealerSettings
 from poker.dealer.config import load_settings as dealer_settings
 from poker.servicekit import flags
 from poker.servicekit.flagspec import ENV_PREFIX, Group, Program, Setting, of_program
 from poker.tablelog.settings import TableLogSettings
 from poker.tools import ctlconfig
+from poker.wallet.config import WalletSettings
 from poker.wallet.config import load_settings as wallet_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,20 +111,39 @@ def test_both_services_read_the_table_log_under_the_same_names() -> None:
     assert dealer.names == wallet.names
     assert (wallet.stream, wallet.subject_prefix, wallet.snapshot_bucket) == ("T", "t.x", "S")
     env = {"DEALER_TABLE_STREAM": "E", "WALLET_TABLE_STREAM": "E"}
-    assert dealer_settings(SECRET, env).stream == wallet_settings(SECRET, env).table_stream == "E"
+    from_env = dealer_settings(SECRET, env), wallet_settings(SECRET, env)
+    assert [settings.table_stream for settings in from_env] == ["E", "E"]
+
+
+@pytest.mark.parametrize(
+    ("program", "settings_class", "loaded_apart"),
+    [
+        (Program.DEALER, DealerSettings, {"token_secret_file", "token_signing_key", "deck_key"}),
+        (Program.WALLET, WalletSettings, {"token_secret_file"}),
+    ],
+)
+def test_every_setting_fills_the_settings_field_of_its_name(
+    program: Program, settings_class: type[object], loaded_apart: set[str]
+) -> None:
+    """One name per setting: the flag's (or its declared ``field``) is the settings field, so
+    no map renames one to the other."""
+    fields = {field.name for field in dataclasses.fields(settings_class)}  # type: ignore[arg-type]
+    dests = {setting.dest for setting in of_program(flags.SETTINGS, program)}
+    assert dests - loaded_apart <= fields, dests - loaded_apart - fields
 
 
 def test_the_old_names_still_work_with_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
     dealer = dealer_settings(
         [*SECRET, "--stream", "T", "--lease-bucket", "L"], {"DEALER_SUBJECT_PREFIX": "p"}
     )
-    assert (dealer.stream, dealer.subject_prefix, dealer.lease_bucket) == ("T", "p", "L")
+    table_log = dealer.table_log
+    assert (table_log.stream, table_log.subject_prefix, table_log.lease_bucket) == ("T", "p", "L")
     wallet = wallet_settings(
         [*SECRET, "--stream", "J", "--dealer-snapshot-bucket", "S"],
         {"WALLET_LEASE_BUCKET": "WL", "WALLET_DEALER_LEASE_BUCKET": "DL"},
     )
-    assert (wallet.stream, wallet.lease_bucket) == ("J", "WL")  # the journal's
-    assert (wallet.dealer_snapshot_bucket, wallet.dealer_lease_bucket) == ("S", "DL")
+    assert (wallet.journal_stream, wallet.journal_lease_bucket) == ("J", "WL")  # the journal's
+    assert (wallet.table_snapshot_bucket, wallet.table_lease_bucket) == ("S", "DL")
     err = capsys.readouterr().err
     assert "--stream is deprecated: use --table-stream" in err
     assert "--stream is deprecated: use --journal-stream" in err
@@ -131,8 +152,8 @@ def test_the_old_names_still_work_with_a_warning(capsys: pytest.CaptureFixture[s
 
 def test_the_new_name_wins_over_the_old() -> None:
     env = {"DEALER_STREAM": "old", "DEALER_TABLE_STREAM": "new"}
-    assert dealer_settings(SECRET, env).stream == "new"
-    assert dealer_settings([*SECRET, "--table-stream", "flag"], env).stream == "flag"
+    assert dealer_settings(SECRET, env).table_stream == "new"
+    assert dealer_settings([*SECRET, "--table-stream", "flag"], env).table_stream == "flag"
 
 
 def test_a_value_out_of_bounds_is_refused_with_its_flag() -> None:
