@@ -25,7 +25,6 @@ pokerctl differs on purpose, in four ways:
 
 from __future__ import annotations
 
-import click
 from nats.js import JetStreamContext
 
 from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
@@ -35,9 +34,9 @@ from poker.eventstore.sealing import (
     Writer,
 )
 from poker.eventstore.snapshots import CorruptSnapshot, JetStreamSnapshotStore, SnapshotSettings
+from poker.servicekit import flags
 from poker.tablelog.secrets import DeckKeys
-from poker.tablelog.settings import DEFAULT_TABLE_LOG
-from poker.tools import logtools
+from poker.tools import ctlconfig, logtools
 from poker.tools.pokerctl.common import Ctl, F
 from poker.tools.pokerctl.logaccess import (
     log_keyring_of,
@@ -45,21 +44,13 @@ from poker.tools.pokerctl.logaccess import (
 
 
 def snapshot_options(function: F) -> F:
-    """``--log-keys`` and ``--snapshot-bucket``: the dealers' sealed snapshots."""
-    function = click.option(
-        "--snapshot-bucket",
-        envvar="POKER_SNAPSHOT_BUCKET",
-        default=DEFAULT_TABLE_LOG.snapshot_bucket,
-        help="The snapshots bucket (the dealer's --snapshot-bucket).",
-    )(function)
-    return click.option(
-        "--log-keys",
-        envvar="POKER_LOG_KEYS",
-        default="",
-        show_default=False,
-        help="The room's public log keyring, to check the snapshots' seals and (verify) the"
-        " records' (default: var/log-keys-public.json of the home, else var/log-keys.json, if"
-        " either exists; none: snapshots are not read, seals not checked).",
+    """``--log-keys`` and ``--table-snapshot-bucket``: the dealers' sealed snapshots."""
+    function = ctlconfig.option(flags.TABLE_SNAPSHOT_BUCKET)(function)
+    return ctlconfig.option(
+        flags.LOG_KEYS,
+        detail="Here: to check the snapshots' seals and (verify) the records'; default"
+        " var/log-keys-public.json of the home, else var/log-keys.json, if either exists;"
+        " none: snapshots are not read, seals not checked.",
     )(function)
 
 
