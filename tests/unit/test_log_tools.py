@@ -1,4 +1,4 @@
-"""The operator's log tools (poker/tools/logtools.py) over a log the dealer's own service
+"""The operator's log tools (poker/tools/logtools/) over a log the dealer's own service
 wrote (in-memory stores): the rebuild at every version equals the live table then, the checks
 find a broken chain and an unfair deck, and a player's hands export to a .phhs file that the
 engine reads back and replays."""
