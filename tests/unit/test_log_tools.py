@@ -9,7 +9,8 @@ from poker.dealer.tables import TableService, new_server_seed
 from poker.engine.hand import HandRuleError
 from poker.engine.phh import parse_phh_all, replay_phh
 from poker.engine.table import Action, StartNextHand, TableRuleError, TableState
-from poker.eventstore.sealing import SealedSnapshotStore, Writer
+from poker.eventstore.sealing import Writer
+from poker.tablelog.snapshot_store import sealed_table_snapshots
 from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.tools import logtools
 from poker.v1 import events_pb2 as pb
@@ -157,12 +158,8 @@ async def test_a_replay_from_the_snapshot_equals_the_one_from_scratch() -> None:
     await play_hand(service, 1, states)
     await parts.repository.aggregate.flush_snapshots()
     records = [(record.position, record.data) async for record in parts.store.read("t1")]
-    sealed = SealedSnapshotStore(
-        parts.snapshots,
-        harness_seals().keyring,
-        bucket="POKER_SNAPSHOTS",
-        writer=Writer.DEALER,
-        accept=(Writer.DEALER,),
+    sealed = sealed_table_snapshots(
+        parts.snapshots, harness_seals().keyring, bucket="POKER_SNAPSHOTS", writer=Writer.DEALER
     )
     start = await logtools.latest_snapshot(sealed, "t1", TEST_DECK_KEYS)
     assert start is not None and 0 < start.state.version <= states[-1].version

@@ -2,14 +2,14 @@
 first event). Every rule pokerctl has for loading snapshots is here.
 
 It is built from the services' own parts, not a copy of them: the sealed store
-(:class:`~poker.eventstore.sealing.SealedSnapshotStore`: dealers' seals only, an HMAC seal only
-while the keyring has no ``hmac_below``, every seal checked before anything is unpickled, as
-:class:`~poker.tablelog.repository.TableRepository` builds it), the decryption
-(:meth:`~poker.tablelog.secrets.DeckKeys.open_snapshot`) and the decoding
+(:func:`~poker.tablelog.snapshot_store.sealed_table_snapshots`: dealers' seals only, an HMAC
+seal only while the keyring has no ``hmac_below``, every seal checked before anything is
+unpickled; :class:`~poker.tablelog.repository.TableRepository` builds it the same way), the
+decryption (:meth:`~poker.tablelog.secrets.DeckKeys.open_snapshot`) and the decoding
 (:func:`~poker.tablelog.snapshot_codec.decode_table_and_chain`, through
 :func:`poker.tools.logtools.latest_snapshot`), and the services' rule that a snapshot refused,
-corrupt or of another layout is ignored and the log replayed. It does not call the services' load
-(:meth:`Aggregate.from_snapshot <poker.eventstore.aggregate.Aggregate.from_snapshot>` with
+corrupt or of another layout is ignored and the log replayed. It does not call the services'
+load (:meth:`Aggregate.from_snapshot <poker.eventstore.aggregate.Aggregate.from_snapshot>` with
 :meth:`TableCodec.decode_snapshot <poker.tablelog.codec.TableCodec.decode_snapshot>`) because
 pokerctl differs on purpose, in four ways:
 
@@ -36,6 +36,7 @@ from poker.eventstore.sealing import (
 from poker.eventstore.snapshots import CorruptSnapshot, JetStreamSnapshotStore, SnapshotSettings
 from poker.servicekit import flags
 from poker.tablelog.secrets import DeckKeys
+from poker.tablelog.snapshot_store import sealed_table_snapshots
 from poker.tools import ctlconfig, logtools
 from poker.tools.pokerctl.common import Ctl, F
 from poker.tools.pokerctl.logaccess import (
@@ -65,14 +66,8 @@ async def snapshot_store(
     inner = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
     if not await inner.bind_bucket():
         return None  # no bucket: every replay starts from the first event
-    return SealedSnapshotStore(
-        inner,
-        keyring,
-        bucket=bucket,
-        writer=Writer.DEALER,
-        accept=(Writer.DEALER,),
-        hmac_accepted=keyring.hmac_below is None,
-    )
+    # The services' rules (poker.tablelog.snapshot_store); no on_refused: pokerctl is silent.
+    return sealed_table_snapshots(inner, keyring, bucket=bucket, writer=Writer.DEALER)
 
 
 async def start_of(
