@@ -5,6 +5,7 @@ table log's names are one group in all three programs, and pokerctl's options ag
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,10 @@ import pytest
 
 from poker.dealer.config import CrashRule
 from poker.dealer.config import load_settings as dealer_settings
+from poker.eventstore.aggregate import Aggregate
+from poker.eventstore.jetstream import StreamSettings
+from poker.eventstore.leases import LeaseSettings
+from poker.eventstore.snapshots import SnapshotSettings
 from poker.servicekit import flags, flagspec
 from poker.servicekit.flagspec import ENV_PREFIX, Group, Program, Setting, of_program
 from poker.tablelog.settings import TableLogSettings
@@ -94,6 +99,21 @@ def test_the_table_log_is_one_group_in_all_three_programs() -> None:
     dealer = dealer_settings(SECRET, environ={}).table_log
     wallet = wallet_settings(SECRET, environ={}).table_log
     assert dealer.names == wallet.names == room.names
+
+
+def test_the_event_stores_defaults_are_the_flags() -> None:
+    # One literal each (poker/eventstore/defaults.py, the lower layer): the flags refer to it.
+    stream, lease, snapshot = StreamSettings(), LeaseSettings(), SnapshotSettings()
+    assert (stream.stream, stream.subject_prefix) == (
+        flags.TABLE_STREAM.default,
+        flags.TABLE_SUBJECT_PREFIX.default,
+    )
+    assert snapshot.bucket == flags.TABLE_SNAPSHOT_BUCKET.default
+    assert lease.bucket == flags.TABLE_LEASE_BUCKET.default
+    assert lease.ttl_s == flags.LEASE_TTL.default
+    assert stream.replicas == lease.replicas == snapshot.replicas == flags.REPLICAS.default
+    attempts = inspect.signature(Aggregate.__init__).parameters["max_attempts"].default
+    assert attempts == flags.MAX_ATTEMPTS.default
 
 
 def test_both_services_read_the_table_log_under_the_same_names() -> None:
