@@ -60,8 +60,7 @@ async def _stream_message(js: JetStreamContext, stream: str, position: int) -> A
 )
 @ctlconfig.option(
     flags.LOG_KEYS,
-    detail="Here: to check the record's seal; default var/log-keys-public.json of the home,"
-    " else var/log-keys.json, if either exists.",
+    detail="Here: to check the record's seal (else var/log-keys.json of the home).",
 )
 @nats_options
 @json_option

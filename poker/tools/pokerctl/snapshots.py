@@ -49,9 +49,8 @@ def snapshot_options(function: F) -> F:
     function = ctlconfig.option(flags.TABLE_SNAPSHOT_BUCKET)(function)
     return ctlconfig.option(
         flags.LOG_KEYS,
-        detail="Here: to check the snapshots' seals and (verify) the records'; default"
-        " var/log-keys-public.json of the home, else var/log-keys.json, if either exists;"
-        " none: snapshots are not read, seals not checked.",
+        detail="Here: to check the snapshots' seals and (verify) the records' (else"
+        " var/log-keys.json of the home; none: snapshots are not read, seals not checked).",
     )(function)
 
 
