@@ -237,9 +237,10 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         "-m",
         "poker.dealer",
         *("--nats-url", nats_url, "--grpc-port", "0", "--metrics-port", "0"),
-        *("--token-secret", secret.hex(), "--stream", f"B_{namespace}"),
-        *("--subject-prefix", f"b{namespace}.table", "--snapshot-bucket", f"BS_{namespace}"),
-        *("--lease-bucket", f"BL_{namespace}", "--owner-id", f"bench-{namespace}"),
+        *("--token-secret", secret.hex(), "--table-stream", f"B_{namespace}"),
+        *("--table-subject-prefix", f"b{namespace}.table"),
+        *("--table-snapshot-bucket", f"BS_{namespace}", "--table-lease-bucket", f"BL_{namespace}"),
+        *("--owner-id", f"bench-{namespace}"),
         *("--log-keys", str(harness_log_keys_file(log.parent, "dealer"))),
         *("--deck-key", str(harness_deck_key_file(log.parent))),
         # The bots leave their last hands unfinished: a stop need not wait for them to end.

@@ -45,6 +45,7 @@ from typing import Generic, Protocol, TypeVar
 import structlog
 
 from poker.eventstore.api import ConcurrencyConflict, EventStore, Record, StoreUnavailable
+from poker.eventstore.defaults import DEFAULT_MAX_ATTEMPTS
 from poker.eventstore.sealing import SealedSnapshotStore, SnapshotRefused
 from poker.eventstore.snapshots import CorruptSnapshot, Snapshot, SnapshotStore
 
@@ -232,7 +233,7 @@ class Aggregate(Generic[S, E]):
         snapshot_every: int,
         save_snapshots: bool = True,
         encode_snapshot_in_thread: bool = False,
-        max_attempts: int = 5,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         on_append: Callable[[float], None] | None = None,
         on_snapshot_written: Callable[[str, int, int], None] | None = None,
         log_prefix: str = "",

@@ -35,6 +35,7 @@ from poker.eventstore.api import (
     verify_headers,
     verify_key,
 )
+from poker.eventstore.defaults import DEFAULT_REPLICAS, DEFAULT_STREAM, DEFAULT_SUBJECT_PREFIX
 from poker.eventstore.nats_errors import (
     TRANSIENT_NATS_ERRORS,
     is_closed,
@@ -53,12 +54,12 @@ class StreamSettings:
     ``duplicate_window_s`` and ``replicas``); the store never creates or changes it.
     """
 
-    stream: str = "POKER_TABLES"
-    subject_prefix: str = "poker.table"
+    stream: str = DEFAULT_STREAM
+    subject_prefix: str = DEFAULT_SUBJECT_PREFIX
     duplicate_window_s: float = 120.0
     retry_budget_s: float = 10.0
     request_timeout_s: float = 2.0
-    replicas: int = 1
+    replicas: int = DEFAULT_REPLICAS
 
 
 class JetStreamEventStore:

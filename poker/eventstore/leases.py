@@ -51,6 +51,7 @@ from poker.eventstore.api import (
     retry_while_unavailable,
     verify_key,
 )
+from poker.eventstore.defaults import DEFAULT_LEASE_BUCKET, DEFAULT_LEASE_TTL_S, DEFAULT_REPLICAS
 from poker.eventstore.nats_errors import is_wrong_last_sequence, unavailable_on_transient
 from poker.eventstore.tasks import cancel_and_wait
 
@@ -197,9 +198,9 @@ class LeaseSettings:
     Renew at most every ``ttl_s / 3`` so that two renews can fail before the lease is lost.
     """
 
-    bucket: str = "POKER_LEASES"
-    ttl_s: float = 10.0
-    replicas: int = 1
+    bucket: str = DEFAULT_LEASE_BUCKET
+    ttl_s: float = DEFAULT_LEASE_TTL_S
+    replicas: int = DEFAULT_REPLICAS
 
 
 #: The longest lease value read: ``{"owner": ...}`` with an owner id of 256 characters, each

@@ -37,6 +37,7 @@ from poker.eventstore.api import (
     retry_while_unavailable,
     verify_key,
 )
+from poker.eventstore.defaults import DEFAULT_REPLICAS, DEFAULT_SNAPSHOT_BUCKET
 from poker.eventstore.nats_errors import unavailable_on_transient
 
 #: Value layout: a format byte, the position as an unsigned 64-bit big-endian int, then the data.
@@ -148,8 +149,8 @@ class InMemorySnapshotStore:
 class SnapshotSettings:
     """The KV bucket that holds snapshots; one value per key, no expiry."""
 
-    bucket: str = "POKER_SNAPSHOTS"
-    replicas: int = 1
+    bucket: str = DEFAULT_SNAPSHOT_BUCKET
+    replicas: int = DEFAULT_REPLICAS
     max_value_bytes: int = 1024 * 1024
     #: Larger snapshots are stored in chunks of this size (below the bucket's value limit and
     #: NATS's default 1 MB message limit).

@@ -19,6 +19,15 @@ from __future__ import annotations
 import sys
 from typing import Final
 
+from poker.eventstore.defaults import (
+    DEFAULT_LEASE_BUCKET,
+    DEFAULT_LEASE_TTL_S,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_REPLICAS,
+    DEFAULT_SNAPSHOT_BUCKET,
+    DEFAULT_STREAM,
+    DEFAULT_SUBJECT_PREFIX,
+)
 from poker.servicekit.flagspec import Group, Program, Setting, markdown
 from poker.wallet.ledger.limits import (
     DEFAULT_MAX_ACCOUNT_BALANCE,
@@ -87,7 +96,7 @@ LEASE_TTL: Final = Setting(
     Group.COMMON,
     _SERVICES,
     kind=float,
-    default=10.0,
+    default=DEFAULT_LEASE_TTL_S,  # the event store's LeaseSettings default: one literal
     above=0,
     field="lease_ttl_s",
 )
@@ -106,7 +115,7 @@ MAX_ATTEMPTS: Final = Setting(
     Group.COMMON,
     _SERVICES,
     kind=int,
-    default=5,
+    default=DEFAULT_MAX_ATTEMPTS,  # the event store's Aggregate default: one literal
     minimum=1,
 )
 
@@ -147,7 +156,7 @@ REPLICAS: Final = Setting(
     Group.NATS,
     _SERVICES,
     kind=int,
-    default=1,
+    default=DEFAULT_REPLICAS,  # the event store's settings' default: one literal
     minimum=1,
     maximum=MAX_REPLICAS,
 )
@@ -229,13 +238,14 @@ DECK_KEY: Final = Setting(
 )
 
 # --- the table log: one group, the same names in all three programs ---------------------------
+# The defaults are the event store's (poker.eventstore.defaults): the lower layer owns them.
 
 TABLE_STREAM: Final = Setting(
     "table-stream",
     "The tables stream the dealers append to and the wallet and pokerctl read.",
     Group.TABLE_LOG,
     _ALL,
-    default="POKER_TABLES",
+    default=DEFAULT_STREAM,
     aliases={_D: ("stream",), _C: ("stream",)},
 )
 TABLE_SUBJECT_PREFIX: Final = Setting(
@@ -243,7 +253,7 @@ TABLE_SUBJECT_PREFIX: Final = Setting(
     "Prefix of its subjects (a table's log is <prefix>.<table id>).",
     Group.TABLE_LOG,
     _ALL,
-    default="poker.table",
+    default=DEFAULT_SUBJECT_PREFIX,
     aliases={_D: ("subject-prefix",), _C: ("subject-prefix",)},
 )
 TABLE_SNAPSHOT_BUCKET: Final = Setting(
@@ -251,7 +261,7 @@ TABLE_SNAPSHOT_BUCKET: Final = Setting(
     "The key-value bucket of the dealers' table snapshots.",
     Group.TABLE_LOG,
     _ALL,
-    default="POKER_SNAPSHOTS",
+    default=DEFAULT_SNAPSHOT_BUCKET,
     aliases={_D: ("snapshot-bucket",), _W: ("dealer-snapshot-bucket",), _C: ("snapshot-bucket",)},
 )
 TABLE_LEASE_BUCKET: Final = Setting(
@@ -260,7 +270,7 @@ TABLE_LEASE_BUCKET: Final = Setting(
     "abandoned tables).",
     Group.TABLE_LOG,
     _SERVICES,
-    default="POKER_LEASES",
+    default=DEFAULT_LEASE_BUCKET,
     aliases={_D: ("lease-bucket",), _W: ("dealer-lease-bucket",)},
 )
 TABLE_LOG: Final = (TABLE_STREAM, TABLE_SUBJECT_PREFIX, TABLE_SNAPSHOT_BUCKET, TABLE_LEASE_BUCKET)

@@ -1,15 +1,15 @@
 """The table log: one :class:`~poker.eventstore.aggregate.Aggregate` for every table, and the
 reads only a table log has.
 
-The load (snapshot + tail), the append with the expected position and the command id as its
-msg id (a retried append lands once), the conflict-retry loop and the snapshot schedule (every
+The load (snapshot + tail), the append with the expected position and the command id as its msg
+id (a retried append lands once), the conflict-retry loop and the snapshot schedule (every
 ``snapshot_every`` events, written off the command path; compare-and-set on the position) are
 the generic aggregate's; what the records and snapshots hold and how a record is checked is the
 table codec's (:class:`~poker.tablelog.codec.TableCodec`). This module wires the two (the sealed
-snapshot store accepts dealers' snapshots only, the metrics) and adds the reads: the command
-index's archive (:meth:`TableRepository.find_command`: recent ids in memory, older ones by one
-read of the batch an archived hash points to), a command's digest, and the checked log
-(:meth:`TableRepository.read`).
+snapshot store of :mod:`poker.tablelog.snapshot_store`: dealers' snapshots only; the metrics)
+and adds the reads: the command index's archive (:meth:`TableRepository.find_command`: recent
+ids in memory, older ones by one read of the batch an archived hash points to), a command's
+digest, and the checked log (:meth:`TableRepository.read`).
 
 **Only trusted writers' records.** Every record a rebuild folds, and every record read, is
 checked against the position of the record before it, and its hash chain link against the
@@ -35,7 +35,7 @@ import structlog
 from poker.engine.table import TableEventBody, TableState
 from poker.eventstore.aggregate import Aggregate
 from poker.eventstore.api import EventStore, Record
-from poker.eventstore.sealing import SEAL_HEADER, SealedSnapshotStore, Writer
+from poker.eventstore.sealing import SEAL_HEADER, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
 from poker.servicekit import flags
 from poker.servicekit.flagspec import Program
@@ -55,6 +55,7 @@ from poker.tablelog.command_ids import derived_digest as _derived_digest
 from poker.tablelog.metrics import TableLogMetrics
 from poker.tablelog.seals import TableSeals
 from poker.tablelog.secrets import DeckKeys
+from poker.tablelog.snapshot_store import sealed_table_snapshots
 from poker.v1 import events_pb2 as pb
 
 _log = structlog.get_logger(__name__)
@@ -90,15 +91,12 @@ class TableRepository:
         self.codec = TableCodec(
             seals, metrics, recent_commands=recent_commands, deck_keys=deck_keys
         )
-        sealed = SealedSnapshotStore(
+        sealed = sealed_table_snapshots(
             snapshots,
             seals.keyring,
             bucket=snapshot_bucket,
             writer=seals.writer,
-            accept=(Writer.DEALER,),
             on_refused=lambda reason: metrics.snapshots_refused.labels(reason=reason.value).inc(),
-            # Once the table log signs, a holder of an old HMAC secret could seal a snapshot.
-            hmac_accepted=seals.keyring.hmac_below is None,
         )
         #: The load, append, conflict-retry loop and snapshot schedule of every table.
         self.aggregate: Aggregate[TableLog, TableAppend] = Aggregate(

@@ -31,6 +31,7 @@ from typing import Any, Final, TypeVar
 
 import click
 import grpc
+from click.core import ParameterSource
 
 from poker.servicekit import flags
 from poker.servicekit.flagspec import Program, Setting, help_text
@@ -52,33 +53,124 @@ LOCAL_ISSUER_KEYS: Final = Path("var") / "token-keys" / "pokerctl.json"
 _OWN_CHECKOUT: Final = Path(__file__).resolve().parents[2]
 
 
-def option(setting: Setting, *, name: str | None = None) -> Callable[[_F], _F]:
-    """The click option of ``setting`` (defined in :mod:`poker.servicekit.flags`): its flag
-    and deprecated names, its ``POKER_*`` variable (then the deprecated ones), default, help
-    and bounds; ``name`` is the parameter's name when it is not the setting's field."""
+def option(setting: Setting, *, name: str | None = None, detail: str = "") -> Callable[[_F], _F]:
+    """The click option of ``setting`` (defined in :mod:`poker.servicekit.flags`): its flag,
+    its ``POKER_*`` variable, default, help and bounds; ``name`` is the parameter's name when it
+    is not the setting's field, ``detail`` a sentence on what this command does with it.
+
+    Each deprecated name is a hidden option of its own (flag, variable and config-file key, as
+    the old option had them) that still works, with a line on stderr, as the services' old
+    names do; the new name wins over the old one given the same way (flag, variable, file), and
+    any flag wins over any variable.
+    """
     program = Program.POKERCTL
     assert program in setting.programs, f"--{setting.flag} is no pokerctl setting"
-    kind: Any = setting.kind
-    if setting.choices:
-        kind = click.Choice(setting.choices)
-    elif setting.kind in (int, float) and (setting.minimum, setting.maximum) != (None, None):
-        kind = click.FloatRange(setting.minimum, setting.maximum)
-        if setting.kind is int:
-            low, high = setting.minimum, setting.maximum
-            kind = click.IntRange(
-                None if low is None else int(low), None if high is None else int(high)
-            )
-    decorator: Callable[[_F], _F] = click.option(
-        f"--{setting.flag}",
-        *(f"--{old}" for old in setting.aliases.get(program, ())),
-        name or setting.dest,
-        envvar=[setting.env(program), *setting.deprecated_envs(program)],
-        default=setting.default_for(program),
-        show_default=False,
-        type=kind,
-        help=help_text(setting, program),
+    dest = name or setting.dest
+    kind = _click_type(setting)
+    help_line = help_text(setting, program) + (f" {detail}" if detail else "")
+    olds = setting.aliases.get(program, ())
+    decorators: list[Callable[[_F], _F]] = [
+        click.option(
+            f"--{old}",
+            old.replace("-", "_"),
+            envvar=variable,
+            default=None,
+            type=kind,
+            hidden=True,
+            expose_value=False,
+            callback=_deprecated_callback(dest, f"--{setting.flag}", setting.env(program)),
+        )
+        for old, variable in zip(olds, setting.deprecated_envs(program), strict=True)
+    ]
+    decorators.append(
+        click.option(
+            f"--{setting.flag}",
+            dest,
+            envvar=setting.env(program),
+            default=setting.default_for(program),
+            show_default=False,
+            type=kind,
+            help=help_line,
+            callback=_resolve_callback(dest) if olds else None,
+        )
     )
-    return decorator
+
+    def decorate(function: _F) -> _F:
+        # click lists a command's options in the order of its decorators, top first, and
+        # processes those not on the command line in that order: the old names come first,
+        # so that the new one's callback sees what they were given.
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return decorate
+
+
+def _click_type(setting: Setting) -> Any:
+    """The click type of ``setting``: its choices, its bounded number, or its kind."""
+    if setting.choices:
+        return click.Choice(setting.choices)
+    if setting.kind not in (int, float) or (setting.minimum, setting.maximum) == (None, None):
+        return setting.kind
+    low, high = setting.minimum, setting.maximum
+    if setting.kind is int:
+        return click.IntRange(
+            None if low is None else int(low), None if high is None else int(high)
+        )
+    return click.FloatRange(low, high)
+
+
+#: Where a value came from, strongest first: a flag beats a variable beats the config file.
+_RANK: Final = {
+    ParameterSource.COMMANDLINE: 0,
+    ParameterSource.ENVIRONMENT: 1,
+    ParameterSource.DEFAULT_MAP: 2,
+}
+
+
+def _deprecated_key(ctx: click.Context, dest: str) -> str:
+    # ctx.meta is shared by a group's context and its commands': the key names the command.
+    return f"ctlconfig.deprecated.{ctx.command_path}.{dest}"
+
+
+def _deprecated_callback(dest: str, flag: str, variable: str) -> Callable[..., None]:
+    """The callback of a deprecated name: says so on stderr and keeps its value for the new
+    option's callback (the strongest source when several old names are given)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        source = ctx.get_parameter_source(param.name or "")
+        if value is None or source not in _RANK:
+            return
+        if source is ParameterSource.ENVIRONMENT:
+            used, new = str(param.envvar), variable
+        elif source is ParameterSource.COMMANDLINE:
+            used, new = param.opts[0], flag
+        else:
+            used, new = (
+                f"{param.name} in the config file",
+                flag.removeprefix("--").replace("-", "_"),
+            )
+        click.echo(f"{ctx.find_root().info_name}: {used} is deprecated: use {new}", err=True)
+        kept = ctx.meta.get(_deprecated_key(ctx, dest))
+        if kept is None or _RANK[source] < kept[0]:
+            ctx.meta[_deprecated_key(ctx, dest)] = (_RANK[source], value)
+
+    return callback
+
+
+def _resolve_callback(dest: str) -> Callable[..., Any]:
+    """The callback of a setting with deprecated names: an old name's value when it was given
+    in a stronger way than the new one (a flag over a variable, ...) and the new one not."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        kept = ctx.meta.get(_deprecated_key(ctx, dest))
+        source = ctx.get_parameter_source(param.name or "")
+        rank = _RANK.get(source, len(_RANK)) if source is not None else len(_RANK)
+        if kept is not None and kept[0] < rank:
+            return kept[1]
+        return value
+
+    return callback
 
 
 #: pokerctl's settings (the group's options and the log tools'), in the order of their help.

@@ -211,7 +211,7 @@ def _pokerctl(issuers: Path, *args: str, dealer: int = 0) -> subprocess.Complete
             "poker.tools.pokerctl",
             "--token-keys",
             str(issuers),
-            "--address",
+            "--dealer",
             f"{HOST}:{DEALER_PORT + dealer}",
             "--wallet",
             f"{HOST}:{WALLET_PORT}",
@@ -292,7 +292,7 @@ def _print_tables(tables: dict[str, int], owners: dict[str, str | None]) -> None
         owner = owners.get(table) or "(no lease)"
         print(f"table        {table}  created on dealer-{dealer + 1}, lease held by {owner}")
     print(
-        f"try:         .venv/bin/pokerctl --address {HOST}:{DEALER_PORT} --wallet "
+        f"try:         .venv/bin/pokerctl --dealer {HOST}:{DEALER_PORT} --wallet "
         f"{HOST}:{WALLET_PORT} bots <table id>   (a table's own dealer serves it)"
     )
 

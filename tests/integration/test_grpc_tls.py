@@ -230,7 +230,7 @@ async def test_pokerctl_over_mutual_tls(nats_server: NatsServer, pki: TestPki) -
         WalletHarness(wallet_config, channel_tls=mutual(pki)) as wallet,
         DealerHarness(dealer_settings, channel_tls=mutual(pki)) as dealer,
     ):
-        where = ["--address", f"127.0.0.1:{dealer.port}", "--wallet", wallet.address]
+        where = ["--dealer", f"127.0.0.1:{dealer.port}", "--wallet", wallet.address]
         tls = ["--tls-ca", str(pki.ca.cert), "--tls-cert", str(pki.client.cert)]
         tls += ["--tls-key", str(pki.client.key)]
         code, out, err = await pokerctl(*where, *tls, "create", "--table-id", "tls-table")

@@ -27,8 +27,8 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
     room: Room, nats_server: NatsServer, tmp_path: Path
 ) -> None:
     settings = room.dealer.settings
-    log = ["--nats", nats_server.url, "--stream", settings.table_stream]
-    log += ["--subject-prefix", settings.table_subject_prefix]
+    log = ["--nats-url", nats_server.url, "--table-stream", settings.table_stream]
+    log += ["--table-subject-prefix", settings.table_subject_prefix]
     table_id = await new_table(room)
     await pokerctl(room, "bots", table_id, "--count", "2", "--hands", "2", "--think-ms", "0")
 
@@ -85,12 +85,12 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
 async def test_a_refused_nats_login_is_one_line_without_the_password(
     room: Room, nats_server: NatsServer
 ) -> None:
-    """A wrong password in --nats: one line naming the server, the password masked, no
+    """A wrong password in --nats-url: one line naming the server, the password masked, no
     traceback (nats-py's own error printer is off)."""
     wrong = nats_server.url.replace("//admin:", "//admin:x", 1)
     assert wrong != nats_server.url  # the fixture's URL carries the admin's password
     password = wrong.split("//admin:", 1)[1].split("@", 1)[0]
-    code, out, err = await pokerctl_result(*room.flags(), "replay", "t-any", "--nats", wrong)
+    code, out, err = await pokerctl_result(*room.flags(), "replay", "t-any", "--nats-url", wrong)
     assert code != 0 and not out
     assert err.strip().count("\n") == 0, err
     assert "Authorization Violation" in err and "admin:***@" in err
@@ -104,8 +104,8 @@ async def test_verify_with_the_public_keys_names_a_record_no_trusted_writer_sign
     every seal as the services do: a batch linked into the chain (so the chain alone cannot
     tell) but signed with the wallet's key under the dealer's key id is named."""
     settings = room.dealer.settings
-    log = ["--nats", nats_server.url, "--stream", settings.table_stream]
-    log += ["--subject-prefix", settings.table_subject_prefix]
+    log = ["--nats-url", nats_server.url, "--table-stream", settings.table_stream]
+    log += ["--table-subject-prefix", settings.table_subject_prefix]
     public = write_keyring(TEST_KEYRINGS.public, tmp_path / "log-keys-public.json", mode=0o644)
     keys = ["--log-keys", str(public)]
     table_id = await new_table(room)

@@ -6,6 +6,7 @@ table log's names are one group in all three programs, and pokerctl's options ag
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,11 @@ import pytest
 
 from poker.dealer.config import CrashRule, DealerSettings
 from poker.dealer.config import load_settings as dealer_settings
-from poker.servicekit import flags
+from poker.eventstore.aggregate import Aggregate
+from poker.eventstore.jetstream import StreamSettings
+from poker.eventstore.leases import LeaseSettings
+from poker.eventstore.snapshots import SnapshotSettings
+from poker.servicekit import flags, flagspec
 from poker.servicekit.flagspec import ENV_PREFIX, Group, Program, Setting, of_program
 from poker.tablelog.settings import TableLogSettings
 from poker.tools import ctlconfig
@@ -96,6 +101,21 @@ def test_the_table_log_is_one_group_in_all_three_programs() -> None:
     dealer = dealer_settings(SECRET, environ={}).table_log
     wallet = wallet_settings(SECRET, environ={}).table_log
     assert dealer.names == wallet.names == room.names
+
+
+def test_the_event_stores_defaults_are_the_flags() -> None:
+    # One literal each (poker/eventstore/defaults.py, the lower layer): the flags refer to it.
+    stream, lease, snapshot = StreamSettings(), LeaseSettings(), SnapshotSettings()
+    assert (stream.stream, stream.subject_prefix) == (
+        flags.TABLE_STREAM.default,
+        flags.TABLE_SUBJECT_PREFIX.default,
+    )
+    assert snapshot.bucket == flags.TABLE_SNAPSHOT_BUCKET.default
+    assert lease.bucket == flags.TABLE_LEASE_BUCKET.default
+    assert lease.ttl_s == flags.LEASE_TTL.default
+    assert stream.replicas == lease.replicas == snapshot.replicas == flags.REPLICAS.default
+    attempts = inspect.signature(Aggregate.__init__).parameters["max_attempts"].default
+    assert attempts == flags.MAX_ATTEMPTS.default
 
 
 def test_both_services_read_the_table_log_under_the_same_names() -> None:
@@ -188,13 +208,6 @@ def test_the_help_lists_every_setting_of_the_service(program: Program) -> None:
 
 # --- pokerctl ---------------------------------------------------------------------------------
 
-#: Options pokerctl.py still declares by hand under their old names (it is being split into a
-#: package): once it builds them with ctlconfig.option, each leaves this list; the test below
-#: fails while a listed option already agrees, so the list only shrinks.
-PENDING_IN_POKERCTL = frozenset(
-    {"nats-url", "table-stream", "table-subject-prefix", "table-snapshot-bucket"}
-)
-
 
 def _pokerctl_options() -> dict[str, click.Option]:
     """Every option of pokerctl's command tree, by its first name."""
@@ -229,23 +242,73 @@ def _agrees(option: click.Option | None, setting: Setting) -> bool:
 def test_pokerctl_options_agree_with_the_definitions() -> None:
     options = _pokerctl_options()
     for setting in ctlconfig.SETTINGS:
-        agrees = _agrees(options.get(setting.flag), setting)
-        if setting.flag in PENDING_IN_POKERCTL:
-            assert not agrees, f"--{setting.flag} agrees now: remove it from the pending list"
-        else:
-            assert agrees, f"pokerctl's --{setting.flag} is not the one of flags.py"
+        assert _agrees(options.get(setting.flag), setting), (
+            f"pokerctl's --{setting.flag} is not the one of flags.py"
+        )
+
+
+def test_every_pokerctl_option_of_a_setting_is_built_from_it() -> None:
+    # An option named as a setting (or one of its old names) but declared by hand would drift
+    # from its definition: only ctlconfig.option gives the old names their own hidden options.
+    settings = {setting.flag: setting for setting in ctlconfig.SETTINGS}
+    old_names = {
+        old: setting
+        for setting in ctlconfig.SETTINGS
+        for old in setting.aliases.get(Program.POKERCTL, ())
+    }
+    for name, option in _pokerctl_options().items():
+        if name in old_names:
+            assert option.hidden and not option.expose_value, name
+        elif name in settings:
+            assert option.opts == [f"--{name}"], option.opts
+            assert (option.help or "").startswith(
+                flagspec.help_text(settings[name], Program.POKERCTL)
+            ), name
+
+
+def _show() -> click.Command:
+    @click.command()
+    @ctlconfig.option(flags.TABLE_STREAM)
+    @ctlconfig.option(flags.NATS_URL)
+    def show(table_stream: str, nats_url: str) -> None:
+        click.echo(f"{table_stream} {nats_url}")
+
+    return show
 
 
 def test_ctlconfig_builds_a_click_option_from_a_definition() -> None:
-    @click.command()
-    @ctlconfig.option(flags.TABLE_STREAM, name="stream")
-    @ctlconfig.option(flags.NATS_URL)
-    def show(stream: str, nats_url: str) -> None:
-        click.echo(f"{stream} {nats_url}")
-
     runner = click.testing.CliRunner()
-    assert runner.invoke(show, []).output == "POKER_TABLES nats://127.0.0.1:4222\n"
-    done = runner.invoke(show, ["--stream", "S"], env={"POKER_NATS": "nats://n:1"})
-    assert done.output == "S nats://n:1\n"
-    done = runner.invoke(show, [], env={"POKER_TABLE_STREAM": "E", "POKER_STREAM": "old"})
-    assert done.output.startswith("E ")
+    done = runner.invoke(_show(), [])
+    assert (done.stdout, done.stderr) == ("POKER_TABLES nats://127.0.0.1:4222\n", "")
+    done = runner.invoke(_show(), ["--table-stream", "S"], env={"POKER_NATS_URL": "nats://n:1"})
+    assert (done.stdout, done.stderr) == ("S nats://n:1\n", "")
+
+
+def test_pokerctl_old_names_still_work_with_a_warning() -> None:
+    runner = click.testing.CliRunner()
+    done = runner.invoke(_show(), ["--stream", "S"], env={"POKER_NATS": "nats://n:1"})
+    assert done.stdout == "S nats://n:1\n"
+    assert "show: --stream is deprecated: use --table-stream" in done.stderr
+    assert "show: POKER_NATS is deprecated: use POKER_NATS_URL" in done.stderr
+    done = runner.invoke(_show(), [], default_map={"stream": "F"})
+    assert done.stdout.startswith("F ")
+    assert "stream in the config file is deprecated: use table_stream" in done.stderr
+
+
+def test_pokerctl_new_names_win_over_the_old_given_the_same_way() -> None:
+    runner = click.testing.CliRunner()
+    env = {"POKER_TABLE_STREAM": "E", "POKER_STREAM": "old"}
+    assert runner.invoke(_show(), [], env=env).stdout.startswith("E ")
+    both = ["--stream", "old", "--table-stream", "new"]
+    assert runner.invoke(_show(), both, env=env).stdout.startswith("new ")
+    # A flag, even an old one, wins over a variable (as with the services' argparse).
+    assert runner.invoke(_show(), ["--stream", "F"], env=env).stdout.startswith("F ")
+    done = runner.invoke(_show(), [], default_map={"stream": "old", "table_stream": "new"})
+    assert done.stdout.startswith("new ")
+    assert runner.invoke(_show(), [], env=env, default_map={"stream": "F"}).stdout.startswith("E ")
+
+
+def test_pokerctl_old_names_are_hidden_from_the_help() -> None:
+    done = click.testing.CliRunner().invoke(_show(), ["--help"])
+    assert "--table-stream" in done.stdout and "POKER_TABLE_STREAM" in done.stdout
+    assert "--stream " not in done.stdout and "--nats " not in done.stdout

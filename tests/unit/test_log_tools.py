@@ -1,4 +1,4 @@
-"""The operator's log tools (poker/tools/logtools.py) over a log the dealer's own service
+"""The operator's log tools (poker/tools/logtools/) over a log the dealer's own service
 wrote (in-memory stores): the rebuild at every version equals the live table then, the checks
 find a broken chain and an unfair deck, and a player's hands export to a .phhs file that the
 engine reads back and replays."""
@@ -10,7 +10,8 @@ from poker.dealer.tables import TableService, new_server_seed
 from poker.engine.hand import HandRuleError
 from poker.engine.phh import parse_phh_all, replay_phh
 from poker.engine.table import Action, StartNextHand, TableRuleError, TableState
-from poker.eventstore.sealing import SealedSnapshotStore, Writer
+from poker.eventstore.sealing import Writer
+from poker.tablelog.snapshot_store import sealed_table_snapshots
 from poker.testing.dealer import TEST_DECK_KEYS, harness_seals
 from poker.tools import logtools
 from poker.v1 import events_pb2 as pb
@@ -158,12 +159,8 @@ async def test_a_replay_from_the_snapshot_equals_the_one_from_scratch() -> None:
     await play_hand(service, 1, states)
     await parts.repository.aggregate.flush_snapshots()
     records = [(record.position, record.data) async for record in parts.store.read("t1")]
-    sealed = SealedSnapshotStore(
-        parts.snapshots,
-        harness_seals().keyring,
-        bucket="POKER_SNAPSHOTS",
-        writer=Writer.DEALER,
-        accept=(Writer.DEALER,),
+    sealed = sealed_table_snapshots(
+        parts.snapshots, harness_seals().keyring, bucket="POKER_SNAPSHOTS", writer=Writer.DEALER
     )
     start = await logtools.latest_snapshot(sealed, "t1", TEST_DECK_KEYS)
     assert start is not None and 0 < start.state.version <= states[-1].version

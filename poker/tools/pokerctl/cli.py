@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import click
 import grpc
 
+from poker.servicekit import flags
 from poker.servicekit.tokens import NoSigningKey
 from poker.tools import ctlconfig
 from poker.tools.ctlconfig import CtlError, Settings
@@ -29,64 +30,14 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True, "max_co
     help="The command line of the dealer and the wallet, with bot players. "
     "`pokerctl COMMAND --help` says more; every command takes --json.",
 )
-@click.option(
-    "--dealer",
-    "--address",
-    envvar="POKER_DEALER",
-    default=ctlconfig.DEFAULT_DEALER,
-    help="The dealer's gRPC address (env POKER_DEALER).",
-)
-@click.option(
-    "--wallet",
-    envvar="POKER_WALLET",
-    default=ctlconfig.DEFAULT_WALLET,
-    help="The wallet's gRPC address (env POKER_WALLET).",
-)
-@click.option(
-    "--home",
-    envvar="POKER_HOME",
-    default="",
-    show_default=False,
-    help="The checkout whose var/token-keys/ `make run` wrote (env POKER_HOME; default: the "
-    "nearest folder up from here with one, else pokerctl's own checkout).",
-)
-@click.option(
-    "--secret-file",
-    envvar="POKER_SECRET_FILE",
-    default="",
-    show_default=False,
-    help="A legacy shared token secret (env POKER_SECRET_FILE; default: "
-    "<home>/var/token-secret when <home> has no var/token-keys/pokerctl.json).",
-)
-@click.option(
-    "--token-keys",
-    envvar="POKER_TOKEN_KEYS",
-    default="",
-    show_default=False,
-    help="A token keyring file (JSON) holding the private key of each role pokerctl signs "
-    "(operator; cashier for deposits); wins over the secret.",
-)
-@click.option(
-    "--tls-ca",
-    envvar="POKER_TLS_CA",
-    default="",
-    show_default=False,
-    help="CA (PEM) of the servers.",
-)
-@click.option(
-    "--tls-cert",
-    envvar="POKER_TLS_CERT",
-    default="",
-    show_default=False,
-    help="Client certificate (PEM).",
-)
-@click.option(
-    "--tls-key",
-    envvar="POKER_TLS_KEY",
-    default="",
-    show_default=False,
-    help="Its private key (PEM).",
-)
+@ctlconfig.option(flags.DEALER)
+@ctlconfig.option(flags.WALLET_SERVICE)
+@ctlconfig.option(flags.HOME)
+@ctlconfig.option(flags.SECRET_FILE)
+@ctlconfig.option(flags.TOKEN_KEYS)
+@ctlconfig.option(flags.CTL_TLS_CA)
+@ctlconfig.option(flags.CTL_TLS_CERT)
+@ctlconfig.option(flags.CTL_TLS_KEY)
 @click.pass_context
 def cli(ctx: click.Context, /, **options: str) -> None:
     """The pokerctl group: its options say where the services and the keys are."""

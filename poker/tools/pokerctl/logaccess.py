@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import click
 import nats
 import nats.errors
 import nats.js.errors
@@ -19,6 +18,7 @@ from poker.eventstore.sealing import (
     KeyringError,
     load_keyring,
 )
+from poker.servicekit import flags
 from poker.servicekit.nats_connect import (
     NatsConfigError,
     NatsSettings,
@@ -28,44 +28,21 @@ from poker.servicekit.nats_connect import (
 )
 from poker.tablelog.feed import JetStreamFeed
 from poker.tablelog.secrets import DeckKeyError, DeckKeys, load_deck_keys
-from poker.tablelog.settings import DEFAULT_TABLE_LOG, TableLogSettings
+from poker.tablelog.settings import TableLogSettings
 from poker.tools import ctlconfig
 from poker.tools.ctlconfig import CtlError
 from poker.tools.pokerctl.common import Ctl, F
 
 
 def nats_options(function: F) -> F:
-    """Where the table log is and as whom: ``--nats``, ``--nats-credentials``, ``--stream``,
-    ``--subject-prefix`` (the dealer's names; the room's by default)."""
+    """Where the table log is and as whom: ``--nats-url``, ``--nats-credentials``,
+    ``--table-stream``, ``--table-subject-prefix`` (the services' names; the room's by
+    default)."""
     options = [
-        click.option(
-            "--nats",
-            "nats_url",
-            envvar="POKER_NATS",
-            default="nats://127.0.0.1:4222",
-            help="NATS server URL(s), comma-separated (POKER_NATS).",
-        ),
-        click.option(
-            "--nats-credentials",
-            "nats_credentials",
-            envvar="POKER_NATS_CREDENTIALS",
-            default="",
-            show_default=False,
-            help="The operator's NATS credentials file (default: var/nats-credentials/admin.json"
-            " of the home, if it exists).",
-        ),
-        click.option(
-            "--stream",
-            envvar="POKER_TABLE_STREAM",
-            default=DEFAULT_TABLE_LOG.stream,
-            help="The tables stream (the dealer's --stream).",
-        ),
-        click.option(
-            "--subject-prefix",
-            envvar="POKER_TABLE_SUBJECT_PREFIX",
-            default=DEFAULT_TABLE_LOG.subject_prefix,
-            help="Its subjects' prefix (the dealer's --subject-prefix).",
-        ),
+        ctlconfig.option(flags.NATS_URL),
+        ctlconfig.option(flags.NATS_CREDENTIALS),
+        ctlconfig.option(flags.TABLE_STREAM),
+        ctlconfig.option(flags.TABLE_SUBJECT_PREFIX),
     ]
     for option in reversed(options):
         function = option(function)
@@ -89,14 +66,10 @@ def log_keyring_of(ctl: Ctl, log_keys: str) -> Keyring | None:
 
 def deck_key_option(function: F) -> F:
     """``--deck-key``: the dealers' deck keys, to read the hands' decks, seeds and cards."""
-    return click.option(
-        "--deck-key",
-        envvar="POKER_DECK_KEY",
-        default="",
-        show_default=False,
-        help="The dealers' deck key ring, to read every hand's deck, seeds and cards (default:"
-        " var/deck-key.json of the home, if it exists; none: the money is rebuilt, but the"
-        " decks are not checked and the hands not exported).",
+    return ctlconfig.option(
+        flags.DECK_KEY,
+        detail="None found: the money is rebuilt, but the decks are not checked and the hands"
+        " not exported.",
     )(function)
 
 
@@ -146,8 +119,8 @@ async def with_log(
         raise CtlError(f"--nats-credentials: {error}") from None
     except (OSError, TimeoutError, nats.errors.Error) as error:
         where = redact_url(log["nats_url"])
-        raise CtlError(f"NATS at {where} (--nats) cannot be reached: {error}") from None
-    names = TableLogSettings(stream=log["stream"], subject_prefix=log["subject_prefix"])
+        raise CtlError(f"NATS at {where} (--nats-url) cannot be reached: {error}") from None
+    names = TableLogSettings(stream=log["table_stream"], subject_prefix=log["table_subject_prefix"])
     try:
         js = client.jetstream()
         stream = names.stream_settings

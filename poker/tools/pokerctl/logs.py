@@ -95,7 +95,7 @@ async def replay(
     to_version: int | None,
     from_scratch: bool,
     log_keys: str,
-    snapshot_bucket: str,
+    table_snapshot_bucket: str,
     deck_key: str,
     **log: str,
 ) -> None:
@@ -110,7 +110,7 @@ async def replay(
         if not records:
             raise CtlError(f"There is no table {table} in the log.")
         snapshots = (
-            None if from_scratch else await snapshot_store(ctl, js, log_keys, snapshot_bucket)
+            None if from_scratch else await snapshot_store(ctl, js, log_keys, table_snapshot_bucket)
         )
         start = await start_of(snapshots, table, to_version, keys)
         replayed = logtools.replay_records(
@@ -193,7 +193,7 @@ async def verify(
     *,
     no_live: bool,
     log_keys: str,
-    snapshot_bucket: str,
+    table_snapshot_bucket: str,
     deck_key: str,
     **log: str,
 ) -> None:
@@ -208,7 +208,7 @@ async def verify(
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
         keyring = log_keyring_of(ctl, log_keys)
-        snapshots = await snapshot_store(ctl, js, log_keys, snapshot_bucket)
+        snapshots = await snapshot_store(ctl, js, log_keys, table_snapshot_bucket)
         with _tables_progress(ctl, "verifying") as progress:
             task = progress.add_task("tables", total=len(names))
             for name in names:

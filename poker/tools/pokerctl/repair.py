@@ -18,9 +18,10 @@ from poker.eventstore.jetstream import JetStreamEventStore, writer_headers
 from poker.eventstore.sealing import (
     Writer,
 )
+from poker.servicekit import flags
 from poker.tablelog.feed import JetStreamFeed, is_table_id
 from poker.tablelog.seals import TableSeals
-from poker.tools import logtools
+from poker.tools import ctlconfig, logtools
 from poker.tools.ctlconfig import CtlError
 from poker.tools.pokerctl.common import (
     Ctl,
@@ -57,13 +58,9 @@ async def _stream_message(js: JetStreamContext, stream: str, position: int) -> A
 @click.option(
     "--position", type=click.IntRange(1), required=True, help="The record's stream position."
 )
-@click.option(
-    "--log-keys",
-    envvar="POKER_LOG_KEYS",
-    default="",
-    show_default=False,
-    help="The room's public log keyring, to check the record's seal (default:"
-    " var/log-keys-public.json of the home, else var/log-keys.json, if it exists).",
+@ctlconfig.option(
+    flags.LOG_KEYS,
+    detail="Here: to check the record's seal (else var/log-keys.json of the home).",
 )
 @nats_options
 @json_option
@@ -78,7 +75,7 @@ async def remove_record(ctl: Ctl, *, table: str, position: int, log_keys: str, *
     result: dict[str, Any] = {}
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
-        stream = log["stream"]
+        stream = log["table_stream"]
         message = await _stream_message(js, stream, position)
         if message is None:
             raise CtlError(f"There is no record at position {position} of {stream}.")
@@ -102,7 +99,7 @@ async def remove_record(ctl: Ctl, *, table: str, position: int, log_keys: str, *
             table,
             position,
             subject,
-            subject_prefix=log["subject_prefix"],
+            subject_prefix=log["table_subject_prefix"],
             before=before,
             record=record,
             seals=seals,

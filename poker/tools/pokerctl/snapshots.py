@@ -2,14 +2,14 @@
 first event). Every rule pokerctl has for loading snapshots is here.
 
 It is built from the services' own parts, not a copy of them: the sealed store
-(:class:`~poker.eventstore.sealing.SealedSnapshotStore`: dealers' seals only, an HMAC seal only
-while the keyring has no ``hmac_below``, every seal checked before anything is unpickled, as
-:class:`~poker.tablelog.repository.TableRepository` builds it), the decryption
-(:meth:`~poker.tablelog.secrets.DeckKeys.open_snapshot`) and the decoding
+(:func:`~poker.tablelog.snapshot_store.sealed_table_snapshots`: dealers' seals only, an HMAC
+seal only while the keyring has no ``hmac_below``, every seal checked before anything is
+unpickled; :class:`~poker.tablelog.repository.TableRepository` builds it the same way), the
+decryption (:meth:`~poker.tablelog.secrets.DeckKeys.open_snapshot`) and the decoding
 (:func:`~poker.tablelog.snapshot_codec.decode_table_and_chain`, through
 :func:`poker.tools.logtools.latest_snapshot`), and the services' rule that a snapshot refused,
-corrupt or of another layout is ignored and the log replayed. It does not call the services' load
-(:meth:`Aggregate.from_snapshot <poker.eventstore.aggregate.Aggregate.from_snapshot>` with
+corrupt or of another layout is ignored and the log replayed. It does not call the services'
+load (:meth:`Aggregate.from_snapshot <poker.eventstore.aggregate.Aggregate.from_snapshot>` with
 :meth:`TableCodec.decode_snapshot <poker.tablelog.codec.TableCodec.decode_snapshot>`) because
 pokerctl differs on purpose, in four ways:
 
@@ -25,7 +25,6 @@ pokerctl differs on purpose, in four ways:
 
 from __future__ import annotations
 
-import click
 from nats.js import JetStreamContext
 
 from poker.eventstore.aggregate import SNAPSHOT_DECODE_ERRORS
@@ -35,9 +34,10 @@ from poker.eventstore.sealing import (
     Writer,
 )
 from poker.eventstore.snapshots import CorruptSnapshot, JetStreamSnapshotStore, SnapshotSettings
+from poker.servicekit import flags
 from poker.tablelog.secrets import DeckKeys
-from poker.tablelog.settings import DEFAULT_TABLE_LOG
-from poker.tools import logtools
+from poker.tablelog.snapshot_store import sealed_table_snapshots
+from poker.tools import ctlconfig, logtools
 from poker.tools.pokerctl.common import Ctl, F
 from poker.tools.pokerctl.logaccess import (
     log_keyring_of,
@@ -45,21 +45,12 @@ from poker.tools.pokerctl.logaccess import (
 
 
 def snapshot_options(function: F) -> F:
-    """``--log-keys`` and ``--snapshot-bucket``: the dealers' sealed snapshots."""
-    function = click.option(
-        "--snapshot-bucket",
-        envvar="POKER_SNAPSHOT_BUCKET",
-        default=DEFAULT_TABLE_LOG.snapshot_bucket,
-        help="The snapshots bucket (the dealer's --snapshot-bucket).",
-    )(function)
-    return click.option(
-        "--log-keys",
-        envvar="POKER_LOG_KEYS",
-        default="",
-        show_default=False,
-        help="The room's public log keyring, to check the snapshots' seals and (verify) the"
-        " records' (default: var/log-keys-public.json of the home, else var/log-keys.json, if"
-        " either exists; none: snapshots are not read, seals not checked).",
+    """``--log-keys`` and ``--table-snapshot-bucket``: the dealers' sealed snapshots."""
+    function = ctlconfig.option(flags.TABLE_SNAPSHOT_BUCKET)(function)
+    return ctlconfig.option(
+        flags.LOG_KEYS,
+        detail="Here: to check the snapshots' seals and (verify) the records' (else"
+        " var/log-keys.json of the home; none: snapshots are not read, seals not checked).",
     )(function)
 
 
@@ -74,14 +65,8 @@ async def snapshot_store(
     inner = JetStreamSnapshotStore(js, SnapshotSettings(bucket=bucket))
     if not await inner.bind_bucket():
         return None  # no bucket: every replay starts from the first event
-    return SealedSnapshotStore(
-        inner,
-        keyring,
-        bucket=bucket,
-        writer=Writer.DEALER,
-        accept=(Writer.DEALER,),
-        hmac_accepted=keyring.hmac_below is None,
-    )
+    # The services' rules (poker.tablelog.snapshot_store); no on_refused: pokerctl is silent.
+    return sealed_table_snapshots(inner, keyring, bucket=bucket, writer=Writer.DEALER)
 
 
 async def start_of(
