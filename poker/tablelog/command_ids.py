@@ -103,11 +103,18 @@ class Outcome(NamedTuple):
     digest: bytes
 
 
-class _Run(NamedTuple):
-    """One sorted run of the archive: id hashes ascending, their batches' positions beside."""
+class _Run:
+    """One sorted run of the archive: id hashes ascending, their batches' positions beside.
+    Never changed once built (copies of an index share it), but for ``ordered``: whether its
+    order is known (built here: sorted by construction; read from a snapshot: checked when a
+    lookup first bisects it, see :func:`_checked`)."""
 
-    hashes: array[int]
-    positions: array[int]
+    __slots__ = ("hashes", "ordered", "positions")
+
+    def __init__(self, hashes: array[int], positions: array[int], *, ordered: bool) -> None:
+        self.hashes = hashes
+        self.positions = positions
+        self.ordered = ordered
 
 
 def _run_of(pairs: Iterable[tuple[int, int]]) -> _Run:
@@ -115,6 +122,7 @@ def _run_of(pairs: Iterable[tuple[int, int]]) -> _Run:
     return _Run(
         array(_ARRAY_CODE, (h for h, _ in ordered)),
         array(_ARRAY_CODE, (p for _, p in ordered)),
+        ordered=True,
     )
 
 
@@ -126,6 +134,7 @@ def _merge(older: _Run, newer: _Run) -> _Run:
     return _Run(
         array(_ARRAY_CODE, map(hashes.__getitem__, order)),
         array(_ARRAY_CODE, map(positions.__getitem__, order)),
+        ordered=True,
     )
 
 
@@ -177,7 +186,7 @@ class CommandIndex:
         wanted = id_hash(command_id)
         found: list[int] = []
         for run in self._runs:
-            hashes = run.hashes
+            hashes = _checked(run).hashes
             at = bisect.bisect_left(hashes, wanted)
             while at < len(hashes) and hashes[at] == wanted:
                 found.append(run.positions[at])
@@ -249,19 +258,15 @@ class CommandIndex:
         if magic != _MAGIC:
             raise ValueError("not a command index")
         index = cls(recent=recent, slack=slack)
-        for _ in range(recent_count):
-            id_length, first, last, position, digest_length = reader.unpack(_ENTRY)
-            command_id = reader.take(id_length).decode()
-            digest = reader.take(digest_length)
-            reader.take(1)  # the flag older indexes set (see to_bytes)
-            index._recent[command_id] = Outcome(first, last, position, digest)
+        index._recent = reader.recent_entries(recent_count)
         for _ in range(run_count):
             (length,) = reader.unpack(_RUN)
             hashes = _from_little(reader.take(8 * length))
             positions = _from_little(reader.take(8 * length))
-            if not all(map(operator.le, hashes, itertools.islice(hashes, 1, None))):
-                raise ValueError("a command index run is not sorted")
-            index._runs.append(_Run(hashes, positions))
+            # The run's order is checked when a lookup first bisects it (_checked), not here:
+            # a rebuild from snapshot + tail then costs the same whatever the table's history
+            # (the arrays are one copy each, no Python step per id).
+            index._runs.append(_Run(hashes, positions, ordered=False))
             index.archived += length
         reader.finish()
         index.last_position = last_position
@@ -283,6 +288,17 @@ class CommandIndex:
     def runs(self) -> int:
         """How many sorted runs a lookup bisects."""
         return len(self._runs)
+
+
+def _checked(run: _Run) -> _Run:
+    """``run``, its hashes checked ascending the first time a lookup bisects it (ValueError if
+    not: a damaged index would hide an id from the bisect)."""
+    if not run.ordered:
+        hashes = run.hashes
+        if not all(map(operator.le, hashes, itertools.islice(hashes, 1, None))):
+            raise ValueError("a command index run is not sorted")
+        run.ordered = True  # idempotent: a run shared by copies is checked once for all
+    return run
 
 
 def _little(values: array[int]) -> bytes:
@@ -318,6 +334,29 @@ class _Reader:
 
     def unpack(self, layout: struct.Struct) -> tuple[Any, ...]:
         return layout.unpack(self.take(layout.size))
+
+    def recent_entries(self, count: int) -> dict[str, Outcome]:
+        """``count`` recent entries (see :meth:`CommandIndex.to_bytes`), read in place: a
+        snapshot's dict is read on every rebuild, so no slice is copied but the id's and the
+        digest's own bytes."""
+        data, at, end = self._data, self._at, len(self._data)
+        unpack_from, size = _ENTRY.unpack_from, _ENTRY.size
+        entries: dict[str, Outcome] = {}
+        for _ in range(count):
+            if at + size > end:
+                raise ValueError("the command index is truncated")
+            id_length, first, last, position, digest_length = unpack_from(data, at)
+            at += size
+            stop = at + id_length + digest_length + 1  # the id, the digest, the old flag
+            if stop > end:
+                raise ValueError("the command index is truncated")
+            command_id = str(data[at : at + id_length], "utf-8")
+            entries[command_id] = Outcome(
+                first, last, position, bytes(data[at + id_length : stop - 1])
+            )
+            at = stop
+        self._at = at
+        return entries
 
     def finish(self) -> None:
         if self._at != len(self._data):

@@ -213,3 +213,21 @@ async def test_a_dealer_that_forgot_an_id_still_cannot_seat_on_its_posted_hold()
     with pytest.raises(HoldRefused, match="is posted"):
         await service.sit_down("t1", "sit-ann", "ann", 1, 100)
     assert await log_length(parts) == length
+
+
+def test_an_archived_run_out_of_order_is_refused_at_its_first_lookup() -> None:
+    """A snapshot's runs are read without a step per id (a rebuild's cost does not grow with
+    the table's history); their order is checked when a lookup first bisects them, so a
+    damaged run can never hide an id."""
+    index = CommandIndex(recent=1, slack=0)
+    for n in range(1, 6):
+        index.add(f"c{n}", Outcome(n, n, n, b"d"))
+    data = bytearray(index.to_bytes())
+    first_run = index._runs[0].hashes
+    assert len(first_run) >= 2
+    at = data.find(first_run.tobytes())
+    data[at : at + 16] = data[at + 8 : at + 16] + data[at : at + 8]  # its two first swapped
+    restored = CommandIndex.from_bytes(bytes(data), recent=1, slack=0)
+    with pytest.raises(ValueError, match="not sorted"):
+        restored.candidates("c1")
+    assert CommandIndex.from_bytes(index.to_bytes(), recent=1, slack=0).candidates("c1") == [1]
