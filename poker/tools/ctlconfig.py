@@ -228,6 +228,11 @@ class Settings:
             return Path(self.secret_file).expanduser()
         return self._local_folder() / _SECRET
 
+    def state_folder(self) -> Path:
+        """Where pokerctl keeps what it learns between runs (``var/pokerctl`` in the home: the
+        checkpoints of ``verify``)."""
+        return self._local_folder() / "var" / "pokerctl"
+
     def _local_folder(self) -> Path:
         """The checkout whose local keys pokerctl uses: ``--home``, else the nearest folder up
         from here with an issuer keyring or a secret, else pokerctl's own checkout."""

@@ -23,6 +23,11 @@ from tests.integration.test_pokerctl import Room, new_table, pokerctl, pokerctl_
 __all__ = ["room"]  # the fixture, shared
 
 
+def kept(tmp_path: Path) -> list[str]:
+    """Where a test's verifies keep their checkpoints (not the checkout's var/)."""
+    return ["--checkpoint-dir", str(tmp_path / "pokerctl")]
+
+
 async def test_replay_verify_and_export_read_the_log_from_nats(
     room: Room, nats_server: NatsServer, tmp_path: Path
 ) -> None:
@@ -36,7 +41,9 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
     blind = json.loads(await pokerctl(room, "replay", table_id, *log, "--json"))
     assert blind["chain_breaks"] == [] and blind["hands"] == 0
     assert blind["encrypted_hands"] >= 2 and blind["seats"] == []
-    blind_check = json.loads(await pokerctl(room, "verify", table_id, *log, "--json"))
+    blind_check = json.loads(
+        await pokerctl(room, "verify", table_id, *log, *kept(tmp_path), "--json")
+    )
     assert blind_check["ok"] and blind_check["tables"][0]["encrypted_hands"] >= 2
     log += ["--deck-key", str(harness_deck_key_file(tmp_path))]
 
@@ -51,7 +58,7 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
     assert early["version"] == 3 and early["hands_started"] == 0
     bot = early["seats"][0]["player_id"]  # seated by then
 
-    verified = json.loads(await pokerctl(room, "verify", table_id, *log, "--json"))
+    verified = json.loads(await pokerctl(room, "verify", table_id, *log, *kept(tmp_path), "--json"))
     assert verified["ok"], verified
 
     target = tmp_path / "bot.phhs"
@@ -76,7 +83,9 @@ async def test_replay_verify_and_export_read_the_log_from_nats(
         )
     finally:
         await client.close()
-    code, out, _ = await pokerctl_result(*room.flags(), "verify", table_id, *log, "--no-live")
+    code, out, _ = await pokerctl_result(
+        *room.flags(), "verify", table_id, *log, *kept(tmp_path), "--no-live"
+    )
     assert code == 1
     assert f"table {table_id}: the batch of version {replayed['version'] + 1}" in out
     assert "has no link to the batch before it" in out
@@ -110,7 +119,9 @@ async def test_verify_with_the_public_keys_names_a_record_no_trusted_writer_sign
     keys = ["--log-keys", str(public)]
     table_id = await new_table(room)
     await pokerctl(room, "bots", table_id, "--count", "2", "--hands", "1", "--think-ms", "0")
-    verified = json.loads(await pokerctl(room, "verify", table_id, *log, *keys, "--json"))
+    verified = json.loads(
+        await pokerctl(room, "verify", table_id, *log, *kept(tmp_path), *keys, "--json")
+    )
     assert verified["ok"], verified
 
     client = await nats.connect(nats_server.url)
@@ -136,7 +147,7 @@ async def test_verify_with_the_public_keys_names_a_record_no_trusted_writer_sign
     finally:
         await client.close()
     code, out, _ = await pokerctl_result(
-        *room.flags(), "verify", table_id, *log, *keys, "--no-live"
+        *room.flags(), "verify", table_id, *log, *kept(tmp_path), *keys, "--no-live"
     )
     assert code == 1
     assert f"the record at position {forged} was not written by a trusted writer (bad_mac)" in out

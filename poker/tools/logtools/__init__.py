@@ -15,10 +15,12 @@ are marked (``HandRecord.sealed``): their decks are not checked and they are not
 
 By responsibility: :mod:`~poker.tools.logtools.replay` (the rebuild, from the first record or a
 snapshot), :mod:`~poker.tools.logtools.checks` (what is wrong: chain, decks, seals, a
-snapshot), :mod:`~poker.tools.logtools.export` (PHH) and :mod:`~poker.tools.logtools.removal`
+snapshot), :mod:`~poker.tools.logtools.checkpoints` (where a verify resumes),
+:mod:`~poker.tools.logtools.export` (PHH) and :mod:`~poker.tools.logtools.removal`
 (``pokerctl log remove-record``'s verdict). Their public names are all here.
 """
 
+from poker.tools.logtools.checkpoints import Checkpoint, CheckpointStore
 from poker.tools.logtools.checks import seal_problems, snapshot_difference, verify_replayed
 from poker.tools.logtools.export import export_phhs
 from poker.tools.logtools.removal import Removal, judge_removal
@@ -33,6 +35,8 @@ from poker.tools.logtools.replay import (
 )
 
 __all__ = [
+    "Checkpoint",
+    "CheckpointStore",
     "HandRecord",
     "Removal",
     "Replayed",

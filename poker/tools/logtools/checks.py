@@ -39,16 +39,19 @@ def verify_replayed(replayed: Replayed) -> list[str]:
     return problems
 
 
-def seal_problems(table_id: str, records: Sequence[Record], keyring: Keyring) -> list[str]:
+def seal_problems(
+    table_id: str, records: Sequence[Record], keyring: Keyring, *, previous: int = 0
+) -> list[str]:
     """The records of ``table_id`` (its whole log, in order) no trusted writer sealed there, as
     the services check them: each screened, the chain followed, the signature of the head of
     each run verified (and when that fails each record's, naming the first bad one); one
     sentence each, the log's first refused record only (a service stops there). A record
     sealed with an HMAC key the keyring does not hold (a public keyring) below its
-    ``hmac_below`` is not judged: only the services hold those secrets."""
+    ``hmac_below`` is not judged: only the services hold those secrets. ``previous``: the
+    position of the record before the first one (0: they start the log; a verify resuming at a
+    checkpoint gives its position, whose record was checked then)."""
     seals = TableSeals(keyring, Writer.DEALER)  # reads only: no key signs here
     run = SealRun(seals, table_id)
-    previous = 0
     hmac_below = keyring.hmac_below or 0
     try:
         for record in records:

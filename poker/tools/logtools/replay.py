@@ -82,11 +82,18 @@ class HandRecord:
 @dataclass(frozen=True, slots=True)
 class Start:
     """Where a replay may start instead of the first record: a snapshot's table, the hash chain
-    there and the log position it stands for."""
+    there and the log position it stands for; from a verify checkpoint
+    (:mod:`~poker.tools.logtools.checkpoints`) also the commitment announced for the next hand
+    and the hand running there (its events so far), so that the replay checks what one from
+    the first record would."""
 
     state: TableState
     chain: ChainState
     position: int
+    #: The next hand's commitment as announced before ``position`` (b"": unknown).
+    announced: bytes = b""
+    #: The hand running at ``position``, its events up to there (None: none, or unknown).
+    running: HandRecord | None = None
 
 
 async def latest_snapshot(
@@ -126,6 +133,12 @@ class Replayed:
     premature: list[str] = field(default_factory=list)
     #: The batches whose sealed secrets did not open with the deck keys given (a sentence each).
     refused: list[str] = field(default_factory=list)
+    #: The hash chain after the last record read (where a later replay may resume).
+    chain: ChainState | None = None
+    #: The next hand's commitment as announced by the last record read (b"": unknown).
+    announced: bytes = b""
+    #: The table at ``capture_version`` (see :func:`replay_records`; None: not reached).
+    captured: TableState | None = None
 
     @property
     def sealed_hands(self) -> int:
@@ -150,12 +163,16 @@ def replay_records(
     to_version: int | None = None,
     start: Start | None = None,
     deck_keys: DeckKeys | None = None,
+    capture_version: int | None = None,
 ) -> Replayed:
     """Fold ``records`` (``(position, bytes)``, or whole records: then the wallet-close rule
     reads their stored times) from the table's first one (or from the snapshot ``start``) up
     to event ``to_version`` (None: all), checking the hash chain of every record read, each
     batch's secrets opened with ``deck_keys`` (without them, or when they do not open, its
-    hands are marked ``sealed``). The hands are those that start in the range."""
+    hands are marked ``sealed``). The hands are those that start in the range (and the hand
+    ``start`` says was running). ``capture_version``: keep the table as it was at that event
+    too (:attr:`Replayed.captured`; a dealer's snapshot is compared with it in the same pass).
+    ``records`` is read once, in order, and not kept: it may be a generator."""
     folding = Fold(start.state if start is not None else None)
     chain = start.chain if start is not None else ChainState.start(table_id)
     breaks: list[ChainBreak] = []
@@ -164,7 +181,11 @@ def replay_records(
     players: dict[int, str] = {}
     if start is not None:
         players = {n: s.player_id for n, s in enumerate(start.state.seats, 1) if s is not None}
-    announced = [b""]  # the next hand's commitment as announced so far (unknown after a start)
+    # The next hand's commitment as announced so far (unknown after a snapshot's start).
+    announced = [start.announced if start is not None else b""]
+    if start is not None and start.running is not None:
+        hands[start.running.hand_id] = start.running
+    captured = start.state if start is not None and start.state.version == capture_version else None
     # The longest turn of the hand running (None: none), for the wallet-close rule.
     running_turn = running_turn_ms(start.state if start is not None else None)
     read = 0
@@ -196,7 +217,12 @@ def replay_records(
         running_turn = running_turn_after(batch, running_turn)
         sealed = _open(table_id, position, batch, deck_keys, refused)
         events = [e for e in batch.events if to_version is None or e.version <= to_version]
-        folding.add(events)
+        if captured is None and capture_version is not None and span[1] >= capture_version:
+            folding.add(e for e in events if e.version <= capture_version)
+            captured = folding.state if folding.version == capture_version else None
+            folding.add(e for e in events if e.version > capture_version)
+        else:
+            folding.add(events)
         for event in events:
             _follow(event, players, hands, announced, sealed=sealed)
     return Replayed(
@@ -208,6 +234,9 @@ def replay_records(
         read,
         premature,
         refused,
+        chain,
+        announced[0],
+        captured,
     )
 
 

@@ -6,6 +6,8 @@ and export hands as one PHH file (``export``). The replay, checks and export are
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from poker.engine.table import live_stack
 from poker.eventstore.jetstream import JetStreamEventStore
+from poker.eventstore.sealing import Keyring, SealedSnapshotStore
 from poker.servicekit.tokens import Role
+from poker.tablelog.chain import record_hash
 from poker.tablelog.feed import JetStreamFeed
+from poker.tablelog.secrets import DeckKeys
 from poker.tools import logtools
 from poker.tools.ctlconfig import CtlError
 from poker.tools.pokerctl.common import (
@@ -179,9 +184,206 @@ async def _live_differences(ctl: Ctl, replayed: logtools.Replayed) -> list[str]:
     return differences
 
 
+@dataclass(frozen=True, slots=True)
+class _Keys:
+    """What a verify checks with: the deck keys (the decks), the log keys (the seals)."""
+
+    deck: DeckKeys | None
+    log: Keyring | None
+
+
+async def _record_count(js: JetStreamContext, stream: str, subject: str) -> int:
+    """How many records ``subject`` holds now (one stream info, filtered to that subject)."""
+    info = await js.stream_info(stream, subjects_filter=subject)
+    return (info.state.subjects or {}).get(subject, 0)
+
+
+async def _resumable(
+    store: JetStreamEventStore,
+    name: str,
+    checkpoint: logtools.Checkpoint,
+    snapshot: logtools.Start | None,
+    problems: list[str],
+) -> bool:
+    """Whether ``name``'s verify may resume at ``checkpoint``: the record there is still the
+    one it verified (one direct get; if not, the prefix was altered: a problem) and the
+    dealer's snapshot, if it stands before it, is the one compared then."""
+    head = await store.read_at(name, checkpoint.position)
+    if head is None or record_hash(head.data) != checkpoint.chain.last_hash:
+        problems.append(
+            f"table {name}: the record at position {checkpoint.position} is not the one verified"
+            " there (removed, or the stream replaced): the log before it was altered"
+        )
+        return True  # the verdict stands; the tail is still checked from there
+    if snapshot is None or snapshot.state.version > checkpoint.state.version:
+        return True
+    return snapshot.state.version == checkpoint.snapshot_version
+
+
+async def _verify_table(
+    ctl: Ctl,
+    store: JetStreamEventStore,
+    js: JetStreamContext,
+    name: str,
+    *,
+    keys: _Keys,
+    snapshots: SealedSnapshotStore | None,
+    checkpoints: logtools.CheckpointStore | None,
+    no_live: bool,
+) -> dict[str, Any]:
+    """One table's report: its log checked from its checkpoint (or its first record), the
+    dealer's snapshot compared in the same pass, its checkpoint moved on when it checks out.
+    Memory: the table's records after the checkpoint and its hands, never another table's."""
+    problems: list[str] = []
+    snapshot = await start_of(snapshots, name, None, keys.deck)
+    checkpoint = checkpoints.load(name) if checkpoints is not None else None
+    if checkpoint is not None and not (
+        checkpoint.covers(decks=keys.deck is not None, seals=keys.log is not None)
+        and await _resumable(store, name, checkpoint, snapshot, problems)
+    ):
+        checkpoint = None
+    after = checkpoint.position if checkpoint is not None else 0
+    log_records = [record async for record in store.read(name, after)]
+    start = None
+    if checkpoint is not None:
+        start = logtools.Start(
+            checkpoint.state,
+            checkpoint.chain,
+            checkpoint.position,
+            checkpoint.announced,
+            checkpoint.running,
+        )
+    base = start.state.version if start is not None else 0
+    capture = snapshot.state.version if snapshot is not None else None
+    capture = capture if capture is not None and capture > base else None
+    replayed = logtools.replay_records(
+        name, log_records, start=start, deck_keys=keys.deck, capture_version=capture
+    )
+    problems += logtools.verify_replayed(replayed)
+    if keys.log is not None:
+        problems += logtools.seal_problems(name, log_records, keys.log, previous=after)
+    if snapshot is not None and capture is not None and replayed.captured != snapshot.state:
+        problems.append(
+            f"table {name}: the snapshot at version {capture} is not the table its log"
+            " rebuilds there"
+        )
+    records = replayed.records + (checkpoint.records if checkpoint is not None else 0)
+    if checkpoint is not None:
+        held = await _record_count(js, store.settings.stream, store.subject(name))
+        if held < records:
+            problems.append(
+                f"table {name}: its log holds {held} records, {records} were verified: records"
+                f" were removed (before position {checkpoint.position})"
+            )
+    if not records:
+        problems.append(f"there is no table {name} in the log")
+    elif not no_live:
+        problems += await _live_differences(ctl, replayed)
+    hands = len(replayed.hands) + (checkpoint.hands if checkpoint is not None else 0)
+    encrypted = replayed.sealed_hands + (checkpoint.encrypted_hands if checkpoint else 0)
+    if checkpoints is not None and not problems and records and replayed.state is not None:
+        _save_checkpoint(
+            ctl,
+            checkpoints,
+            _next_checkpoint(
+                name,
+                replayed,
+                position=log_records[-1].position if log_records else after,
+                records=records,
+                hands=hands,
+                encrypted=encrypted,
+                keys=keys,
+                snapshot=snapshot,
+            ),
+        )
+    return {
+        "table_id": name,
+        "version": replayed.version,
+        "ok": not problems,
+        "hands": hands,
+        "encrypted_hands": encrypted,
+        "records_read": replayed.records,
+        "problems": problems,
+    }
+
+
+def _next_checkpoint(
+    name: str,
+    replayed: logtools.Replayed,
+    *,
+    position: int,
+    records: int,
+    hands: int,
+    encrypted: int,
+    keys: _Keys,
+    snapshot: logtools.Start | None,
+) -> logtools.Checkpoint:
+    """The checkpoint after ``replayed`` (checked out): at its last record, the hand running
+    there carried with its events (counted then, not now)."""
+    state = replayed.state
+    assert state is not None and replayed.chain is not None
+    running = replayed.hands[-1] if state.hand_running and replayed.hands else None
+    if running is not None:
+        hands -= 1
+        encrypted -= 1 if running.sealed else 0
+    return logtools.Checkpoint(
+        name,
+        position,
+        records,
+        replayed.chain,
+        state,
+        replayed.announced,
+        running,
+        hands,
+        encrypted,
+        keys.deck is not None,
+        keys.log is not None,
+        snapshot.state.version if snapshot is not None else 0,
+    )
+
+
+def _save_checkpoint(
+    ctl: Ctl, checkpoints: logtools.CheckpointStore, checkpoint: logtools.Checkpoint
+) -> None:
+    """Save ``checkpoint``; a failure is one line on stderr (the next verify reads more)."""
+    try:
+        checkpoints.save(checkpoint)
+    except (OSError, ValueError) as error:
+        ctl.err.print(f"pokerctl: the checkpoint of {checkpoint.table_id} not saved: {error}")
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    verdict = "ok" if report["ok"] else f"{len(report['problems'])} problems"
+    print(
+        f"{report['table_id']}: {verdict} (version {report['version']},"
+        f" {report['hands']} hands)"
+        + (
+            f"; {report['encrypted_hands']} hands' decks not checked: encrypted (give --deck-key)"
+            if report["encrypted_hands"]
+            else ""
+        ),
+        flush=True,
+    )
+    for problem in report["problems"]:
+        print(f"  - {problem}")
+
+
 @click.command()
 @click.argument("tables", nargs=-1)
 @click.option("--no-live", is_flag=True, help="Do not compare with the dealer and the wallet.")
+@click.option(
+    "--from-scratch",
+    is_flag=True,
+    help="Read every record again, not from the checkpoints of the last verify (and write"
+    " fresh ones).",
+)
+@click.option(
+    "--checkpoint-dir",
+    type=click.Path(file_okay=False),
+    default="",
+    help="Where the checkpoints are kept (default: var/pokerctl in the home).",
+)
+@click.option("--no-checkpoints", is_flag=True, help="Neither read nor write checkpoints.")
 @nats_options
 @snapshot_options
 @deck_key_option
@@ -192,72 +394,61 @@ async def verify(
     tables: tuple[str, ...],
     *,
     no_live: bool,
+    from_scratch: bool,
+    checkpoint_dir: str,
+    no_checkpoints: bool,
     log_keys: str,
     table_snapshot_bucket: str,
     deck_key: str,
     **log: str,
 ) -> None:
-    """Replay tables from scratch (default: every table): check the hash chain, every
-    committed deck and (with --log-keys, the room's public keys) every seal, and compare with
-    the live dealer's state and the wallet's escrow. A report per table; exit status 1 on any
-    difference. The decks are checked with --deck-key (without it, the hands whose secrets are
-    encrypted are counted, not checked)."""
+    """Check tables against their log (default: every table): the hash chain, every committed
+    deck, (with --log-keys, the room's public keys) every seal and the dealer's snapshot, and
+    compare with the live dealer's state and the wallet's escrow. A report per table as it is
+    done; exit status 1 on any difference. The decks are checked with --deck-key (without it,
+    the hands whose secrets are encrypted are counted, not checked). Each table is read from
+    where the last verify left it (a checkpoint in the home, see --checkpoint-dir) unless
+    --from-scratch: the verdict is the same (poker/tools/logtools/checkpoints.py says why)."""
     reports: list[dict[str, Any]] = []
-    keys = deck_keys_of(ctl, deck_key)
+    verdict = [True]
+    keys = _Keys(deck_keys_of(ctl, deck_key), log_keyring_of(ctl, log_keys))
+    folder = Path(checkpoint_dir) if checkpoint_dir else ctl.settings.state_folder()
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         names = list(tables) or await feed.table_ids()
-        keyring = log_keyring_of(ctl, log_keys)
         snapshots = await snapshot_store(ctl, js, log_keys, table_snapshot_bucket)
+        checkpoints = None
+        if not no_checkpoints:  # --from-scratch: none read, fresh ones written
+            checkpoints = logtools.CheckpointStore(
+                folder, store.settings.stream, fresh=from_scratch
+            )
         with _tables_progress(ctl, "verifying") as progress:
             task = progress.add_task("tables", total=len(names))
             for name in names:
-                log_records = await logtools.read_log(store, name)
-                records = [(record.position, record.data) for record in log_records]
-                replayed = logtools.replay_records(name, log_records, deck_keys=keys)
-                problems = logtools.verify_replayed(replayed)
-                if keyring is not None:
-                    problems += logtools.seal_problems(name, log_records, keyring)
-                start = await start_of(snapshots, name, None, keys)
-                if start is not None:
-                    difference = logtools.snapshot_difference(name, records, start, keys)
-                    problems += [difference] if difference is not None else []
-                if not replayed.records:
-                    problems.append(f"there is no table {name} in the log")
-                elif not no_live:
-                    problems += await _live_differences(ctl, replayed)
-                reports.append(
-                    {
-                        "table_id": name,
-                        "version": replayed.version,
-                        "ok": not problems,
-                        "hands": len(replayed.hands),
-                        "encrypted_hands": replayed.sealed_hands,
-                        "problems": problems,
-                    }
+                report = await _verify_table(
+                    ctl,
+                    store,
+                    js,
+                    name,
+                    keys=keys,
+                    snapshots=snapshots,
+                    checkpoints=checkpoints,
+                    no_live=no_live,
                 )
+                # --json: one summary at the end (a few numbers per table, no event kept);
+                # for people, each table's report as soon as it is done.
+                if ctl.json:
+                    reports.append(report)
+                else:
+                    _print_report(report)
+                verdict[0] = verdict[0] and report["ok"]
                 progress.advance(task)
 
     await with_log(ctl, log, body)
-
-    def human() -> None:
-        for report in reports:
-            verdict = "ok" if report["ok"] else f"{len(report['problems'])} problems"
-            print(
-                f"{report['table_id']}: {verdict} (version {report['version']},"
-                f" {report['hands']} hands)"
-                + (
-                    f"; {report['encrypted_hands']} hands' decks not checked: encrypted"
-                    " (give --deck-key)"
-                    if report["encrypted_hands"]
-                    else ""
-                )
-            )
-            for problem in report["problems"]:
-                print(f"  - {problem}")
-
-    ctl.emit({"tables": reports, "ok": all(r["ok"] for r in reports)}, human)
-    if not all(report["ok"] for report in reports):
+    ok = verdict[0]
+    if ctl.json:
+        ctl.emit({"tables": reports, "ok": ok}, lambda: None)
+    if not ok:
         raise SystemExit(1)
 
 
@@ -297,31 +488,52 @@ async def export(
     if bool(table) == bool(player):
         raise click.UsageError("Give --table or --player (one of them).")
     keys = deck_keys_of(ctl, deck_key)
+    # Written as each table is read: memory holds one table's records and hands, never the
+    # room's. Only --json without -o holds the text (one JSON value on stdout).
     texts: list[str] = []
     total = 0
+    handle = None if output == "-" else Path(output).open("w", encoding="utf-8")  # noqa: SIM115
+
+    def write(part: str) -> None:
+        if handle is not None:
+            handle.write(part)
+        elif ctl.json:
+            texts.append(part)
+        else:
+            sys.stdout.write(part)
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         nonlocal total
         names = [table] if table else await feed.table_ids()
         with _tables_progress(ctl, "exporting") as progress:
             task = progress.add_task("tables", total=len(names))
-            hands: list[logtools.HandRecord] = []
             for name in names:
-                hands += logtools.replay_records(
+                hands = logtools.replay_records(
                     name, await logtools.read_records(store, name), deck_keys=keys
                 ).hands
+                text, count = logtools.export_phhs(
+                    hands,
+                    player=player or None,
+                    since_ms=_ms(since),
+                    until_ms=_ms(until),
+                    first=total + 1,
+                )
+                if count:
+                    write(("\n" if total else "") + text)
+                total += count
                 progress.advance(task)
-        text, total = logtools.export_phhs(
-            hands, player=player or None, since_ms=_ms(since), until_ms=_ms(until)
-        )
-        texts.append(text)
 
-    await with_log(ctl, log, body)
-    text = texts[0] if texts else ""
+    try:
+        await with_log(ctl, log, body)
+    finally:
+        if handle is not None:
+            handle.close()
     if output == "-":
-        ctl.emit({"hands": total, "phhs": text}, lambda: print(text))
+        if ctl.json:
+            ctl.emit({"hands": total, "phhs": "".join(texts)}, lambda: None)
+        else:
+            sys.stdout.write("\n")
         return
-    Path(output).write_text(text, encoding="utf-8")
     ctl.emit(
         {"hands": total, "output": output}, lambda: print(f"{total} hands written to {output}")
     )
