@@ -152,3 +152,74 @@ async def test_verify_with_the_public_keys_names_a_record_no_trusted_writer_sign
     assert code == 1
     assert f"the record at position {forged} was not written by a trusted writer (bad_mac)" in out
     assert "has no link" not in out  # the chain holds: only the seal tells
+
+
+def _verdict(report: dict[str, object]) -> dict[str, object]:
+    """A verify's JSON report less how much it read (all that resuming changes)."""
+    tables = report["tables"]
+    assert isinstance(tables, list)
+    return {
+        "ok": report["ok"],
+        "tables": [{k: v for k, v in t.items() if k != "records_read"} for t in tables],
+    }
+
+
+async def test_verify_resumes_from_its_checkpoint_with_the_verdict_of_a_verify_from_scratch(
+    room: Room, nats_server: NatsServer, tmp_path: Path
+) -> None:
+    """A second verify reads only the records appended since the first (its checkpoint in the
+    home) and says what a verify from scratch says; a checkpoint file changed by a byte is
+    refused (the table read whole again); a record removed before the checkpoint is found by
+    the resumed verify as by one from scratch."""
+    settings = room.dealer.settings
+    log = ["--nats-url", nats_server.url, "--table-stream", settings.table_stream]
+    log += ["--table-subject-prefix", settings.table_subject_prefix]
+    log += ["--deck-key", str(harness_deck_key_file(tmp_path)), *kept(tmp_path), "--json"]
+    tables = [await new_table(room), await new_table(room)]
+    for table_id in tables:
+        await pokerctl(room, "bots", table_id, "--count", "2", "--hands", "2", "--think-ms", "0")
+    first = json.loads(await pokerctl(room, "verify", *tables, *log))
+    assert first["ok"], first
+    read_first = {t["table_id"]: t["records_read"] for t in first["tables"]}
+    await pokerctl(room, "bots", tables[0], "--count", "2", "--hands", "2", "--think-ms", "0")
+
+    resumed = json.loads(await pokerctl(room, "verify", *tables, *log))
+    scratch = json.loads(await pokerctl(room, "verify", *tables, *log, "--from-scratch"))
+    assert _verdict(resumed) == _verdict(scratch) and resumed["ok"], (resumed, scratch)
+    read_resumed = {t["table_id"]: t["records_read"] for t in resumed["tables"]}
+    read_scratch = {t["table_id"]: t["records_read"] for t in scratch["tables"]}
+    assert read_resumed[tables[1]] == 0  # nothing new there
+    assert 0 < read_resumed[tables[0]] == read_scratch[tables[0]] - read_first[tables[0]]
+    assert scratch["tables"][0]["hands"] >= 4
+
+    # A checkpoint changed by one byte is not this operator's: refused, the table read whole.
+    files = sorted((tmp_path / "pokerctl" / "checkpoints").rglob("*.ckpt"))
+    assert len(files) == 2
+    for path in files:
+        data = bytearray(path.read_bytes())
+        data[-1] ^= 1
+        path.write_bytes(bytes(data))
+    refused = json.loads(await pokerctl(room, "verify", *tables, *log))
+    assert _verdict(refused) == _verdict(scratch)
+    assert [t["records_read"] for t in refused["tables"]] == list(read_scratch.values())
+
+    # Someone with NATS access removes an early record of a table: both verifies find it.
+    client = await nats.connect(nats_server.url)
+    try:
+        js = client.jetstream()
+        store = JetStreamEventStore(js, settings.table_log.stream_settings)
+        second_record = [record async for record in store.read(tables[0])][1]
+        await js.delete_msg(settings.table_stream, second_record.position)
+    finally:
+        await client.close()
+    problems = {}
+    for extra in ((), ("--from-scratch",)):
+        code, out, err = await pokerctl_result(*room.flags(), "verify", *tables, *log, *extra)
+        assert out, err
+        report = json.loads(out)
+        assert code == 1 and not report["ok"], report
+        by_table = {t["table_id"]: t for t in report["tables"]}
+        assert by_table[tables[1]]["ok"] and not by_table[tables[0]]["ok"]
+        problems[extra] = " ".join(by_table[tables[0]]["problems"])
+    assert "records were removed" in problems[()], problems
+    assert "were removed before position" in problems[("--from-scratch",)], problems

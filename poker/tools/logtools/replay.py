@@ -131,7 +131,8 @@ class Replayed:
     records: int
     #: Every wallet close the log does not show was of an abandoned table (a sentence each).
     premature: list[str] = field(default_factory=list)
-    #: The batches whose sealed secrets did not open with the deck keys given (a sentence each).
+    #: The batches whose sealed secrets did not open with the deck keys given, or whose events
+    #: do not fold (a version missing): a sentence each.
     refused: list[str] = field(default_factory=list)
     #: The hash chain after the last record read (where a later replay may resume).
     chain: ChainState | None = None
@@ -217,12 +218,19 @@ def replay_records(
         running_turn = running_turn_after(batch, running_turn)
         sealed = _open(table_id, position, batch, deck_keys, refused)
         events = [e for e in batch.events if to_version is None or e.version <= to_version]
-        if captured is None and capture_version is not None and span[1] >= capture_version:
-            folding.add(e for e in events if e.version <= capture_version)
-            captured = folding.state if folding.version == capture_version else None
-            folding.add(e for e in events if e.version > capture_version)
-        else:
-            folding.add(events)
+        try:
+            if captured is None and capture_version is not None and span[1] >= capture_version:
+                folding.add(e for e in events if e.version <= capture_version)
+                captured = folding.state if folding.version == capture_version else None
+                folding.add(e for e in events if e.version > capture_version)
+            else:
+                folding.add(events)
+        except ValueError as error:  # a version missing (a record removed): nothing folds on
+            refused.append(
+                f"table {table_id}: the events of the batch at position {position} do not"
+                f" fold: {error}"
+            )
+            break
         for event in events:
             _follow(event, players, hands, announced, sealed=sealed)
     return Replayed(
