@@ -5,6 +5,8 @@ engine reads back and replays."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from poker.dealer.pipeline import UseCase
 from poker.dealer.tables import TableService, new_server_seed
 from poker.engine.hand import HandRuleError
@@ -186,3 +188,54 @@ async def test_a_hand_not_dealt_from_the_seed_announced_before_it_is_named() -> 
         "Hand t1.2 was not dealt from the seed committed before it: its commitment is not the"
         " one announced at the table's creation or the hand before it."
     ]
+
+
+async def test_a_replay_resumed_at_any_checkpoint_judges_the_rest_as_one_from_scratch(
+    tmp_path: Path,
+) -> None:
+    """Cut the log anywhere (between hands or inside one): the replay of the head, kept as a
+    checkpoint (written and read back), resumed over the rest, gives the table, the hands and
+    the problems of one replay from the first record, a tampered tail included."""
+    _, _, records = await two_hands()
+    store = logtools.CheckpointStore(tmp_path, "TABLES")
+    # A tail edited at its last record but one: the chain names it whatever the cut.
+    position, data = records[-2]
+    batch = pb.TableEventBatch.FromString(data)
+    batch.command_id += "-edited"
+    tampered = [*records[:-2], (position, batch.SerializeToString()), records[-1]]
+    for log in (records, tampered):
+        whole = logtools.replay_records("t1", log, deck_keys=TEST_DECK_KEYS)
+        expected = logtools.verify_replayed(whole)
+        for cut in range(1, len(log) - 2):
+            head = logtools.replay_records("t1", log[:cut], deck_keys=TEST_DECK_KEYS)
+            assert head.state is not None and head.chain is not None
+            running = head.hands[-1] if head.state.hand_running else None
+            store.save(
+                logtools.Checkpoint(
+                    "t1",
+                    log[cut - 1][0],
+                    cut,
+                    head.chain,
+                    head.state,
+                    head.announced,
+                    running,
+                    len(head.hands) - (running is not None),
+                    0,
+                    decks=True,
+                    seals=False,
+                    snapshot_version=0,
+                )
+            )
+            kept = store.load("t1")
+            assert kept is not None
+            start = logtools.Start(
+                kept.state, kept.chain, kept.position, kept.announced, kept.running
+            )
+            rest = logtools.replay_records("t1", log[cut:], start=start, deck_keys=TEST_DECK_KEYS)
+            assert rest.state == whole.state, cut
+            assert kept.hands + len(rest.hands) == len(whole.hands), cut
+            assert logtools.verify_replayed(rest) == expected, cut
+    assert logtools.CheckpointStore(tmp_path, "OTHER").load("t1") is None  # bound to its stream
+    path = next(tmp_path.rglob("*.ckpt"))
+    path.write_bytes(path.read_bytes()[:-1] + b"\x00")
+    assert store.load("t1") is None  # changed: not this operator's
