@@ -197,7 +197,7 @@ async def test_a_replay_resumed_at_any_checkpoint_judges_the_rest_as_one_from_sc
     checkpoint (written and read back), resumed over the rest, gives the table, the hands and
     the problems of one replay from the first record, a tampered tail included."""
     _, _, records = await two_hands()
-    store = logtools.CheckpointStore(tmp_path, "TABLES")
+    store = logtools.CheckpointStore(tmp_path, "TABLES", deck_keys=TEST_DECK_KEYS)
     # A tail edited at its last record but one: the chain names it whatever the cut.
     position, data = records[-2]
     batch = pb.TableEventBatch.FromString(data)
@@ -235,7 +235,8 @@ async def test_a_replay_resumed_at_any_checkpoint_judges_the_rest_as_one_from_sc
             assert rest.state == whole.state, cut
             assert kept.hands + len(rest.hands) == len(whole.hands), cut
             assert logtools.verify_replayed(rest) == expected, cut
-    assert logtools.CheckpointStore(tmp_path, "OTHER").load("t1") is None  # bound to its stream
+    assert logtools.CheckpointStore(tmp_path, "OTHER", deck_keys=TEST_DECK_KEYS).load("t1") is None
+    assert logtools.CheckpointStore(tmp_path, "TABLES").load("t1") is None  # encrypted
     path = next(tmp_path.rglob("*.ckpt"))
     path.write_bytes(path.read_bytes()[:-1] + b"\x00")
     assert store.load("t1") is None  # changed: not this operator's

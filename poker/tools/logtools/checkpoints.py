@@ -39,7 +39,9 @@ operator's own verify made, which another reader should not take on trust. Each 
 authenticated with HMAC-SHA256 under a key made on first use beside them (``checkpoint-key``,
 mode 0600) and binds its stream and table: a file changed, truncated or copied from another
 table is refused (the table is then verified from scratch), and only then is its table state
-unpickled (engine classes only, :mod:`poker.tablelog.snapshot_codec`).
+unpickled (engine classes only, :mod:`poker.tablelog.snapshot_codec`). A checkpoint of a
+verify given the deck keys holds the running hand's deck and cards: it is encrypted to those
+keys, as the dealers' snapshots are (:mod:`poker.tablelog.secrets`).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from typing import Final
 from poker.engine.table import TableState
 from poker.tablelog.chain import ChainState
 from poker.tablelog.command_ids import CommandIndex
+from poker.tablelog.secrets import SNAPSHOT_MAGIC, DeckKeys, SecretsRefused
 from poker.tablelog.snapshot_codec import decode_table_and_chain, encode_table
 from poker.tools.logtools.replay import HandRecord
 from poker.v1 import events_pb2 as pb
@@ -96,16 +99,28 @@ class Checkpoint:
     snapshot_version: int
 
     def covers(self, *, decks: bool, seals: bool) -> bool:
-        """Whether this checkpoint checked at least what a verify with or without the deck keys
-        and the log keys checks (a verify with keys does not resume from one without)."""
-        return (self.decks or not decks) and (self.seals or not seals)
+        """Whether a verify with or without the deck keys and the log keys may resume here: it
+        checked the seals if they are to be checked now, and read the decks exactly if they
+        are read now (the hands it counted encrypted are the ones a verify from scratch
+        counts)."""
+        return self.decks == decks and (self.seals or not seals)
 
 
 class CheckpointStore:
     """The checkpoints of one table stream in ``folder`` (see the module docstring)."""
 
-    def __init__(self, folder: Path, stream: str, *, fresh: bool = False) -> None:
-        """``fresh``: load none (a verify from scratch), save as usual."""
+    def __init__(
+        self,
+        folder: Path,
+        stream: str,
+        *,
+        fresh: bool = False,
+        deck_keys: DeckKeys | None = None,
+    ) -> None:
+        """``fresh``: load none (a verify from scratch), save as usual. ``deck_keys``: a
+        checkpoint whose hands were read with them (the running hand's deck and cards, in its
+        events and its table) is encrypted to them, as the dealers' snapshots are."""
+        self._deck_keys = deck_keys
         self.folder = folder / "checkpoints" / _safe(stream)
         self._key_path = folder / _KEY_FILE
         self._stream = stream
@@ -129,13 +144,23 @@ class CheckpointStore:
         if not hmac.compare_digest(mac, _mac(key, body)):
             return None
         try:
+            if body.startswith(SNAPSHOT_MAGIC):
+                if self._deck_keys is None:
+                    return None
+                body = self._deck_keys.open_snapshot(body)
             return self._decode(table_id, body)
         except (ValueError, KeyError, TypeError, pickle.UnpicklingError, struct.error):
+            return None
+        except SecretsRefused:
             return None
 
     def save(self, checkpoint: Checkpoint) -> None:
         """Write ``checkpoint`` (atomically: a verify killed meanwhile leaves the old one)."""
         body = self._encode(checkpoint)
+        if checkpoint.decks:
+            if self._deck_keys is None:
+                raise ValueError("a checkpoint of hands read with the deck keys needs them")
+            body = self._deck_keys.seal_snapshot(body)
         data = _MAGIC + _mac(self._own_key(), body) + body
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(checkpoint.table_id)

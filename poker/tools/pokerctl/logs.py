@@ -420,7 +420,7 @@ async def verify(
         checkpoints = None
         if not no_checkpoints:  # --from-scratch: none read, fresh ones written
             checkpoints = logtools.CheckpointStore(
-                folder, store.settings.stream, fresh=from_scratch
+                folder, store.settings.stream, fresh=from_scratch, deck_keys=keys.deck
             )
         with _tables_progress(ctl, "verifying") as progress:
             task = progress.add_task("tables", total=len(names))
