@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import random
@@ -433,6 +434,16 @@ async def write_history(
             await holds.close()
 
 
+def nats_url_flag() -> str:
+    """pokerctl's NATS URL flag: ``--nats-url`` (the flag of every program since the flags were
+    unified), ``--nats`` before (the curves of an older checkout, for comparison)."""
+    try:
+        flags = importlib.import_module("poker.servicekit.flags")
+    except ImportError:
+        return "--nats"
+    return "--nats-url" if hasattr(flags, "NATS_URL") else "--nats"
+
+
 async def run_tool(*args: str, work: Path) -> tuple[float, float]:
     """``pokerctl ARGS`` as a child process (must succeed): its wall time (s) and peak RSS (MB,
     from ``wait4``, the child's own)."""
@@ -479,7 +490,7 @@ async def hands_point(hands: int, secret: bytes, work: Path) -> dict[str, float]
             process.start()
             await serving(process.address)
             restart_s = time.perf_counter() - began
-        log = ["--nats-url", server.url, "--deck-key", str(harness_deck_key_file(work))]
+        log = [nats_url_flag(), server.url, "--deck-key", str(harness_deck_key_file(work))]
         verify = ("verify", *log, "--no-live", "--json")
         verify_s = min([(await run_tool(*verify, work=work))[0] for _ in range(2)])
         who = wallet.player(tables[0].table_id, 1)
