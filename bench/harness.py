@@ -19,6 +19,7 @@ import gc
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import time
 import traceback
@@ -36,6 +37,7 @@ MODULES: Final = (
     "services",
     "wallet",
     "cluster",
+    "growth",
 )
 """Benchmark modules run by default, in order."""
 
@@ -170,7 +172,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"modules to run (default: {', '.join(MODULES)})",
     )
     parser.add_argument("--output", type=Path, default=RESULTS_FILE, help="JSON results file")
+    parser.add_argument(
+        "--large",
+        action="store_true",
+        help="the growth curves' larger sizes (BENCH_GROWTH_SCALE=10 unless set: see bench.growth)",
+    )
     options = parser.parse_args(argv)
+    if options.large:
+        os.environ.setdefault("BENCH_GROWTH_SCALE", "10")
     names = options.modules or list(MODULES)
     unknown = [name for name in names if importlib.util.find_spec(f"bench.{name}") is None]
     if unknown:
