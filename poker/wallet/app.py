@@ -320,7 +320,7 @@ def _servicer(
     return WalletServicer(
         book,
         metrics,
-        stacks_reader(table_side.store, table_side.seals),
+        stacks_reader(table_side.store, table_side.seals, applier.stacks_at),
         hold_ttl_ms=int(settings.hold_ttl_s * 1000),
         # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
         # deadline was missed, and the audit says so.

@@ -189,6 +189,16 @@ class BatchApplier:
         self._foreign.clear()
         self._metrics.tables_stalled.set(0)
 
+    def stacks_at(self, table_id: str, cursor: int) -> dict[str, int] | None:
+        """The stacks of ``table_id`` as consumed, if the last money event folded is exactly the
+        ledger's ``cursor`` (the stacks change at money events only, and at a void that restores
+        them: :mod:`poker.wallet.mapping`); None when no such view is held. The Audit's view of
+        the dealer, checked record by record as it was consumed."""
+        tracked = self._views.get(table_id)
+        if tracked is None or tracked.view.last_money_version != cursor:
+            return None
+        return dict(tracked.view.stacks)
+
     def findings(self) -> list[Finding]:
         """What the Audit must report: each refused batch and each stalled table."""
         stalled = [
