@@ -150,7 +150,7 @@ class WalletClient:
         )
         return response.balance
 
-    async def audit(self) -> wpb.AuditResponse:
-        """Audit (operator)."""
-        reply: wpb.AuditResponse = await self.call("Audit", wpb.AuditRequest())
+    async def audit(self, *, deep: bool = False) -> wpb.AuditResponse:
+        """Audit (operator); ``deep``: from scratch, over the whole history."""
+        reply: wpb.AuditResponse = await self.call("Audit", wpb.AuditRequest(deep=deep))
         return reply

@@ -53,7 +53,7 @@ FindingsReader = Callable[[], Sequence[Finding]]
 #: ``chains(state)``: every break of the tables' hash chains (the audit; poker.tablelog.chain).
 ChainReader = Callable[[ledger.LedgerState], Awaitable[Sequence[ChainBreak]]]
 #: The kinds of finding the consumer reports (metric labels of ``poker_wallet_audit_breaches``).
-CONSUMER_FINDINGS = ("refused_batch", "stalled_table", "foreign_subject")
+CONSUMER_FINDINGS = ("refused_batch", "stalled_table", "foreign_subject")  # and broken_chain
 #: The kind of breach a table log's broken hash chain is.
 BROKEN_CHAIN = "broken_chain"
 #: The kind of breach a journal record the wallet refused is (someone else wrote it there).
@@ -296,8 +296,13 @@ async def audit(
         )
     ]
     found += [Breach(f.kind, f.table_id, f.message) for f in findings()]
-    if chains is not None:
-        found += [Breach(BROKEN_CHAIN, b.table_id, b.message) for b in await chains(state)]
+    if chains is not None:  # the deep audit: each break once, if the consumer found it too
+        known = {(b.subject, b.message) for b in found if b.kind == BROKEN_CHAIN}
+        found += [
+            Breach(BROKEN_CHAIN, b.table_id, b.message)
+            for b in await chains(state)
+            if (b.table_id, b.message) not in known
+        ]
     found += journal_breaches(state)
     kinds = (*(k.value for k in BreachKind), *CONSUMER_FINDINGS, BROKEN_CHAIN)
     for kind in (*kinds, REFUSED_JOURNAL_RECORD):
