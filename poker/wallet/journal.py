@@ -351,6 +351,14 @@ class Journal:
             on_snapshot_written=_snapshot_saved,
             log_prefix="ledger_",
         )
+        self._replayer: Aggregate[LedgerState, Sequence[lpb.LedgerEvent]] = Aggregate(
+            store,
+            sealed,
+            LedgerCodec(keyring, unsealed_before=unsealed_before),
+            snapshot_every=snapshot_every,
+            save_snapshots=False,  # it only reads: catch_up, never an append
+            log_prefix="ledger_replay_",
+        )
 
     async def load(self) -> LoadedLedger:
         """The ledger rebuilt from its snapshot and the records after it, then ``gc.freeze()``:
@@ -373,8 +381,10 @@ class Journal:
         return loaded
 
     async def replay(self) -> LoadedLedger:
-        """The ledger rebuilt from the journal's first record, no snapshot (the deep audit)."""
-        return await self.aggregate.catch_up(self.aggregate.empty(LEDGER_KEY))
+        """The ledger rebuilt from the journal's first record, no snapshot (the deep audit),
+        by a codec of its own that does not count the refused records again (the live one
+        counted each as it came)."""
+        return await self._replayer.catch_up(self._replayer.empty(LEDGER_KEY))
 
     async def catch_up(self, loaded: LoadedLedger) -> LoadedLedger:
         """``loaded`` with every record appended after it folded in."""

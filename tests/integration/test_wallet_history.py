@@ -89,9 +89,7 @@ async def test_history_pages_from_the_journal_across_a_restart(nats_server: Nats
         assert again.transaction_id == ids["ann"][0]
         after = await operator.call("GetBalance", wpb.GetBalanceRequest(player_id="ann"))
         assert after.balance == before.balance
-        assert (await listed(operator, "", 50))[0].transaction_id == max(
-            ids["ann"] + ids["bob"]
-        )
+        assert (await listed(operator, "", 50))[0].transaction_id == max(ids["ann"] + ids["bob"])
 
 
 async def test_a_page_token_this_wallet_did_not_issue_is_refused(nats_server: NatsServer) -> None:
