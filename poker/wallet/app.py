@@ -327,6 +327,7 @@ def _servicer(
         hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
         findings=applier.findings,
         chains=chains_reader(table_side.store),
+        deep_stacks=stacks_reader(table_side.store, table_side.seals),
     )
 
 

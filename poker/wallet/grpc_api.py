@@ -125,11 +125,13 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         hold_overdue_ms: int = 30_000,
         findings: FindingsReader | None = None,
         chains: ChainReader | None = None,
+        deep_stacks: StacksReader | None = None,
     ) -> None:
         """``findings`` are what the consumer knows is wrong (refused batches, stalled
         tables), ``chains`` reads the breaks of the tables' hash chains (every table's whole
         log: the deep Audit's only): the Audit reports them beside the ledger's own
-        breaches."""
+        breaches; ``deep_stacks`` is the deep Audit's view of the dealer (read from the table
+        log, not from what the consumer folded; default ``stacks``)."""
         self._book = book
         self._hold_overdue_ms = hold_overdue_ms
         self._metrics = metrics
@@ -138,6 +140,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         self._findings = findings or list
         self._chains = chains
         self._deep_running = asyncio.Lock()
+        self._deep_stacks = deep_stacks or stacks
 
     async def _move(self, command: Deposit | Withdraw, key: str) -> tuple[int, wpb.Balance]:
         """Move the money (once per key): the transaction's id and the player's balance."""
@@ -308,7 +311,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
             replayed, state = await self._book.replayed()
             return await queries.audit(
                 state,
-                self._stacks,
+                self._deep_stacks,
                 self._findings,
                 now=self._book.clock(),
                 overdue_after_ms=self._hold_overdue_ms,

@@ -66,7 +66,10 @@ def parse_token(token: str, *, journal_position: int, next_transaction_id: int) 
     if len(parts) > 2 or not all(p.isascii() and p.isdigit() for p in parts):
         raise InvalidArgument("page_token is not one this service issued", field="page_token")
     if len(parts) == 1:  # the token of a version that listed from memory: a transaction id
-        return Cursor(journal_position, min(int(parts[0]), next_transaction_id))
+        before = int(parts[0])
+        if not 0 < before <= next_transaction_id:
+            raise InvalidArgument("page_token is not one this service issued", field="page_token")
+        return Cursor(journal_position, before)
     position, before = int(parts[0]), int(parts[1])
     if not (0 < position <= journal_position and 0 < before <= next_transaction_id):
         raise InvalidArgument("page_token is not one this service issued", field="page_token")

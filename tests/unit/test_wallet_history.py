@@ -38,7 +38,7 @@ async def test_a_sparse_players_pages_read_a_bounded_stretch_and_go_on() -> None
         await book.execute([Deposit("ann", 5, f"ann/a{index}", now=1)])
     history = reader(store, scan_limit=4, window=3)
     cursor: Cursor | None = Cursor(book.position, book.state.last_transaction_id + 1)
-    pages = []
+    pages: list[list[int]] = []
     while cursor is not None and len(pages) < 10:
         page, cursor = await history.page(cursor, 5, owned_by("bob"))
         pages.append([tx.transaction_id for tx in page])
@@ -72,6 +72,8 @@ def test_tokens_name_a_cursor_and_the_old_bare_id_reads_from_the_end() -> None:
     assert parse_token("", journal_position=8, next_transaction_id=9) == Cursor(8, 9)
     assert parse_token("3.4", journal_position=8, next_transaction_id=9) == Cursor(3, 4)
     assert parse_token("4", journal_position=8, next_transaction_id=9) == Cursor(8, 4)
+    with pytest.raises(InvalidArgument):  # a bare id past the ledger's: never issued
+        parse_token("10", journal_position=8, next_transaction_id=9)
     assert parse_token(Cursor(3, 4).token(), journal_position=8, next_transaction_id=9) == (
         Cursor(3, 4)
     )
