@@ -44,8 +44,10 @@ make the refused position look applied. ``last_applied_position`` tells the cons
 resume after a restart.
 
 **State layout.** The state is a frozen value made of persistent maps (:mod:`.pmap`, a hash
-trie) and append-only logs (:mod:`.plog`): a transaction copies a few small nodes, never whole
-dicts. Escrow accounts and rake lines live inside their table's record, so a hand settlement
+trie): a transaction copies a few small nodes, never whole dicts. It is bounded by what is live
+(accounts, tables, holds, client keys), never by the transactions ever posted: those are the
+journal's (the wallet reads its history there), and what the audit needs of them is folded as
+each is posted (:class:`~.state.AuditTotals`; :mod:`.audit`). Escrow accounts and rake lines live inside their table's record, so a hand settlement
 rewrites one table record and nothing else of size (see :mod:`.state`). Time is an input:
 commands carry ``now`` (unix ms) and dealer events their own time, which dates the rake.
 
