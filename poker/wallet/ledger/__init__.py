@@ -47,8 +47,9 @@ resume after a restart.
 trie): a transaction copies a few small nodes, never whole dicts. It is bounded by what is live
 (accounts, tables, holds, client keys), never by the transactions ever posted: those are the
 journal's (the wallet reads its history there), and what the audit needs of them is folded as
-each is posted (:class:`~.state.AuditTotals`; :mod:`.audit`). Escrow accounts and rake lines live inside their table's record, so a hand settlement
-rewrites one table record and nothing else of size (see :mod:`.state`). Time is an input:
+each is posted (:class:`~.state.AuditTotals`; :mod:`.audit`). Escrow accounts and rake lines
+live inside their table's record, so a hand settlement rewrites one table record and nothing
+else of size (see :mod:`.state`). Time is an input:
 commands carry ``now`` (unix ms) and dealer events their own time, which dates the rake.
 
 >>> from poker.wallet.ledger import Deposit, PlaceHold, decide, evolve, player_balance
