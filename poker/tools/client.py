@@ -152,5 +152,8 @@ class WalletClient:
 
     async def audit(self, *, deep: bool = False) -> wpb.AuditResponse:
         """Audit (operator); ``deep``: from scratch, over the whole history."""
-        reply: wpb.AuditResponse = await self.call("Audit", wpb.AuditRequest(deep=deep))
+        timeout = 600.0 if deep else CALL_TIMEOUT_S  # the deep one costs the whole history
+        reply: wpb.AuditResponse = await self.call(
+            "Audit", wpb.AuditRequest(deep=deep), timeout=timeout
+        )
         return reply
