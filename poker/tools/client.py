@@ -150,7 +150,10 @@ class WalletClient:
         )
         return response.balance
 
-    async def audit(self) -> wpb.AuditResponse:
-        """Audit (operator)."""
-        reply: wpb.AuditResponse = await self.call("Audit", wpb.AuditRequest())
+    async def audit(self, *, deep: bool = False) -> wpb.AuditResponse:
+        """Audit (operator); ``deep``: from scratch, over the whole history."""
+        timeout = 600.0 if deep else CALL_TIMEOUT_S  # the deep one costs the whole history
+        reply: wpb.AuditResponse = await self.call(
+            "Audit", wpb.AuditRequest(deep=deep), timeout=timeout
+        )
         return reply

@@ -320,13 +320,14 @@ def _servicer(
     return WalletServicer(
         book,
         metrics,
-        stacks_reader(table_side.store, table_side.seals),
+        stacks_reader(table_side.store, table_side.seals, applier.stacks_at),
         hold_ttl_ms=int(settings.hold_ttl_s * 1000),
         # The sweep runs every --expiry-interval: a hold three sweeps (and a second) past its
         # deadline was missed, and the audit says so.
         hold_overdue_ms=int(settings.expiry_interval_s * 3000) + 1000,
         findings=applier.findings,
         chains=chains_reader(table_side.store),
+        deep_stacks=stacks_reader(table_side.store, table_side.seals),
     )
 
 

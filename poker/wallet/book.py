@@ -20,6 +20,7 @@ from poker.eventstore.aggregate import RetriesExhausted
 from poker.servicekit import flags
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.v1 import ledger_pb2 as lpb
+from poker.wallet.history import HistoryReader
 from poker.wallet.journal import Journal, LoadedLedger, record_id
 from poker.wallet.ledger import DEFAULT_LIMITS, Command, LedgerState, Limits, decide, evolve
 from poker.wallet.metrics import WalletMetrics
@@ -123,6 +124,31 @@ class LedgerBook:
     async def flush_snapshots(self, timeout_s: float = 5.0) -> None:
         """Wait for the snapshot being written, if any (tests, shutdown)."""
         await self._journal.flush_snapshots(timeout_s)
+
+    @property
+    def history(self) -> HistoryReader:
+        """The journal's transactions, for the reads of history (ListTransactions)."""
+        return self._journal.history
+
+    async def replayed(self, attempts: int = 5) -> tuple[LedgerState, LedgerState]:
+        """The deep audit's pair: the ledger rebuilt from the journal's first record (no
+        snapshot), and the live state at the same position. O(history): only the deep audit
+        calls it, one at a time (the servicer's). :class:`Conflict` if the ledger kept moving
+        while the replay caught up ``attempts`` times."""
+        replayed = await self._journal.replay()
+        for _ in range(attempts):
+            loaded = self._loaded
+            if loaded is None:
+                raise NotLeader("this wallet is on standby; retry in a moment")
+            if loaded.position == replayed.position:
+                return replayed.state, loaded.state
+            if loaded.position < replayed.position:  # our state is behind: catch it up first
+                async with self._lock:
+                    if self._loaded is not None:
+                        self._loaded = await self._journal.catch_up(self._loaded)
+                continue
+            replayed = await self._journal.catch_up(replayed)
+        raise Conflict("the ledger kept changing during the deep audit; retry")
 
 
 def _decide_all(

@@ -81,7 +81,11 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("GetBalanceRequest", _ID, "player_id"),
     **_fields("ListTransactionsRequest", _ID, "player_id"),
     **_fields("ListTransactionsRequest", IntRange(0, MAX_PAGE, "transactions"), "page_size"),
-    **_fields("ListTransactionsRequest", Text(20, r"[0-9]+", "digits"), "page_token"),
+    **_fields(
+        "ListTransactionsRequest",
+        Text(41, r"[0-9]+(\.[0-9]+)?", "a page token (digits, one dot)"),
+        "page_token",
+    ),
     **_fields("PlaceHoldRequest", _ID, "hold_id", "player_id", "table_id"),
     **_fields("PlaceHoldRequest", _AMOUNT, "amount"),
     # PlaceHoldRequest.ttl is the one Duration of the wallet's requests: at most a day.

@@ -111,9 +111,11 @@ ACKED = frozenset({Outcome.APPLIED, Outcome.DUPLICATE, Outcome.NO_MONEY})
 @dataclass(frozen=True, slots=True)
 class Finding:
     """Something wrong the consumer knows of, for the Audit: ``kind`` is ``refused_batch`` (a
-    batch no trusted writer sealed there), ``stalled_table`` (consumption of the table is
-    stopped, for whatever reason) or ``foreign_subject`` (a message on a subject that is no
-    table's: ``table_id`` is then the subject)."""
+    batch no trusted writer sealed there), ``broken_chain`` (the table's hash chain breaks at
+    the record consumption stopped on: checked as it was consumed, so the Audit need not re-read
+    the log), ``stalled_table`` (consumption of the table is stopped, for whatever reason) or
+    ``foreign_subject`` (a message on a subject that is no table's: ``table_id`` is then the
+    subject)."""
 
     kind: str
     table_id: str
@@ -177,6 +179,8 @@ class BatchApplier:
         self._stall_reasons: dict[str, str] = {}
         #: table -> the batch refused for its seal
         self.refused: dict[str, Finding] = {}
+        #: table -> where its hash chain breaks (the record it is stalled on)
+        self.broken: dict[str, Finding] = {}
         #: subject -> its message, and when it last came back (monotonic seconds)
         self._foreign: dict[str, tuple[Finding, float]] = {}
 
@@ -186,8 +190,19 @@ class BatchApplier:
         self.stalled.clear()
         self._stall_reasons.clear()
         self.refused.clear()
+        self.broken.clear()
         self._foreign.clear()
         self._metrics.tables_stalled.set(0)
+
+    def stacks_at(self, table_id: str, cursor: int) -> dict[str, int] | None:
+        """The stacks of ``table_id`` as consumed, if the last money event folded is exactly the
+        ledger's ``cursor`` (the stacks change at money events only, and at a void that restores
+        them: :mod:`poker.wallet.mapping`); None when no such view is held. The Audit's view of
+        the dealer, checked record by record as it was consumed."""
+        tracked = self._views.get(table_id)
+        if tracked is None or tracked.view.last_money_version != cursor:
+            return None
+        return dict(tracked.view.stacks)
 
     def findings(self) -> list[Finding]:
         """What the Audit must report: each refused batch and each stalled table."""
@@ -202,7 +217,12 @@ class BatchApplier:
             )
             for table_id, position in sorted(self.stalled.items())
         ]
-        return [*(self.refused[t] for t in sorted(self.refused)), *stalled, *self._foreigners()]
+        return [
+            *(self.refused[t] for t in sorted(self.refused)),
+            *(self.broken[t] for t in sorted(self.broken)),
+            *stalled,
+            *self._foreigners(),
+        ]
 
     #: A foreign subject's message comes back at least this often while it is in the stream
     #: (twice the longest backoff): one that did not is gone (the operator removed it).
@@ -272,7 +292,11 @@ class BatchApplier:
         except SealRefused as refused:
             return self._refuse(table_id, position, refused)
         except _Broken as broken:
-            return self._stall(table_id, position, broken.broken.message)
+            found = broken.broken
+            self.broken[table_id] = Finding(
+                "broken_chain", table_id, found.position, found.kind, found.message
+            )
+            return self._stall(table_id, position, found.message)
         except MappingError as error:  # an earlier record of the log, its seals verified
             return self._stall(table_id, position, f"{type(error).__name__}: {error}")
         if batch is None:
@@ -306,6 +330,7 @@ class BatchApplier:
             _log.info("table_unstalled")
             self._stall_reasons.pop(table_id, None)
             self.refused.pop(table_id, None)
+            self.broken.pop(table_id, None)
             self._metrics.tables_stalled.set(len(self.stalled))
         if mapped.closed:
             self._views.pop(table_id, None)  # nothing more will come
@@ -371,6 +396,7 @@ class BatchApplier:
         self.stalled.pop(table_id, None)
         self._stall_reasons.pop(table_id, None)
         self.refused.pop(table_id, None)
+        self.broken.pop(table_id, None)
         self._views.pop(table_id, None)
         self._metrics.tables_stalled.set(len(self.stalled))
 

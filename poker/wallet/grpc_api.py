@@ -15,6 +15,7 @@ written.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Mapping
 from typing import Final
 
@@ -23,7 +24,7 @@ import structlog
 
 from poker.servicekit import flags
 from poker.servicekit.auth import current_principal
-from poker.servicekit.errors import InvalidArgument, PermissionDenied, RuleViolation
+from poker.servicekit.errors import InvalidArgument, PermissionDenied, RuleViolation, Unavailable
 from poker.servicekit.errors import NotFound as ServiceNotFound
 from poker.servicekit.status import ErrorTable
 from poker.servicekit.tokens import Principal, Role
@@ -32,6 +33,7 @@ from poker.v1 import wallet_pb2_grpc
 from poker.wallet import ledger, queries, wire
 from poker.wallet.book import LedgerBook
 from poker.wallet.bounds import WALLET_BOUNDS
+from poker.wallet.history import parse_token
 from poker.wallet.ledger import Deposit, PlaceHold, VoidHold, Withdraw
 from poker.wallet.metrics import WalletMetrics
 from poker.wallet.queries import ChainReader, FindingsReader, StacksReader
@@ -123,10 +125,13 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         hold_overdue_ms: int = 30_000,
         findings: FindingsReader | None = None,
         chains: ChainReader | None = None,
+        deep_stacks: StacksReader | None = None,
     ) -> None:
         """``findings`` are what the consumer knows is wrong (refused batches, stalled
-        tables), ``chains`` reads the breaks of the tables' hash chains: the Audit reports
-        them beside the ledger's own breaches."""
+        tables), ``chains`` reads the breaks of the tables' hash chains (every table's whole
+        log: the deep Audit's only): the Audit reports them beside the ledger's own
+        breaches; ``deep_stacks`` is the deep Audit's view of the dealer (read from the table
+        log, not from what the consumer folded; default ``stacks``)."""
         self._book = book
         self._hold_overdue_ms = hold_overdue_ms
         self._metrics = metrics
@@ -134,6 +139,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         self._hold_ttl_ms = hold_ttl_ms
         self._findings = findings or list
         self._chains = chains
+        self._deep_running = asyncio.Lock()
+        self._deep_stacks = deep_stacks or stacks
 
     async def _move(self, command: Deposit | Withdraw, key: str) -> tuple[int, wpb.Balance]:
         """Move the money (once per key): the transaction's id and the player's balance."""
@@ -201,13 +208,19 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         """See the proto."""
         _check_bounds(request)
         principal = current_principal()
-        page = wire.page_of(request)
-        listing = queries.list_transactions(
-            self._book.state,
-            _listed_player(principal, request.player_id),
+        player = _listed_player(principal, request.player_id)
+        state, position = self._book.state, self._book.position
+        cursor = parse_token(
+            request.page_token,
+            journal_position=position,
+            next_transaction_id=state.last_transaction_id + 1,
+        )
+        listing = await queries.list_transactions(
+            self._book.history,
+            cursor,
+            player,
             own_only=principal.role is Role.PLAYER,
-            before=page.before,
-            limit=page.limit,
+            limit=wire.page_size(request),
         )
         return wire.transactions_response(listing)
 
@@ -276,6 +289,8 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
     ) -> wpb.AuditResponse:
         """See the proto."""
         _check_bounds(request)
+        if request.deep:
+            return wire.audit_message(await self._deep_audit())
         report = await queries.audit(
             self._book.state,  # one frozen value: the audit sees one instant of the ledger
             self._stacks,
@@ -283,9 +298,27 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
             now=self._book.clock(),
             overdue_after_ms=self._hold_overdue_ms,
             metrics=self._metrics,
-            chains=self._chains,
         )
         return wire.audit_message(report)
+
+    async def _deep_audit(self) -> queries.AuditReport:
+        """The audit from scratch: the ledger replayed from the journal's first record and
+        compared with the live state, every hold re-checked, every table's chain re-read. Costs
+        the whole history: one at a time (a second caller is told to retry)."""
+        if self._deep_running.locked():
+            raise Unavailable("a deep audit is already running; retry when it is done")
+        async with self._deep_running:
+            replayed, state = await self._book.replayed()
+            return await queries.audit(
+                state,
+                self._deep_stacks,
+                self._findings,
+                now=self._book.clock(),
+                overdue_after_ms=self._hold_overdue_ms,
+                metrics=self._metrics,
+                chains=self._chains,
+                recomputed={name: entry.balance for name, entry in replayed.account_items()},
+            )
 
 
 __all__ = [

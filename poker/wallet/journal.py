@@ -77,13 +77,16 @@ from poker.eventstore.snapshots import SnapshotStore
 from poker.servicekit import flags
 from poker.servicekit.flagspec import Program
 from poker.v1 import ledger_pb2 as lpb
+from poker.wallet.history import HistoryReader
 from poker.wallet.ledger import LedgerState, evolve
 from poker.wallet.ledger.plog import PLog
 from poker.wallet.ledger.pmap import PMap
 from poker.wallet.ledger.state import (
     AccountState,
+    AuditTotals,
     Hold,
     HoldStatus,
+    KeyedTransaction,
     Kind,
     RakeKey,
     RakeLine,
@@ -96,7 +99,9 @@ _log = structlog.get_logger(__name__)
 #: The journal's key (subject token) in the wallet stream, and its snapshot's key.
 LEDGER_KEY = "ledger"
 #: Bumped when the pickled layout of LedgerState changes: older snapshots are then ignored.
-_SNAPSHOT_FORMAT = 4  # 4: the refused journal records are part of the state
+# 4: the refused journal records are part of the state; 5: no transactions (they are the
+# journal's), the audit's running totals, client keys with what a retry is compared with
+_SNAPSHOT_FORMAT = 5
 #: The only writer whose key may seal a journal record.
 _LEDGER_WRITERS: Final = frozenset({Writer.LEDGER})
 #: How many refused records the state names (the Audit); the count goes on past it.
@@ -120,9 +125,13 @@ _ALLOWED: Final = frozenset(
         RakeKey,
         RakeLine,
         TableLedger,
+        AuditTotals,
+        KeyedTransaction,
+        PMap,
+        # a snapshot of an older layout names these: it unpickles, is found of another layout
+        # and ignored (the ledger is rebuilt from the journal), never refused as foreign
         Transaction,
         PLog,
-        PMap,
     )
 )
 
@@ -330,14 +339,25 @@ class Journal:
             writer=Writer.WALLET,
             on_refused=on_snapshot_refused,
         )
+        codec = LedgerCodec(keyring, unsealed_before=unsealed_before, on_refused=on_record_refused)
+        #: the transactions ever posted, read from the journal (ListTransactions)
+        self.history = HistoryReader(store, LEDGER_KEY, codec.verify)
         self.aggregate: Aggregate[LedgerState, Sequence[lpb.LedgerEvent]] = Aggregate(
             store,
             sealed,
-            LedgerCodec(keyring, unsealed_before=unsealed_before, on_refused=on_record_refused),
+            codec,
             snapshot_every=snapshot_every,
             encode_snapshot_in_thread=True,
             on_snapshot_written=_snapshot_saved,
             log_prefix="ledger_",
+        )
+        self._replayer: Aggregate[LedgerState, Sequence[lpb.LedgerEvent]] = Aggregate(
+            store,
+            sealed,
+            LedgerCodec(keyring, unsealed_before=unsealed_before),
+            snapshot_every=snapshot_every,
+            save_snapshots=False,  # it only reads: catch_up, never an append
+            log_prefix="ledger_replay_",
         )
 
     async def load(self) -> LoadedLedger:
@@ -359,6 +379,12 @@ class Journal:
             seconds=round(time.perf_counter() - started, 3),
         )
         return loaded
+
+    async def replay(self) -> LoadedLedger:
+        """The ledger rebuilt from the journal's first record, no snapshot (the deep audit),
+        by a codec of its own that does not count the refused records again (the live one
+        counted each as it came)."""
+        return await self._replayer.catch_up(self._replayer.empty(LEDGER_KEY))
 
     async def catch_up(self, loaded: LoadedLedger) -> LoadedLedger:
         """``loaded`` with every record appended after it folded in."""

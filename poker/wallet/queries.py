@@ -12,7 +12,7 @@ Balance(player_id='ann', cash=0, held=0, escrow=(), total=0)
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from poker.servicekit.errors import NotFound
@@ -20,8 +20,9 @@ from poker.tablelog.chain import ChainBreak
 from poker.v1.ledger_pb2 import LedgerEvent
 from poker.wallet import ledger
 from poker.wallet.consumer import Finding
+from poker.wallet.history import Cursor, HistoryReader, account_of, owned_by
 from poker.wallet.ledger import BreachKind, Hold, Transaction
-from poker.wallet.ledger.accounts import cash_account, escrow_account, held_account
+from poker.wallet.ledger.accounts import cash_account
 from poker.wallet.ledger.queries import RakeDimension, RakeRow
 from poker.wallet.ledger.state import CLIENT_KEY_PREFIX
 from poker.wallet.metrics import WalletMetrics
@@ -52,7 +53,7 @@ FindingsReader = Callable[[], Sequence[Finding]]
 #: ``chains(state)``: every break of the tables' hash chains (the audit; poker.tablelog.chain).
 ChainReader = Callable[[ledger.LedgerState], Awaitable[Sequence[ChainBreak]]]
 #: The kinds of finding the consumer reports (metric labels of ``poker_wallet_audit_breaches``).
-CONSUMER_FINDINGS = ("refused_batch", "stalled_table", "foreign_subject")
+CONSUMER_FINDINGS = ("refused_batch", "stalled_table", "foreign_subject")  # and broken_chain
 #: The kind of breach a table log's broken hash chain is.
 BROKEN_CHAIN = "broken_chain"
 #: The kind of breach a journal record the wallet refused is (someone else wrote it there).
@@ -105,16 +106,8 @@ def moved_transaction_id(state: ledger.LedgerState, events: Sequence[LedgerEvent
     a repeat (no events) the first request's."""
     if events:
         return events[0].transaction_posted.transaction_id
-    return state.keys.get(CLIENT_KEY_PREFIX + key, 0)
-
-
-def player_accounts(state: ledger.LedgerState, player_id: str) -> list[str]:
-    """Every account of the player: cash, held and each escrow he ever had."""
-    accounts = [cash_account(player_id), held_account(player_id)]
-    for table_id, table in state.tables.items_iter():
-        if player_id in table.escrow:
-            accounts.append(escrow_account(table_id, player_id))
-    return accounts
+    keyed = state.keys.get(CLIENT_KEY_PREFIX + key)
+    return 0 if keyed is None else keyed.transaction_id
 
 
 # --- transactions -------------------------------------------------------------------------------
@@ -122,7 +115,7 @@ def player_accounts(state: ledger.LedgerState, player_id: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class TransactionListing:
-    """One page of transactions, newest first; ``next_before`` is None on the last page.
+    """One page of transactions, newest first; ``next_token`` is "" on the last page.
 
     ``visible`` is the accounts whose postings the caller may see (None: every posting, and the
     rake): a player sees only his own.
@@ -130,44 +123,28 @@ class TransactionListing:
 
     transactions: tuple[Transaction, ...]
     visible: frozenset[str] | None
-    next_before: int | None
+    next_token: str
 
 
-def transactions_page(
-    state: ledger.LedgerState, accounts: list[str] | None, before: int | None, limit: int
-) -> tuple[list[Transaction], int | None]:
-    """Up to ``limit`` transactions touching any of ``accounts`` (all if None), newest first,
-    below id ``before``; and the ``before`` of the next page (None: the last page)."""
-    if accounts is None:
-        page = ledger.list_transactions(state, before=before, limit=limit)
-        return list(page.transactions), page.next_before
-    # Each account's newest ``limit + 1`` ids below the cursor, merged: the page is the newest
-    # ``limit`` of the union, and there is more if the union holds more.
-    found: dict[int, Transaction] = {}
-    for account in accounts:
-        more = ledger.list_transactions(state, account=account, before=before, limit=limit + 1)
-        for tx in more.transactions:
-            found[tx.transaction_id] = tx
-    ordered = [found[tx_id] for tx_id in sorted(found, reverse=True)]
-    if len(ordered) > limit:
-        return ordered[:limit], ordered[limit - 1].transaction_id
-    return ordered, None
-
-
-def list_transactions(
-    state: ledger.LedgerState,
+async def list_transactions(
+    reader: HistoryReader,
+    cursor: Cursor,
     player_id: str | None,
     *,
     own_only: bool,
-    before: int | None,
     limit: int,
 ) -> TransactionListing:
-    """A page of the transactions of ``player_id`` (None: the whole ledger); ``own_only`` (the
-    caller is that player) keeps the other accounts' postings and the rake out of it."""
-    accounts = None if player_id is None else player_accounts(state, player_id)
-    page, next_before = transactions_page(state, accounts, before, limit)
-    visible = frozenset(accounts) if own_only and accounts is not None else None
-    return TransactionListing(tuple(page), visible, next_before)
+    """A page of the transactions of ``player_id`` (None: the whole ledger), read from the
+    journal (:mod:`poker.wallet.history`: at most its scan limit of records per page);
+    ``own_only`` (the caller is that player) keeps the other accounts' postings and the rake
+    out of it."""
+    wanted = None if player_id is None else owned_by(player_id)
+    page, following = await reader.page(cursor, limit, wanted)
+    visible = None
+    if own_only and player_id is not None:
+        mine = account_of(player_id)
+        visible = frozenset(a for tx in page for a, _ in tx.postings if mine(a))
+    return TransactionListing(tuple(page), visible, "" if following is None else following.token())
 
 
 # --- holds, tables, rake ------------------------------------------------------------------------
@@ -299,19 +276,33 @@ async def audit(
     overdue_after_ms: int,
     metrics: WalletMetrics,
     chains: ChainReader | None = None,
+    recomputed: Mapping[str, int] | None = None,
 ) -> AuditReport:
     """The ledger's own breaches at ``state`` (against the dealer's stacks at the ledger's
     cursor), the consumer's findings, the journal records the wallet refused and, with
     ``chains``, every break of a table log's hash chain; each kind's count goes to
-    ``metrics``."""
+    ``metrics``. ``chains`` and ``recomputed`` (the balances a from-scratch replay of the
+    journal computes) are the deep audit's: without them the cost is bounded by what is live
+    (see :mod:`poker.wallet.ledger.audit`)."""
     table_stacks = await stacks(state)
     found = [
         Breach(b.kind.value, b.subject, b.message)
-        for b in ledger.audit(state, table_stacks, now=now, overdue_after_ms=overdue_after_ms)
+        for b in ledger.audit(
+            state,
+            table_stacks,
+            now=now,
+            overdue_after_ms=overdue_after_ms,
+            recomputed=recomputed,
+        )
     ]
     found += [Breach(f.kind, f.table_id, f.message) for f in findings()]
-    if chains is not None:
-        found += [Breach(BROKEN_CHAIN, b.table_id, b.message) for b in await chains(state)]
+    if chains is not None:  # the deep audit: each break once, if the consumer found it too
+        known = {(b.subject, b.message) for b in found if b.kind == BROKEN_CHAIN}
+        found += [
+            Breach(BROKEN_CHAIN, b.table_id, b.message)
+            for b in await chains(state)
+            if (b.table_id, b.message) not in known
+        ]
     found += journal_breaches(state)
     kinds = (*(k.value for k in BreachKind), *CONSUMER_FINDINGS, BROKEN_CHAIN)
     for kind in (*kinds, REFUSED_JOURNAL_RECORD):

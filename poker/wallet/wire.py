@@ -6,13 +6,12 @@ Requests in: the fields a request's bounds (:mod:`poker.wallet.bounds`) do not a
 :class:`~poker.servicekit.errors.InvalidArgument`. Replies out: balances, holds, transactions (as
 the caller may see them), escrows, the rake report and the audit.
 
->>> page_of(wpb.ListTransactionsRequest(page_size=10, page_token="42"))
-Page(before=42, limit=10)
+>>> page_size(wpb.ListTransactionsRequest(page_size=10)), page_size(wpb.ListTransactionsRequest())
+(10, 50)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -61,23 +60,13 @@ def client_key(player_id: str, key: str) -> str:
     return f"{player_id}/{key}"
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
-    """Which page of transactions: those below id ``before`` (None: the newest), ``limit``."""
-
-    before: int | None
-    limit: int
-
-
-def page_of(request: wpb.ListTransactionsRequest) -> Page:
-    """The page a ListTransactions asks for (the token is the ``next_page_token`` we issued)."""
+def page_size(request: wpb.ListTransactionsRequest) -> int:
+    """How many transactions a ListTransactions asks for (its token is checked against the
+    journal: :func:`poker.wallet.history.parse_token`)."""
     limit = request.page_size or DEFAULT_PAGE
     if not 0 < limit <= MAX_PAGE:
         raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}", field="page_size")
-    token = request.page_token
-    if token and not (token.isascii() and token.isdigit()):  # "²" is a digit to isdigit
-        raise InvalidArgument("page_token is not one this service issued", field="page_token")
-    return Page(int(token) if token else None, limit)
+    return limit
 
 
 def rake_dimensions(request: wpb.GetRakeReportRequest) -> tuple[RakeDimension, ...]:
@@ -171,7 +160,7 @@ def transactions_response(listing: TransactionListing) -> wpb.ListTransactionsRe
     """A page of transactions and the token of the next one ("" on the last page)."""
     return wpb.ListTransactionsResponse(
         transactions=[transaction_view(tx, listing.visible) for tx in listing.transactions],
-        next_page_token="" if listing.next_before is None else str(listing.next_before),
+        next_page_token=listing.next_token,
     )
 
 

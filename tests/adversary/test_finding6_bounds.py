@@ -288,7 +288,7 @@ async def test_strings_are_bounded_in_length_and_charset(
         wpb.DepositRequest(player_id="a" * 129, amount=1, idempotency_key="k"),
         wpb.DepositRequest(player_id="ann", amount=INT64_MAX, idempotency_key="k-max"),
         wpb.WithdrawRequest(player_id="ann", amount=1, idempotency_key="k" * 65),
-        wpb.ListTransactionsRequest(player_id="ann", page_token="9" * 21),
+        wpb.ListTransactionsRequest(player_id="ann", page_token="9" * 42),
         wpb.GetRakeReportRequest(day_from="2026-1-1"),
     ],
 )

@@ -181,9 +181,11 @@ async def test_json_on_every_command_parses(room: Room) -> None:
         ["deposit", "carol", "500"],
         ["balance", "carol"],
         ["transactions", "carol"],
+        ["transactions", "carol", "--limit", "1", "--page-token", "1"],
         ["escrow", table_id],
         ["rake"],
         ["audit"],
+        ["audit", "--deep"],
         ["token", "carol"],
     ):
         json.loads(await pokerctl(room, *command, "--json"))

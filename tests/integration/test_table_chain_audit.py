@@ -36,6 +36,11 @@ async def test_the_audit_names_a_batch_that_breaks_the_tables_chain(room: Room) 
     )
     broken = [b for b in report.breaches if b.kind == "broken_chain"]
     assert [b.subject for b in broken] == [table_id]
+    # The deep audit (every table's log re-read from its first record) finds the same break.
+    deep = await room.operator.audit(deep=True)
+    assert [(b.subject, b.message) for b in deep.breaches if b.kind == "broken_chain"] == [
+        (b.subject, b.message) for b in broken
+    ]
     assert broken[0].message == (
         f"table {table_id}: the batch of version {version + 1} (position {at}) has no link to the"
         " batch before it, after the chain began: it was injected, or its link stripped"

@@ -36,11 +36,13 @@ from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.tablelog.seals import TableSeals
 from poker.testing.dealer import TEST_WALLET_LOG_KEYS, harness_seals
 from poker.v1 import events_pb2 as pb
+from poker.v1 import ledger_pb2 as lpb
 from poker.wallet import ledger
 from poker.wallet.book import LedgerBook
 from poker.wallet.consumer import ACKED, BatchApplier, Outcome, dealer_stacks
-from poker.wallet.journal import Journal
+from poker.wallet.journal import LEDGER_KEY, Journal
 from poker.wallet.ledger import Deposit, PlaceHold
+from poker.wallet.ledger.events import decode_transaction
 from poker.wallet.mapping import MONEY_BODIES
 from poker.wallet.metrics import WalletMetrics
 from tests.drawn import Choices
@@ -326,7 +328,12 @@ async def deliver_session(
 
     state = wallet.book.state
     money = [e for b in session.batches for e in b if e.WhichOneof("body") in MONEY_BODIES]
-    sourced = [tx for tx in state.transactions if tx.source_table_id == TABLE]
+    sourced = [
+        tx
+        async for record in wallet.journal_store.read(LEDGER_KEY)
+        for event in lpb.LedgerEventBatch.FromString(record.data).events
+        if (tx := decode_transaction(event)[0]).source_table_id == TABLE
+    ]
     assert [tx.source_position for tx in sourced] == [e.version for e in money]  # once, in order
     assert ledger.last_applied_position(state, TABLE) == (money[-1].version if money else 0)
     cursor = ledger.last_applied_position(state, TABLE)

@@ -31,6 +31,7 @@ from poker.wallet.ledger import (
     player_balance,
     table_escrow,
 )
+from poker.wallet.ledger.events import decode_transaction
 
 T0 = 1_700_000_000_000
 TTL = 30_000
@@ -102,7 +103,7 @@ def test_posting_a_hold_moves_it_into_the_tables_escrow() -> None:
     hold = find_hold(state, "h1")
     assert hold is not None and hold.status is HoldStatus.POSTED
     assert last_applied_position(state, "t1") == 7
-    assert state.transaction(3).kind is Kind.HOLD_POSTED
+    assert decode_transaction(events[0])[0].kind is Kind.HOLD_POSTED
 
 
 def test_posting_part_of_a_hold_returns_the_rest_to_cash_at_once() -> None:
@@ -128,12 +129,12 @@ def test_a_hold_posts_only_for_its_own_player_and_table() -> None:
 
 
 def test_voiding_a_hold_returns_the_cash() -> None:
-    state, _ = execute(held(400), VoidHold("h1", now=T0 + 5, reason="seat taken"))
+    state, events = execute(held(400), VoidHold("h1", now=T0 + 5, reason="seat taken"))
 
     assert player_balance(state, "ann") == PlayerBalance("ann", cash=1_000, held=0)
     hold = find_hold(state, "h1")
     assert hold is not None and hold.status is HoldStatus.VOIDED
-    assert state.transaction(3).reason == "seat taken"
+    assert decode_transaction(events[0])[0].reason == "seat taken"
 
 
 def test_voiding_twice_changes_nothing() -> None:

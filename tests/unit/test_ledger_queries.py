@@ -1,4 +1,5 @@
-"""Ledger queries: transaction listings, the rake report by table, game and UTC day, balances."""
+"""Ledger queries: the rake report by table, game and UTC day, balances (the transaction
+listings read the journal: test_wallet_history.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,8 @@ from poker.wallet.ledger import (
     RakeRow,
     SettleHand,
     SourceEvent,
-    Withdraw,
     escrow_by_table,
     execute,
-    list_transactions,
     pending_holds,
     rake_report,
     utc_day,
@@ -34,54 +33,6 @@ def with_deposits(count: int) -> LedgerState:
     for index in range(count):
         state, _ = execute(state, Deposit("ann", 10 + index, f"pay-{index}", now=T0 + index))
     return state
-
-
-def test_transactions_are_listed_newest_first() -> None:
-    page = list_transactions(with_deposits(3))
-
-    assert [tx.transaction_id for tx in page.transactions] == [3, 2, 1]
-    assert page.next_before is None
-
-
-def test_listing_pages_with_the_last_id_seen() -> None:
-    state = with_deposits(5)
-
-    first = list_transactions(state, limit=2)
-    second = list_transactions(state, limit=2, before=first.next_before)
-    third = list_transactions(state, limit=2, before=second.next_before)
-
-    assert [tx.transaction_id for tx in first.transactions] == [5, 4]
-    assert [tx.transaction_id for tx in second.transactions] == [3, 2]
-    assert [tx.transaction_id for tx in third.transactions] == [1]
-    assert third.next_before is None
-
-
-def test_a_page_does_not_shift_when_new_transactions_arrive() -> None:
-    state = with_deposits(4)
-    first = list_transactions(state, limit=2)
-    state, _ = execute(state, Deposit("ann", 1, "pay-late", now=T0))
-
-    second = list_transactions(state, limit=2, before=first.next_before)
-
-    assert [tx.transaction_id for tx in second.transactions] == [2, 1]
-
-
-def test_an_accounts_listing_shows_only_the_transactions_that_touched_it() -> None:
-    state = with_deposits(2)
-    state, _ = execute(state, Deposit("bob", 50, "pay-bob", now=T0))
-    state, _ = execute(state, Withdraw("ann", 5, "out-1", now=T0))
-
-    ann = list_transactions(state, account="cash:ann")
-    bob = list_transactions(state, account="cash:bob", limit=1)
-
-    assert [tx.transaction_id for tx in ann.transactions] == [4, 2, 1]
-    assert [tx.transaction_id for tx in bob.transactions] == [3]
-    assert list_transactions(state, account="cash:nobody").transactions == ()
-
-
-def test_a_page_needs_a_positive_limit() -> None:
-    with pytest.raises(ValueError, match="positive limit"):
-        list_transactions(LedgerState(), limit=0)
 
 
 def test_the_utc_day_turns_at_midnight() -> None:

@@ -31,6 +31,7 @@ from poker.wallet.ledger import (
     player_balance,
     table_escrow,
 )
+from poker.wallet.ledger.events import decode_transaction
 
 T0 = 1_700_000_000_000
 
@@ -60,7 +61,7 @@ def test_settle_hand_moves_escrow_between_players_and_to_house_rake_summing_to_z
 
     state, events = execute(table.state, hand)
 
-    tx = state.transaction(state.last_transaction_id)
+    tx = decode_transaction(events[-1])[0]
     assert tx.kind is Kind.HAND_SETTLED
     assert sum(amount for _, amount in tx.postings) == 0
     assert table_escrow(state, "t1") == {"ann": 597, "bob": 400}
@@ -120,10 +121,10 @@ def test_an_unraked_hand_posts_nothing_to_the_house() -> None:
     table = Table()
     hand = SettleHand(table.next(), "hand-1", "holdem", {"ann": 5, "bob": -5}, 0, now=T0)
 
-    state, _ = execute(table.state, hand)
+    state, events = execute(table.state, hand)
 
     assert state.balance(HOUSE_RAKE) == 0
-    assert [account for account, _ in state.transaction(state.last_transaction_id).postings] == [
+    assert [account for account, _ in decode_transaction(events[-1])[0].postings] == [
         "escrow:t1:ann",
         "escrow:t1:bob",
     ]

@@ -16,8 +16,7 @@ from poker.eventstore.sealing import Refusal, SealRefused, Writer, new_keyring, 
 from poker.servicekit.errors import InvalidArgument
 from poker.tools.pokerctl.operators import PAIR as _PAIR
 from poker.v1 import dealer_pb2 as dpb
-from poker.v1 import wallet_pb2 as wpb
-from poker.wallet.wire import page_of
+from poker.wallet.history import parse_token
 
 NOT_ASCII_DIGITS = ("\u00b2", "1\u00b2", "\u0663")  # ², 1², ٣
 
@@ -41,7 +40,7 @@ def test_a_seal_claiming_a_non_ascii_position_is_malformed(digits: str) -> None:
 @pytest.mark.parametrize("digits", NOT_ASCII_DIGITS)
 def test_a_page_token_of_non_ascii_digits_is_an_invalid_argument(digits: str) -> None:
     with pytest.raises(InvalidArgument):
-        page_of(wpb.ListTransactionsRequest(player_id="ann", page_token=digits))
+        parse_token(digits, journal_position=10, next_transaction_id=10)
 
 
 @pytest.mark.parametrize("digits", NOT_ASCII_DIGITS)

@@ -101,11 +101,18 @@ async def with_dealer(ctl: Ctl, body: Callable[[grpc.aio.Channel], Awaitable[Non
 
 
 async def wallet_call(
-    ctl: Ctl, method: str, request: Any, subject: str = "operator", role: Role = Role.OPERATOR
+    ctl: Ctl,
+    method: str,
+    request: Any,
+    subject: str = "operator",
+    role: Role = Role.OPERATOR,
+    *,
+    timeout_s: float | None = None,
 ) -> Any:
     """One Wallet call as ``role``, made once the wallet reports SERVING: the channel's health
     checks and retry policy wait a few seconds for a wallet still taking its lease
-    (:mod:`poker.servicekit.channels`)."""
+    (:mod:`poker.servicekit.channels`); ``timeout_s`` for a call that takes longer (the deep
+    audit)."""
     token = issue_token(ctl.keys(), subject=subject, role=role)
     address = ctl.settings.wallet
     tls = ctl.settings.tls()
@@ -113,7 +120,8 @@ async def wallet_call(
     async with aio_channel(address, tls, options) as channel:
         await _ready(channel, "wallet", address, "--wallet (POKER_WALLET)", tls=tls is not None)
         wallet = WalletClient(channel, None, subject, role, token=token)
-        return await wallet.call(method, request, timeout=_WALLET_WAIT_S, wait_for_ready=True)
+        timeout = _WALLET_WAIT_S if timeout_s is None else timeout_s
+        return await wallet.call(method, request, timeout=timeout, wait_for_ready=True)
 
 
 def json_option(function: F) -> F:

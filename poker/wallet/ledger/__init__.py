@@ -44,9 +44,12 @@ make the refused position look applied. ``last_applied_position`` tells the cons
 resume after a restart.
 
 **State layout.** The state is a frozen value made of persistent maps (:mod:`.pmap`, a hash
-trie) and append-only logs (:mod:`.plog`): a transaction copies a few small nodes, never whole
-dicts. Escrow accounts and rake lines live inside their table's record, so a hand settlement
-rewrites one table record and nothing else of size (see :mod:`.state`). Time is an input:
+trie): a transaction copies a few small nodes, never whole dicts. It is bounded by what is live
+(accounts, tables, holds, client keys), never by the transactions ever posted: those are the
+journal's (the wallet reads its history there), and what the audit needs of them is folded as
+each is posted (:class:`~.state.AuditTotals`; :mod:`.audit`). Escrow accounts and rake lines
+live inside their table's record, so a hand settlement rewrites one table record and nothing
+else of size (see :mod:`.state`). Time is an input:
 commands carry ``now`` (unix ms) and dealer events their own time, which dates the rake.
 
 >>> from poker.wallet.ledger import Deposit, PlaceHold, decide, evolve, player_balance
@@ -112,11 +115,9 @@ from poker.wallet.ledger.limits import DEFAULT_LIMITS, Limits, money_inside
 from poker.wallet.ledger.queries import (
     PlayerBalance,
     RakeRow,
-    TransactionPage,
     escrow_by_table,
     find_hold,
     last_applied_position,
-    list_transactions,
     pending_holds,
     player_balance,
     rake_lines,
@@ -174,7 +175,6 @@ __all__ = [
     "TableClosed",
     "TableLedger",
     "Transaction",
-    "TransactionPage",
     "UnbalancedSettlement",
     "UnknownEscrow",
     "UnknownEvent",
@@ -192,7 +192,6 @@ __all__ = [
     "find_hold",
     "held_account",
     "last_applied_position",
-    "list_transactions",
     "money_inside",
     "parse_account",
     "pending_holds",

@@ -3,7 +3,14 @@
 ``decide`` keeps all of these true; the audit exists for what ``decide`` cannot see: a log written
 by a buggy version, an edited stream, a dealer whose stacks drifted from the escrow. It never raises
 on a breach; it returns one :class:`Breach` per broken invariant and subject, so an operator sees
-every problem at once. Cost: one pass over all postings (run it offline or on a snapshot).
+every problem at once.
+
+Cost: bounded by what is live (accounts, open tables, pending holds), never by the transactions
+ever posted: what the audit needs of each transaction (money in and out, the rake, whether its
+postings balance, whether a hold's ending is explained) is folded by ``evolve`` as it is posted
+(:class:`~poker.wallet.ledger.state.AuditTotals`). The checks that need the whole history run
+only when given it (``deep``: the balances a from-scratch replay of the journal computes, and
+every hold ever placed re-checked).
 """
 
 from __future__ import annotations
@@ -16,14 +23,13 @@ from poker.wallet.ledger.accounts import (
     HELD,
     HOUSE_RAKE,
     WORLD,
-    escrow_account,
     must_stay_non_negative,
     parse_account,
 )
 from poker.wallet.ledger.errors import InvalidCommand
 from poker.wallet.ledger.limits import INT64_MAX
 from poker.wallet.ledger.queries import escrow_by_table, rake_lines
-from poker.wallet.ledger.state import Hold, HoldStatus, Kind, LedgerState
+from poker.wallet.ledger.state import Hold, HoldStatus, LedgerState
 
 
 class BreachKind(enum.StrEnum):
@@ -52,22 +58,13 @@ class Breach:
     message: str
 
 
-@dataclass(slots=True)
-class _Totals:
-    """What the transactions say, recomputed in one pass."""
-
-    balances: dict[str, int]
-    deposited: int = 0
-    withdrawn: int = 0
-    hands_rake: int = 0
-
-
 def audit(
     state: LedgerState,
     dealer_stacks_by_table: Mapping[str, Mapping[str, int]] | None = None,
     *,
     now: int | None = None,
     overdue_after_ms: int = 0,
+    recomputed: Mapping[str, int] | None = None,
 ) -> list[Breach]:
     """Every breach of the ledger's invariants; ``[]`` for a consistent ledger.
 
@@ -75,57 +72,80 @@ def audit(
     boundary as the dealer sees it; each table given is compared with its escrow. With ``now``
     (unix ms), a hold still pending more than ``overdue_after_ms`` past its deadline is a breach
     (the expiry sweep should have returned its cash).
+
+    ``recomputed`` (the deep audit) is every account's balance as a from-scratch replay of the
+    journal computes it: each account that differs is a ``balance_drift`` (a snapshot that is
+    not the fold of the journal), and every hold ever placed is re-checked, not only the open
+    ones. Without it the cost is bounded by the live accounts, tables and holds.
     """
-    breaches: list[Breach] = []
-    totals = _replay_postings(state, breaches)
-    _check_balances(state, totals, breaches)
-    _check_conservation(state, totals, breaches)
+    breaches = _recorded_breaches(state)
+    _check_balances(state, recomputed, breaches)
+    _check_conservation(state, breaches)
     _check_held(state, breaches)
     _check_escrow_seats(state, breaches)
-    _check_rake(state, totals, breaches)
-    _check_holds(state, breaches, now, overdue_after_ms)
+    _check_rake(state, breaches)
+    _check_holds(state, breaches, now, overdue_after_ms, every_hold=recomputed is not None)
     if dealer_stacks_by_table is not None:
         _check_dealer_stacks(state, dealer_stacks_by_table, breaches)
     return breaches
 
 
-def _replay_postings(state: LedgerState, breaches: list[Breach]) -> _Totals:
-    totals = _Totals(balances={})
-    balances = totals.balances
-    for tx_id, tx in enumerate(state.transactions, start=1):
-        total = 0
-        for account, amount in tx.postings:
-            balances[account] = balances.get(account, 0) + amount
-            total += amount
-            if account == WORLD and tx.kind is Kind.DEPOSIT:
-                totals.deposited -= amount
-            elif account == WORLD and tx.kind is Kind.WITHDRAWAL:
-                totals.withdrawn += amount
-        if total:
-            breaches.append(
-                Breach(
-                    BreachKind.UNBALANCED_TRANSACTION,
-                    f"transaction {tx_id}",
-                    f"transaction {tx_id} ({tx.kind.name.lower()}) has postings summing to "
-                    f"{total}; every transaction must sum to zero.",
-                )
+def _recorded_breaches(state: LedgerState) -> list[Breach]:
+    """The breaches ``evolve`` found as the transactions were posted (the latest named, one line
+    for those too old to be)."""
+    totals = state.totals
+    breaches = [
+        Breach(
+            BreachKind.UNBALANCED_TRANSACTION,
+            f"transaction {tx_id}",
+            f"transaction {tx_id} ({kind}) has postings summing to {total}; every transaction "
+            "must sum to zero.",
+        )
+        for tx_id, kind, total in totals.unbalanced_recent
+    ]
+    older = totals.unbalanced - len(totals.unbalanced_recent)
+    if older > 0:
+        breaches.insert(
+            0,
+            Breach(
+                BreachKind.UNBALANCED_TRANSACTION,
+                "transactions",
+                f"{older} more unbalanced transactions before the latest "
+                f"{len(totals.unbalanced_recent)} named.",
+            ),
+        )
+    breaches += [
+        Breach(BreachKind.HOLD_WRONG_STATE, f"hold {hold_id}", problem)
+        for hold_id, problem in totals.bad_hold_endings_recent
+    ]
+    older = totals.bad_hold_endings - len(totals.bad_hold_endings_recent)
+    if older > 0:
+        breaches.append(
+            Breach(
+                BreachKind.HOLD_WRONG_STATE,
+                "holds",
+                f"{older} more hold endings the records do not explain, before the latest "
+                f"{len(totals.bad_hold_endings_recent)} named.",
             )
-        if tx.kind is Kind.HAND_SETTLED:
-            totals.hands_rake += tx.rake
-    return totals
+        )
+    return breaches
 
 
-def _check_balances(state: LedgerState, totals: _Totals, breaches: list[Breach]) -> None:
-    names = set(totals.balances) | {name for name, _ in state.account_items()}
+def _check_balances(
+    state: LedgerState, recomputed: Mapping[str, int] | None, breaches: list[Breach]
+) -> None:
+    names = {name for name, _ in state.account_items()}
+    if recomputed is not None:
+        names |= set(recomputed)
     for name in sorted(names):
         stored = state.balance(name)
-        recomputed = totals.balances.get(name, 0)
-        if stored != recomputed:
+        replayed = stored if recomputed is None else recomputed.get(name, 0)
+        if stored != replayed:
             breaches.append(
                 Breach(
                     BreachKind.BALANCE_DRIFT,
                     name,
-                    f"account {name} shows {stored} but its postings sum to {recomputed}.",
+                    f"account {name} shows {stored} but its postings sum to {replayed}.",
                 )
             )
         if must_stay_non_negative(name) and stored < 0:
@@ -156,7 +176,8 @@ def _check_balances(state: LedgerState, totals: _Totals, breaches: list[Breach])
             )
 
 
-def _check_conservation(state: LedgerState, totals: _Totals, breaches: list[Breach]) -> None:
+def _check_conservation(state: LedgerState, breaches: list[Breach]) -> None:
+    totals = state.totals
     inside = sum(entry.balance for name, entry in state.account_items() if name != WORLD)
     expected = totals.deposited - totals.withdrawn
     if inside != expected:
@@ -208,7 +229,8 @@ def _check_escrow_seats(state: LedgerState, breaches: list[Breach]) -> None:
                 )
 
 
-def _check_rake(state: LedgerState, totals: _Totals, breaches: list[Breach]) -> None:
+def _check_rake(state: LedgerState, breaches: list[Breach]) -> None:
+    totals = state.totals
     house = state.balance(HOUSE_RAKE)
     reported = sum(line.rake for _, line in rake_lines(state))
     if house != totals.hands_rake:
@@ -231,21 +253,22 @@ def _check_rake(state: LedgerState, totals: _Totals, breaches: list[Breach]) -> 
         )
 
 
-#: The transaction kind that ends a hold in each final state.
-_ENDED_BY: Mapping[HoldStatus, Kind] = {
-    HoldStatus.POSTED: Kind.HOLD_POSTED,
-    HoldStatus.VOIDED: Kind.HOLD_VOIDED,
-    HoldStatus.EXPIRED: Kind.HOLD_EXPIRED,
-}
-
-
 def _check_holds(
-    state: LedgerState, breaches: list[Breach], now: int | None, overdue_after_ms: int
+    state: LedgerState,
+    breaches: list[Breach],
+    now: int | None,
+    overdue_after_ms: int,
+    *,
+    every_hold: bool,
 ) -> None:
     """Each hold in a state its records explain: open ones indexed, not at a closed table, not
-    overdue; ended ones ended by the matching transaction (a posted one by a seat's posting into
-    that player's escrow at that table)."""
-    for hold_id, hold in state.holds.items_iter():
+    overdue; ended ones ended by a transaction (``every_hold``: the deep audit; how each was
+    ended is checked as it ends, see :func:`~poker.wallet.ledger.evolve.evolve`)."""
+    if every_hold:
+        holds = state.holds.items_iter()
+    else:
+        holds = ((hold_id, state.holds[hold_id]) for hold_id in state.pending_holds)
+    for hold_id, hold in holds:
         if hold.status is HoldStatus.PENDING:
             problem = _open_hold_problem(state, hold, now, overdue_after_ms)
         else:
@@ -283,21 +306,8 @@ def _open_hold_problem(state: LedgerState, hold: Hold, now: int | None, grace_ms
 
 
 def _ended_hold_problem(state: LedgerState, hold: Hold) -> str:
-    status = hold.status.value
     if not 0 < hold.ended_by <= state.last_transaction_id:
-        return f"hold {hold.hold_id} is {status} but no transaction ended it."
-    tx = state.transaction(hold.ended_by)
-    if tx.kind is not _ENDED_BY[hold.status] or tx.hold_id != hold.hold_id:
-        return (
-            f"hold {hold.hold_id} is {status} but transaction {tx.transaction_id}, which ended "
-            f"it, is a {tx.kind.name.lower()} of hold {tx.hold_id or 'none'}."
-        )
-    seat = escrow_account(hold.table_id, hold.player_id)
-    if hold.status is HoldStatus.POSTED and not any(a == seat for a, _ in tx.postings):
-        return (
-            f"hold {hold.hold_id} is posted but no seat was posted for it: transaction "
-            f"{tx.transaction_id} put nothing in {seat}."
-        )
+        return f"hold {hold.hold_id} is {hold.status.value} but no transaction ended it."
     return ""
 
 

@@ -131,16 +131,15 @@ def _event(
 
 def _repeat_of(state: LedgerState, key: str, kind: Kind, postings: Postings) -> bool:
     """Whether ``key`` already recorded this very transaction; raise if it recorded another."""
-    tx_id = state.keys.get(key)
-    if tx_id is None:
+    tx = state.keys.get(key)
+    if tx is None:
         return False
-    tx = state.transaction(tx_id)
     if tx.kind is kind and tx.postings == tuple(postings):
         return True
     client_key = key.removeprefix(CLIENT_KEY_PREFIX)
     raise IdempotencyConflict(
         f"idempotency key {client_key!r} was already used for another request (transaction "
-        f"{tx_id}, {tx.kind.name.lower()}); a retry must repeat the same request."
+        f"{tx.transaction_id}, {tx.kind.name.lower()}); a retry must repeat the same request."
     )
 
 

@@ -13,16 +13,19 @@ from dataclasses import replace
 from functools import lru_cache
 
 from poker.v1 import ledger_pb2 as pb
+from poker.wallet.ledger.accounts import WORLD, escrow_account
 from poker.wallet.ledger.errors import SequenceGap, UnknownEvent
 from poker.wallet.ledger.events import decode_transaction
-from poker.wallet.ledger.plog import PLog
 from poker.wallet.ledger.pmap import PMap
 from poker.wallet.ledger.state import (
     CLIENT_KEY_PREFIX,
+    RECENT_KEPT,
     SYSTEM_ACCOUNTS,
     AccountState,
+    AuditTotals,
     Hold,
     HoldStatus,
+    KeyedTransaction,
     Kind,
     LedgerState,
     RakeLine,
@@ -90,12 +93,15 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         tables.advance_cursor(table_id, tx.source_position)
     holds, pending = state.holds, state.pending_holds
     kind = tx.kind
+    totals = _totals_after(state.totals, tx)
     if kind is Kind.HOLD_PLACED and hold is not None:
         holds = holds.set(hold.hold_id, replace(hold, placed_by=tx.transaction_id))
         pending = pending.set(hold.hold_id, hold.expires_at)
         tables.ensure(hold.table_id)
     elif kind in _HOLD_ENDINGS:
-        holds, pending = _end_hold(holds, pending, tx, _HOLD_ENDINGS[kind])
+        holds, pending, problem = _end_hold(holds, pending, tx, _HOLD_ENDINGS[kind])
+        if problem:
+            totals = _bad_hold_ending(totals, tx.hold_id, problem)
         if kind is Kind.HOLD_POSTED and table_id:
             table = tables.get(table_id)
             tables.put(table._replace(seated=table.seated | {tx.player_id}))
@@ -108,7 +114,9 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         tables.put(tables.get(table_id)._replace(seated=frozenset(), closed=True))
     keys = state.keys
     if tx.idempotency_key.startswith(CLIENT_KEY_PREFIX):
-        keys = keys.set(tx.idempotency_key, tx.transaction_id)
+        keys = keys.set(
+            tx.idempotency_key, KeyedTransaction(tx.transaction_id, tx.kind, tx.postings)
+        )
     return LedgerState(
         sequence=sequence,
         accounts=accounts,
@@ -116,8 +124,9 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         holds=holds,
         pending_holds=pending,
         tables=tables.result(),
-        transactions=state.transactions.append(tx),
+        last_transaction_id=tx.transaction_id,
         keys=keys,
+        totals=totals,
         refused_records=state.refused_records,
         refused_recent=state.refused_recent,
     )
@@ -173,18 +182,43 @@ class _TableChanges:
         return self._base.update(self._changed) if self._changed else self._base
 
 
-def _credited(entry: AccountState | None, amount: int, tx_id: int) -> AccountState:
-    """``entry`` after a posting of ``amount`` by transaction ``tx_id``."""
-    if entry is None:
-        return AccountState(amount, _NO_HISTORY.append(tx_id))
-    history = entry.history
-    # An account named twice in one transaction still lists the transaction once.
-    if not history or history.last() != tx_id:
-        history = history.append(tx_id)
-    return AccountState(entry.balance + amount, history)
+def _credited(entry: AccountState | None, amount: int) -> AccountState:
+    """``entry`` after a posting of ``amount``."""
+    return AccountState(amount if entry is None else entry.balance + amount)
 
 
-_NO_HISTORY: PLog[int] = PLog()
+def _totals_after(totals: AuditTotals, tx: Transaction) -> AuditTotals:
+    """The audit's running totals after ``tx`` (see :class:`AuditTotals`): the one pass over
+    the transactions the audit used to make at every call, made once, as each is posted."""
+    total = deposited = withdrawn = 0
+    for account, amount in tx.postings:
+        total += amount
+        if account == WORLD:
+            if tx.kind is Kind.DEPOSIT:
+                deposited -= amount
+            elif tx.kind is Kind.WITHDRAWAL:
+                withdrawn += amount
+    rake = tx.rake if tx.kind is Kind.HAND_SETTLED else 0
+    if not (total or deposited or withdrawn or rake):
+        return totals
+    unbalanced, recent = totals.unbalanced, totals.unbalanced_recent
+    if total:
+        unbalanced += 1
+        recent = (*recent, (tx.transaction_id, tx.kind.name.lower(), total))[-RECENT_KEPT:]
+    return totals._replace(
+        deposited=totals.deposited + deposited,
+        withdrawn=totals.withdrawn + withdrawn,
+        hands_rake=totals.hands_rake + rake,
+        unbalanced=unbalanced,
+        unbalanced_recent=recent,
+    )
+
+
+def _bad_hold_ending(totals: AuditTotals, hold_id: str, problem: str) -> AuditTotals:
+    recent = (*totals.bad_hold_endings_recent, (hold_id, problem))[-RECENT_KEPT:]
+    return totals._replace(
+        bad_hold_endings=totals.bad_hold_endings + 1, bad_hold_endings_recent=recent
+    )
 
 
 def _post(
@@ -192,24 +226,23 @@ def _post(
 ) -> tuple[PMap[str, AccountState], Mapping[str, AccountState]]:
     """Apply the postings: escrows into their tables (via ``tables``), system accounts into a
     new small dict, the rest into a new accounts map; return the latter two."""
-    tx_id = tx.transaction_id
     changed: dict[str, AccountState] = {}
     system: dict[str, AccountState] = {}
     escrows: dict[str, dict[str, AccountState]] = {}
     for account, amount in tx.postings:
         if account in SYSTEM_ACCOUNTS:
             entry = system.get(account) or state.system_accounts.get(account)
-            system[account] = _credited(entry, amount, tx_id)
+            system[account] = _credited(entry, amount)
             continue
         owner = escrow_owner(account)
         if owner is None:
             entry = changed.get(account) or state.accounts.get(account)
-            changed[account] = _credited(entry, amount, tx_id)
+            changed[account] = _credited(entry, amount)
             continue
         table_id, player_id = owner
         bucket = escrows.setdefault(table_id, {})
         entry = bucket.get(player_id) or tables.get(table_id).escrow.get(player_id)
-        bucket[player_id] = _credited(entry, amount, tx_id)
+        bucket[player_id] = _credited(entry, amount)
     for table_id, bucket in escrows.items():
         tables.add_escrows(table_id, bucket)
     accounts = state.accounts.update(changed) if changed else state.accounts
@@ -218,9 +251,30 @@ def _post(
 
 def _end_hold(
     holds: PMap[str, Hold], pending: PMap[str, int], tx: Transaction, status: HoldStatus
-) -> tuple[PMap[str, Hold], PMap[str, int]]:
+) -> tuple[PMap[str, Hold], PMap[str, int], str]:
+    """The holds after ``tx`` ends one, and what is wrong with that ending ("" if nothing): the
+    audit's check of an ended hold, made once, when it ends."""
     hold = holds.get(tx.hold_id)
     if hold is None:  # a log that ends a hold it never placed: keep the money, skip the record
-        return holds, pending
+        return (
+            holds,
+            pending,
+            (
+                f"transaction {tx.transaction_id} ({tx.kind.name.lower()}) ends hold {tx.hold_id}, "
+                "which was never placed."
+            ),
+        )
+    problem = ""
+    if hold.status is not HoldStatus.PENDING:
+        problem = (
+            f"hold {hold.hold_id} was already {hold.status.value} when transaction "
+            f"{tx.transaction_id} ({tx.kind.name.lower()}) ended it again."
+        )
+    seat = escrow_account(hold.table_id, hold.player_id)
+    if status is HoldStatus.POSTED and not any(a == seat for a, _ in tx.postings):
+        problem = (
+            f"hold {hold.hold_id} is posted but no seat was posted for it: transaction "
+            f"{tx.transaction_id} put nothing in {seat}."
+        )
     ended = replace(hold, status=status, ended_by=tx.transaction_id)
-    return holds.set(hold.hold_id, ended), pending.remove(hold.hold_id)
+    return holds.set(hold.hold_id, ended), pending.remove(hold.hold_id), problem

@@ -7,13 +7,12 @@ arrive while a client is paging.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 from poker.wallet.ledger.accounts import cash_account, held_account
-from poker.wallet.ledger.state import Hold, LedgerState, RakeKey, RakeLine, Transaction
+from poker.wallet.ledger.state import Hold, LedgerState, RakeKey, RakeLine
 
 RakeDimension = Literal["table", "game", "day"]
 _ALL_DIMENSIONS: tuple[RakeDimension, ...] = ("table", "game", "day")
@@ -62,46 +61,6 @@ def pending_holds(state: LedgerState, player_id: str | None = None) -> list[Hold
     holds = [state.holds[hold_id] for hold_id in state.pending_holds]
     mine = [h for h in holds if player_id is None or h.player_id == player_id]
     return sorted(mine, key=lambda h: (h.expires_at, h.hold_id))
-
-
-@dataclass(frozen=True, slots=True)
-class TransactionPage:
-    """Up to ``limit`` transactions, newest first; ``next_before`` is None on the last page."""
-
-    transactions: tuple[Transaction, ...]
-    next_before: int | None
-
-
-def list_transactions(
-    state: LedgerState, *, account: str | None = None, before: int | None = None, limit: int = 50
-) -> TransactionPage:
-    """The transactions (touching ``account``, if given) with an id below ``before``, newest
-    first. Cost: O(limit · log n); for one account the start is found by binary search."""
-    if limit <= 0:
-        raise ValueError("a page needs a positive limit")
-    page: list[Transaction] = []
-    for tx_id in _ids_below(state, account, before):
-        if len(page) == limit:
-            return TransactionPage(tuple(page), page[-1].transaction_id)
-        page.append(state.transaction(tx_id))
-    return TransactionPage(tuple(page), None)
-
-
-def _ids_below(state: LedgerState, account: str | None, before: int | None) -> Iterator[int]:
-    """Transaction ids below ``before`` (all if None), newest first."""
-    if account is None:
-        top = (
-            state.last_transaction_id
-            if before is None
-            else min(before - 1, state.last_transaction_id)
-        )
-        return iter(range(top, 0, -1))
-    entry = state.account(account)
-    if entry is None:
-        return iter(())
-    history = entry.history  # ascending ids: bisect for the first one at or above ``before``
-    end = len(history) if before is None else bisect_left(history, before)
-    return history.newest_first(below=end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,11 @@ Where each account lives (all reachable by name through :meth:`LedgerState.accou
   because a hand touches one table and nothing else;
 * ``house:rake`` and ``world:external`` in ``system_accounts``, a two-entry dict copied on write.
 
-The transaction log and each account's history are :class:`~poker.wallet.ledger.plog.PLog`
-values (append-only, shared between versions). Nothing in the state is ever mutated.
+The state is bounded by what is live (accounts, tables, holds, client idempotency keys), never
+by the transactions ever posted: the transactions themselves stay in the journal
+(:mod:`poker.wallet.journal` reads them for ``ListTransactions``), and what the audit needs of
+them is kept as running totals (:class:`AuditTotals`), folded by ``evolve`` as each one is
+posted. Nothing in the state is ever mutated.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from typing import NamedTuple, TypeAlias
 
 from poker.wallet.ledger.accounts import ESCROW, HOUSE_RAKE, WORLD, escrow_account
 from poker.wallet.ledger.commands import SourceEvent
-from poker.wallet.ledger.plog import PLog
 from poker.wallet.ledger.pmap import PMap
 
 _ESCROW_PREFIX = ESCROW + ":"
@@ -107,11 +109,38 @@ class Hold:
 
 
 class AccountState(NamedTuple):
-    """An account's balance and the transactions that touched it."""
+    """An account's balance (its history is the journal's: see the module docstring)."""
 
     balance: int
-    # Ids of the transactions that touched the account, oldest first.
-    history: PLog[int]
+
+
+class KeyedTransaction(NamedTuple):
+    """What idempotency needs of a transaction posted under a client key: its id, kind and
+    postings (a retry must repeat the very request)."""
+
+    transaction_id: int
+    kind: Kind
+    postings: tuple[Posting, ...]
+
+
+#: How many of each kind of problem :class:`AuditTotals` names (the count goes on past it).
+RECENT_KEPT = 64
+
+
+class AuditTotals(NamedTuple):
+    """What the audit needs of every transaction ever posted, folded as each one is: money in
+    and out, the settled hands' rake, and the transactions and hold endings found wrong (a
+    count, and the latest ones named). ``evolve`` keeps it; the audit reads it in O(1)."""
+
+    deposited: int = 0
+    withdrawn: int = 0
+    hands_rake: int = 0
+    unbalanced: int = 0
+    #: (transaction id, kind name, sum of its postings) of the latest unbalanced ones
+    unbalanced_recent: tuple[tuple[int, str, int], ...] = ()
+    bad_hold_endings: int = 0
+    #: (hold id, the sentence) of the latest hold endings the records do not explain
+    bad_hold_endings_recent: tuple[tuple[str, str], ...] = ()
 
 
 class RakeKey(NamedTuple):
@@ -174,27 +203,19 @@ class LedgerState:
     # hold id -> deadline of the pending holds only, so that expiring scans only open holds.
     pending_holds: PMap[str, int] = field(default_factory=PMap)
     tables: PMap[str, TableLedger] = field(default_factory=PMap)
-    # Transaction ids are dense from 1: transaction n is transactions[n - 1].
-    transactions: PLog[Transaction] = field(default_factory=PLog)
-    # Client idempotency key ("client:<key>") -> transaction id. Holds are keyed by their hold id
-    # and dealer-driven transactions by the tables' positions, so they need no entry here.
-    keys: PMap[str, int] = field(default_factory=PMap)
+    # Transaction ids are dense from 1; the transactions themselves are in the journal.
+    last_transaction_id: int = 0
+    # Client idempotency key ("client:<key>") -> what a retry is compared with. Holds are keyed
+    # by their hold id and dealer-driven transactions by the tables' positions, so they need no
+    # entry here.
+    keys: PMap[str, KeyedTransaction] = field(default_factory=PMap)
+    # The audit's running totals over every transaction posted (see AuditTotals).
+    totals: AuditTotals = field(default_factory=AuditTotals)
     # The journal records the wallet refused to fold (no ledger seal there: someone else wrote
     # them, see poker.wallet.journal): how many, and the latest (position, reason) pairs, for
     # the Audit. Part of the state so that a snapshot taken after one still reports it.
     refused_records: int = 0
     refused_recent: tuple[tuple[int, str], ...] = ()
-
-    @property
-    def last_transaction_id(self) -> int:
-        """The id of the newest transaction (0: none yet)."""
-        return len(self.transactions)
-
-    def transaction(self, transaction_id: int) -> Transaction:
-        """The transaction with this id; raise KeyError if there is none."""
-        if not 0 < transaction_id <= len(self.transactions):
-            raise KeyError(transaction_id)
-        return self.transactions[transaction_id - 1]
 
     def account(self, name: str) -> AccountState | None:
         """The state of the account ``name``, or None if no posting ever touched it."""
