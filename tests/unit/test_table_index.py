@@ -40,7 +40,7 @@ def listing(table_id: str, **fields: Any) -> pb.TableListing:
 def test_a_listing_shows_what_list_tables_returns_and_a_closed_table_has_none() -> None:
     config = make_config("omaha", Structure.POT_LIMIT, Stakes(1, 2), real_money=False)
     table, _ = execute(None, CreateTable(config, now=1))
-    table, _ = execute(table, SitDown(1, "ann", config.max_buy_in, "hold-1", now=2))
+    table, _ = execute(table, SitDown(1, "ann", 100, "hold-1", now=2))
     shown = listing_of("t1", table)
     assert shown is not None
     assert (shown.game, shown.players, shown.seat_count, shown.real_money) == (
