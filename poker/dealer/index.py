@@ -184,6 +184,8 @@ class TableIndex:
         #: table id -> its listing, as the bucket (and this process's own writes) say.
         self.view: dict[str, pb.TableListing] = {}
         self._keys: list[str] = []  # the view's keys, sorted
+        #: What :meth:`note` last listed of each table (config, players, hand running).
+        self._noted: dict[str, tuple[object, int, bool]] = {}
         self._pending: dict[str, pb.TableListing | None] = {}  # None: delete
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
@@ -236,7 +238,18 @@ class TableIndex:
 
     def note(self, table_id: str, state: TableState | None) -> None:
         """The table as it is after an append (or a takeover): its entry rewritten if what it
-        shows changed, deleted if it is closed or gone (in the background)."""
+        shows changed, deleted if it is closed or gone (in the background). On the command
+        path: what this process last listed of the table is compared first (the same config
+        object, players and hand running: no listing built for an append that changes none)."""
+        if state is not None and not state.closed:
+            shown = (state.config, len(state.occupied()), state.hand_running)
+            last = self._noted.get(table_id)
+            if last is not None and last[0] is shown[0] and last[1:] == shown[1:]:
+                if table_id in self.view:
+                    return
+            self._noted[table_id] = shown
+        else:
+            self._noted.pop(table_id, None)
         listing = listing_of(table_id, state)
         current = self.view.get(table_id)
         if listing is None:
@@ -256,6 +269,7 @@ class TableIndex:
         """A table just taken over: its entry written whatever the view says (it may be
         stale or missing: a crash between an append and its write)."""
         self._drop(table_id)
+        self._noted.pop(table_id, None)
         if state is None or state.closed:
             self._pending[table_id] = None
             self._idle.clear()
