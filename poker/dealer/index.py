@@ -244,9 +244,9 @@ class TableIndex:
         if state is not None and not state.closed:
             shown = (state.config, len(state.occupied()), state.hand_running)
             last = self._noted.get(table_id)
-            if last is not None and last[0] is shown[0] and last[1:] == shown[1:]:
-                if table_id in self.view:
-                    return
+            unchanged = last is not None and last[0] is shown[0] and last[1:] == shown[1:]
+            if unchanged and table_id in self.view:
+                return
             self._noted[table_id] = shown
         else:
             self._noted.pop(table_id, None)
