@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 import structlog
 
@@ -154,6 +154,9 @@ class LeaseOwnership:
 
 
 AdoptHandler = Callable[[str], Awaitable[bool]]
+#: Every how many scans the foreign subjects of the table stream are looked for (the scan
+#: itself lists no subject: its candidates are the index's).
+FOREIGN_EVERY: Final = 10
 
 
 class TakeoverScanner:
@@ -185,6 +188,7 @@ class TakeoverScanner:
         self._interval_s = interval_s
         self._quarantine = quarantine if quarantine is not None else Quarantine()
         self._closed: set[str] = set()
+        self._scans = 0
         self._task = BackgroundTask(self._run, name="takeover-scanner")
 
     def start(self) -> None:
@@ -205,6 +209,9 @@ class TakeoverScanner:
         else:
             table_ids = self._candidates()
             self._closed &= set(table_ids)  # bounded by the open tables
+            if self._scans % FOREIGN_EVERY == 0:
+                await self._feed.note_foreign()
+            self._scans += 1
         for table_id in table_ids:
             if table_id in self._closed:
                 continue

@@ -112,6 +112,12 @@ class TableFeed(Protocol):
         """Whether any table has a log (the stream is not empty)."""
         ...
 
+    async def note_foreign(self) -> None:
+        """Look for foreign subjects below the tables' (more than one token after the prefix:
+        a table id is one), logged and counted as :meth:`table_counts` does, without listing
+        the tables."""
+        ...
+
 
 class JetStreamFeed:
     """:class:`TableFeed` over the tables stream."""
@@ -183,6 +189,14 @@ class JetStreamFeed:
         info = await self._js.stream_info(self._settings.stream)
         return bool(info.state.messages)
 
+    async def note_foreign(self) -> None:
+        """See :meth:`TableFeed.note_foreign` (``<prefix>.*.>``: only subjects of two tokens or
+        more come back; a one-token subject that is no table id is not seen here, the wallet's
+        consumer logs it)."""
+        prefix = f"{self._settings.subject_prefix}."
+        info = await self._js.stream_info(self._settings.stream, subjects_filter=f"{prefix}*.>")
+        self.foreign.split(prefix, info.state.subjects or {})
+
 
 class InMemoryFeed:
     """:class:`TableFeed` over an :class:`InMemoryEventStore`, by polling (unit tests)."""
@@ -221,3 +235,6 @@ class InMemoryFeed:
     async def has_records(self) -> bool:
         """See :meth:`TableFeed.has_records`."""
         return bool(await self.table_counts())
+
+    async def note_foreign(self) -> None:
+        """See :meth:`TableFeed.note_foreign` (the in-memory store has none)."""
