@@ -281,6 +281,9 @@ class TableIndex:
     async def reserve(self, table_id: str) -> None:
         """Before a table's creation is appended: its entry, marked ``creating``, written and
         acknowledged (a creation never lands unlisted)."""
+        # A delete queued for the id (a takeover found no table yet) must not land after this.
+        if self._pending.get(table_id, False) is None:
+            del self._pending[table_id]
         if table_id in self.view:
             return
         listing = pb.TableListing(table_id=table_id, creating=True)

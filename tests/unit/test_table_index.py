@@ -145,3 +145,31 @@ def test_an_older_value_does_not_replace_a_newer_one() -> None:
     tables.apply("t1", listing("t1", version=9, players=3).SerializeToString(), deleted=False)
     tables.apply("t1", listing("t1", version=4, players=1).SerializeToString(), deleted=False)
     assert tables.view["t1"].players == 3
+
+
+class _Bucket:
+    """The bucket's put and purge, recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    async def put(self, key: str, value: bytes, validate_keys: bool = True) -> int:
+        self.calls.append(("put", key))
+        return len(self.calls)
+
+    async def purge(self, key: str, msg_ttl: float | None = None) -> bool:
+        self.calls.append(("purge", key))
+        return True
+
+
+async def test_a_creation_reserved_after_a_takeover_found_no_table_is_not_purged_after() -> None:
+    """A CreateTable takes the id over first (no table: a delete is queued), then reserves
+    its entry: the queued delete must not land after the reservation (the table would exist
+    unlisted, and no scan would ever take it)."""
+    tables, _ = index()
+    bucket = _Bucket()
+    tables._kv = cast(Any, bucket)
+    tables.rewrite("t1", None)
+    await tables.reserve("t1")
+    assert bucket.calls == [("put", "t1")]
+    assert "t1" not in tables._pending and tables.open_tables() == ["t1"]
