@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from poker.dealer import index, queries, replies, wire
+from poker.dealer import queries, replies, wire
 from poker.dealer.bounds import DEALER_BOUNDS
 from poker.dealer.grpc_edge import (
     CODE_NAMES,
@@ -118,14 +118,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     ) -> dpb.ListTablesResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        filters = wire.list_filter_of(request)
-        size = index.page_size_of(request.page_size)
-        after = index.after_of(request.page_token, filters)
-        listed, next_after = await queries.list_tables(self._tables, filters, after, size)
-        return dpb.ListTablesResponse(
-            tables=[replies.table_summary(*table) for table in listed],
-            next_page_token=index.page_token(next_after, filters) if next_after else "",
-        )
+        page = await queries.list_page(self._tables, wire.list_request_of(request))
+        return replies.tables_page(*page)
 
     @counted("close_table")
     async def CloseTable(

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from poker.dealer.errors import HandNotFound, NotDealtIn, TableNotFound, TableQuarantined
-from poker.dealer.index import ListFilter, listing_of
+from poker.dealer.index import listing_of
+from poker.dealer.pages import ListFilter, ListRequest, after_of, page_size_of, page_token
 from poker.dealer.quarantine import Quarantined
 from poker.dealer.redaction import SeatTracker, redact_history_event, without_next_seed
 from poker.dealer.tables import TableService
@@ -31,6 +32,15 @@ class ListedTable(NamedTuple):
     table_id: str
     listing: pb.TableListing | None
     quarantine: Quarantined | None = None
+
+
+async def list_page(tables: TableService, request: ListRequest) -> tuple[list[ListedTable], str]:
+    """ListTables: one page of :func:`list_tables` and the token of the next ("" for none);
+    InvalidArgument for a page size out of bounds or a token not given for these filters."""
+    filters = request.filters
+    after = after_of(request.page_token, filters)
+    listed, next_after = await list_tables(tables, filters, after, page_size_of(request.page_size))
+    return listed, page_token(next_after, filters) if next_after else ""
 
 
 async def list_tables(
@@ -104,4 +114,4 @@ async def hand_history(
     return [redact_history_event(event, seat) for event in events]
 
 
-__all__ = ["ListedTable", "hand_history", "list_tables"]
+__all__ = ["ListedTable", "hand_history", "list_page", "list_tables"]

@@ -6,6 +6,7 @@ The way in, requests, is :mod:`poker.dealer.wire`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 from google.rpc import status_pb2
@@ -119,6 +120,16 @@ def table_summary(
             f" ({quarantine.cause})"
         )
     return summary
+
+
+def tables_page(
+    listed: Sequence[tuple[str, pb.TableListing | None, Quarantined | None]],
+    next_page_token: str,
+) -> dpb.ListTablesResponse:
+    """One page of ListTables (each table as :class:`~poker.dealer.queries.ListedTable`)."""
+    return dpb.ListTablesResponse(
+        tables=[table_summary(*table) for table in listed], next_page_token=next_page_token
+    )
 
 
 def hand_history(

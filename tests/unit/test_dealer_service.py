@@ -10,9 +10,9 @@ from prometheus_client import CollectorRegistry
 from poker.dealer import queries
 from poker.dealer.clock import Wake, next_wake
 from poker.dealer.config import CrashRule, load_settings
-from poker.dealer.index import ListFilter
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import SoleOwner
+from poker.dealer.pages import ListFilter
 from poker.dealer.pipeline import UseCase
 from poker.dealer.redaction import redact_event
 from poker.dealer.replies import table_view

@@ -11,16 +11,9 @@ from typing import Any, cast
 import pytest
 from prometheus_client import CollectorRegistry
 
-from poker.dealer.index import (
-    DEFAULT_PAGE_SIZE,
-    ListFilter,
-    TableIndex,
-    after_of,
-    listing_of,
-    page_size_of,
-    page_token,
-)
+from poker.dealer.index import TableIndex, listing_of
 from poker.dealer.metrics import DealerMetrics
+from poker.dealer.pages import DEFAULT_PAGE_SIZE, ListFilter, after_of, page_size_of, page_token
 from poker.engine.betting import Stakes, Structure
 from poker.engine.table import CreateTable, SitDown, execute, make_config
 from poker.servicekit.errors import InvalidArgument

@@ -11,8 +11,8 @@ from structlog.testing import capture_logs
 
 from poker.dealer import queries
 from poker.dealer.errors import TableQuarantined
-from poker.dealer.index import ListFilter
 from poker.dealer.ownership import LeaseOwnership, SoleOwner, TakeoverScanner
+from poker.dealer.pages import ListFilter
 from poker.dealer.quarantine import Quarantine
 from poker.dealer.replies import table_summary
 from poker.dealer.tables import TableService
