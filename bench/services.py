@@ -227,7 +227,11 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
     prefix = ["-m", "cProfile", "-o", profile] if profile else []
     # As the operator provisions them before a dealer starts (it creates nothing).
     names = TableNames(
-        f"B_{namespace}", f"b{namespace}.table", f"BS_{namespace}", f"BL_{namespace}"
+        f"B_{namespace}",
+        f"b{namespace}.table",
+        f"BS_{namespace}",
+        f"BL_{namespace}",
+        f"BI_{namespace}",
     )
     lease_ttl = float(os.environ.get("BENCH_LEASE_TTL_S", DEFAULT_LEASE_TTL_S))
     provision_as_admin([nats_url], Room(TablesSpec(names, 1, lease_ttl), wallet=None))
@@ -240,6 +244,7 @@ def dealer_process(nats_url: str, namespace: str, secret: bytes, log: Path) -> S
         *("--token-secret", secret.hex(), "--table-stream", f"B_{namespace}"),
         *("--table-subject-prefix", f"b{namespace}.table"),
         *("--table-snapshot-bucket", f"BS_{namespace}", "--table-lease-bucket", f"BL_{namespace}"),
+        *("--table-index-bucket", f"BI_{namespace}"),
         *("--owner-id", f"bench-{namespace}"),
         *("--log-keys", str(harness_log_keys_file(log.parent, "dealer"))),
         *("--deck-key", str(harness_deck_key_file(log.parent))),

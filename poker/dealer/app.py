@@ -1,14 +1,15 @@
 """The composition root: NATS, the stores, the application service, gRPC, in the right order.
 
 Start (ARCHITECTURE.md §6): connect to NATS -> ensure the stream and the buckets -> gRPC listening
-with health NOT_SERVING -> take over the tables nobody owns (rebuilt, crash rule applied) ->
+with health NOT_SERVING -> load the index of open tables (rebuilt from the log once if it is empty
+while the stream is not) -> take over the open tables nobody owns (rebuilt, crash rule applied) ->
 SERVING. Stop (SIGTERM: a planned hand-off, docs in :meth:`TableService.drain_all`): health
 NOT_SERVING (no new work comes here) -> stop scanning for free tables -> every table deals no
-further hand, its running hand is played out (calls still answered) for at most
-``--drain-timeout`` s, then its lease is released (a successor takes over at once; a hand still
-running gets the successor's crash rule) -> stop accepting calls, finish in-flight ones -> stop
-the timers -> release what leases are left -> drain NATS. Only a crash (no release) leaves the
-tables to lease expiry and the crash rule.
+further hand, its running hand is played out (calls still answered) for at most ``--drain-timeout``
+s, then its lease is released (a successor takes over at once; a hand still running gets the
+successor's crash rule) -> stop accepting calls, finish in-flight ones -> stop the timers ->
+release what leases are left -> drain NATS. Only a crash (no release) leaves the tables to lease
+expiry and the crash rule.
 
 :func:`build_dealer` reads as the list of the process's parts; each is built by a function
 below whose docstring says what it is and why it is wired so. What the wallet builds the same
@@ -27,6 +28,7 @@ from prometheus_client import CollectorRegistry
 
 from poker.dealer.config import DealerSettings
 from poker.dealer.grpc_api import ERROR_TABLE, ROLES_BY_METHOD, SERVICE_NAME, DealerServicer
+from poker.dealer.index import TableIndex, rebuild_index
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import LeaseOwnership, TakeoverScanner
 from poker.dealer.tables import TableService
@@ -68,16 +70,32 @@ class Dealer:
     scanner: TakeoverScanner
     repository: TableRepository
     jetstream: JetStreamMonitor
+    index: TableIndex
+    feed: JetStreamFeed
 
     async def start(self) -> int:
-        """Listen, take over the free tables, then report SERVING; returns the gRPC port. A table
-        that cannot be taken over (a refused record: quarantined) costs that table alone."""
+        """Listen, load the index of open tables, take over the free ones, then report SERVING;
+        returns the gRPC port. A table that cannot be taken over (a refused record:
+        quarantined) costs that table alone."""
         port = await self.server.start()
+        await self.index.start()
+        if not self.index.view and await self.feed.has_records():
+            await self.repair_index()
         await self.scanner.scan_once()
         self.scanner.start()
         self.jetstream.start()
         await self.server.set_serving()
         return port
+
+    async def repair_index(self) -> int:
+        """Rebuild the index of open tables from the whole log (every table read once: linear
+        in the tables ever opened); how many open tables it listed."""
+        _log.warning("table_index_rebuild", note="the index is empty, the stream is not")
+        listed = await rebuild_index(
+            self.index, await self.feed.table_ids(), self.tables.table_or_none
+        )
+        _log.info("table_index_rebuilt", open_tables=listed)
+        return listed
 
     async def stop(self) -> None:
         """The graceful stop (see the module docstring)."""
@@ -87,6 +105,7 @@ class Dealer:
         """Stop as a crash would, for tests: no lease released, NATS closed without draining."""
         await self.jetstream.stop()
         await self.scanner.stop()
+        await self.index.stop(flush=False)
         await self.tables.close()
         await self.ownership.close(release=False)
         await self.server.stop()  # its hooks would release: they see no leases left
@@ -144,13 +163,20 @@ async def build_dealer(
     repository = _repository(settings, stores, seals, deck_keys, metrics)
     ownership = LeaseOwnership(stores.leases, settings.owner_id, metrics)
     feed = _feed(js, stores, metrics)
+    index = TableIndex(js, settings.table_log.index_bucket, metrics)
     wallet_port = wallet if wallet is not None else _wallet(settings)
-    tables = _tables(settings, repository, wallet_port, metrics, ownership=ownership, feed=feed)
-    scanner = _scanner(settings, feed, ownership, tables)
+    tables = _tables(
+        settings, repository, wallet_port, metrics, ownership=ownership, feed=feed, index=index
+    )
+    scanner = _scanner(settings, feed, ownership, tables, index)
     server = grpc_server("dealer", settings, _api(DealerServicer(tables, metrics)), nats, registry)
     monitor = _monitor(settings, js, registry)
-    _stop_in_order(server, tables, scanner, ownership, wallet=wallet_port, monitor=monitor)
-    return Dealer(settings, nats, server, tables, ownership, scanner, repository, monitor)
+    _stop_in_order(
+        server, tables, scanner, ownership, wallet=wallet_port, monitor=monitor, index=index
+    )
+    return Dealer(
+        settings, nats, server, tables, ownership, scanner, repository, monitor, index, feed
+    )
 
 
 def _provisioned(settings: DealerSettings) -> Callable[[Client], Awaitable[None]]:
@@ -217,6 +243,7 @@ def _tables(
     *,
     ownership: LeaseOwnership,
     feed: JetStreamFeed,
+    index: TableIndex,
 ) -> TableService:
     """The application: the tables this process owns (a command runs only under its table's
     lease), their holds at the wallet, their watchers on the feed, the crash rule applied to a
@@ -228,6 +255,7 @@ def _tables(
         metrics,
         gate=ownership,
         feed=feed,
+        index=index,
         crash_rule=settings.crash_rule,
         max_attempts=settings.max_attempts,
         hold_ttl_s=settings.hold_ttl_s,
@@ -241,12 +269,21 @@ def _tables(
 
 
 def _scanner(
-    settings: DealerSettings, feed: JetStreamFeed, ownership: LeaseOwnership, tables: TableService
+    settings: DealerSettings,
+    feed: JetStreamFeed,
+    ownership: LeaseOwnership,
+    tables: TableService,
+    index: TableIndex,
 ) -> TakeoverScanner:
-    """Every --scan-interval: the tables nobody owns, taken over (rebuilt, the crash rule
-    applied); a table that cannot be (a refused record) is quarantined, alone."""
+    """Every --scan-interval: the open tables (the index's) nobody owns, taken over (rebuilt,
+    the crash rule applied); a table that cannot be (a refused record) is quarantined, alone."""
     return TakeoverScanner(
-        feed, ownership, tables.adopt, settings.scan_interval_s, quarantine=tables.quarantine
+        feed,
+        ownership,
+        tables.adopt,
+        settings.scan_interval_s,
+        quarantine=tables.quarantine,
+        candidates=index.open_tables,
     )
 
 
@@ -282,6 +319,7 @@ def _stop_in_order(
     *,
     wallet: WalletPort,
     monitor: JetStreamMonitor,
+    index: TableIndex,
 ) -> None:
     """The stop (see the module docstring): the hand-off while the server drains, then its
     shutdown hooks, which run last registered first: stop deciding, then free the leases, then
@@ -296,6 +334,7 @@ def _stop_in_order(
     async def stop_tables() -> None:
         await scanner.stop()
         await tables.close()
+        await index.stop()
 
     server.on_draining(hand_off_tables)
     server.on_shutdown(monitor.stop)

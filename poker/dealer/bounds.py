@@ -98,6 +98,11 @@ LIMITS: Final[dict[str, Limit]] = {
     **_fields("RakeSchedule", IntRange(0, MAX_STREETS, "(a street)"), "trigger_street"),
     **_fields("RakeCap", IntRange(0, MAX_SEATS, "players"), "up_to_players"),
     **_fields("RakeCap", _CHIPS, "cap"),
+    # ListTables: one page of at most 1,000 tables; the token as the service gave it
+    **_fields("ListTablesRequest", IntRange(0, 1000, "tables (0: 100)"), "page_size"),
+    **_fields("ListTablesRequest", Text(256, r"[A-Za-z0-9_-]+", _ID_CHARS), "page_token"),
+    **_fields("ListTablesRequest", _GAME, "game"),
+    **_fields("ListTablesRequest", _STAKE, "big_blind"),
     # GetTable, CloseTable, WatchTable, GetHandHistory
     **_fields("GetTableRequest", _TABLE_ID, "table_id"),
     **_fields("CloseTableRequest", _COMMAND_ID, "command_id"),

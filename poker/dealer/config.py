@@ -61,6 +61,7 @@ class DealerSettings(ServiceSettings):
     table_subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
     table_snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
     table_lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
+    table_index_bucket: str = flags.TABLE_INDEX_BUCKET.default
     # Copies JetStream keeps of the table stream and both buckets, as provisioned (checked at
     # start): 1 on one nats-server, 3 on a 3-node cluster (an append is acked by a quorum).
     replicas: int = flags.REPLICAS.default
@@ -105,6 +106,7 @@ class DealerSettings(ServiceSettings):
             self.table_snapshot_bucket,
             self.table_lease_bucket,
             self.replicas,
+            self.table_index_bucket,
         )
 
 

@@ -118,8 +118,8 @@ class DealerServicer(dealer_pb2_grpc.DealerServiceServicer):
     ) -> dpb.ListTablesResponse:
         """See dealer.proto."""
         _check_bounds(request)
-        listed = await queries.list_tables(self._tables)
-        return dpb.ListTablesResponse(tables=[replies.table_summary(*table) for table in listed])
+        page = await queries.list_page(self._tables, wire.list_request_of(request))
+        return replies.tables_page(*page)
 
     @counted("close_table")
     async def CloseTable(

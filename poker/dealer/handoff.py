@@ -134,7 +134,10 @@ class HandOff:
                 )
         else:
             served.timers.arm(table_id, state)
-        return served.owned[table_id]
+        taken = served.owned.get(table_id, loaded)
+        if served.index is not None:  # it may be stale or missing (a crash before its write)
+            served.index.rewrite(table_id, taken.state.table)
+        return taken
 
     def _crash(self, state: TableState | None, now: int) -> Command | None:
         if state is None or not state.hand_running:

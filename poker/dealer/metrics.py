@@ -107,6 +107,31 @@ class DealerMetrics:
             "(skipped; the table_log_foreign_subject log line names each).",
             registry=registry,
         )
+        self.index_entries = Gauge(
+            "poker_dealer_table_index_entries",
+            "Open tables in this process's view of the index of open tables (ListTables and "
+            "the takeover scan read it).",
+            registry=registry,
+        )
+        self.index_refused = Counter(
+            "poker_dealer_table_index_refused",
+            "Values of the index of open tables skipped because they are no listing of their "
+            "key (undecodable, another table's, a key that is no table id), by reason.",
+            ["reason"],
+            registry=registry,
+        )
+        self.index_write_failures = Counter(
+            "poker_dealer_table_index_write_failures",
+            "Writes to the index of open tables that failed (retried; a table taken over "
+            "rewrites its entry anyway).",
+            registry=registry,
+        )
+        self.index_repairs = Counter(
+            "poker_dealer_table_index_repairs",
+            "Rebuilds of the index of open tables from the whole log (an empty index over a "
+            "stream that is not, or --rebuild-index).",
+            registry=registry,
+        )
         self.commands = Counter(
             "poker_dealer_commands",
             "Table commands served (unary calls and Play messages alike), by command kind "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 import structlog
 
@@ -154,11 +154,17 @@ class LeaseOwnership:
 
 
 AdoptHandler = Callable[[str], Awaitable[bool]]
+#: Every how many scans the foreign subjects of the table stream are looked for (the scan
+#: itself lists no subject: its candidates are the index's).
+FOREIGN_EVERY: Final = 10
 
 
 class TakeoverScanner:
     """Every ``interval_s``, offers each table nobody owns to ``adopt`` (which takes the lease).
 
+    The candidates are the open tables of the index (``candidates``, :mod:`poker.dealer.index`:
+    a cost per open table, never per table ever closed); without one, every table with a log
+    (the feed's listing of the stream's subjects: unit tests).
     ``adopt(table_id)`` returns whether the table stays open; closed tables are not offered again.
     One table never stops a scan: a table whose adoption fails is logged and the scan goes on
     with the next; a quarantined table (``quarantine``, :mod:`poker.dealer.quarantine`) is
@@ -173,13 +179,16 @@ class TakeoverScanner:
         interval_s: float,
         *,
         quarantine: Quarantine | None = None,
+        candidates: Callable[[], list[str]] | None = None,
     ) -> None:
         self._feed = feed
+        self._candidates = candidates
         self._gate = gate
         self._adopt = adopt
         self._interval_s = interval_s
         self._quarantine = quarantine if quarantine is not None else Quarantine()
         self._closed: set[str] = set()
+        self._scans = 0
         self._task = BackgroundTask(self._run, name="takeover-scanner")
 
     def start(self) -> None:
@@ -193,10 +202,23 @@ class TakeoverScanner:
     async def scan_once(self) -> None:
         """One pass over the tables (only the listing's failure raises: each table's own
         failure is logged, and costs that table alone)."""
-        for table_id, count in (await self._feed.table_counts()).items():
+        counts: dict[str, int] | None = None
+        if self._candidates is None:
+            counts = await self._feed.table_counts()
+            table_ids = list(counts)
+        else:
+            table_ids = self._candidates()
+            self._closed &= set(table_ids)  # bounded by the open tables
+            if self._scans % FOREIGN_EVERY == 0:
+                await self._feed.note_foreign()
+            self._scans += 1
+        for table_id in table_ids:
             if table_id in self._closed:
                 continue
+            count: int | None = None if counts is None else counts[table_id]
             if table_id in self._quarantine:
+                if count is None:  # the log's record count, for the quarantined only
+                    count = await self._feed.record_count(table_id)
                 if not self._quarantine.retry_due(table_id, count):
                     continue  # the same log that was refused: no reload until it changes
             elif self._gate.holds(table_id):
@@ -206,7 +228,10 @@ class TakeoverScanner:
                     self._closed.add(table_id)
             except Exception:
                 _log.exception("takeover_failed", table_id=table_id)
-            self._quarantine.judged(table_id, count)
+            if count is None and table_id in self._quarantine:
+                count = await self._feed.record_count(table_id)
+            if count is not None:
+                self._quarantine.judged(table_id, count)
 
     async def _run(self) -> None:
         while True:

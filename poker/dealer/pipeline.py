@@ -30,6 +30,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+import nats.errors
+import nats.js.errors
 import structlog
 
 from poker.dealer.errors import TableNotFound, TableQuarantined
@@ -135,17 +137,32 @@ class CommandPipeline:
                 try:
                     loaded = await self._owned(table_id)
                     try:
-                        if loaded.state.table is None and not use_case.creating:
-                            raise TableNotFound(f"There is no table {table_id}.")
+                        if loaded.state.table is None:
+                            if not use_case.creating:
+                                raise TableNotFound(f"There is no table {table_id}.")
+                            await self._reserve(table_id)
                         return await self.execute_locked(use_case)
                     finally:
                         current = served.owned.get(table_id)
                         table = None if current is None else current.state.table
                         if current is not None and (table is None or table.closed):
+                            if served.index is not None:
+                                served.index.note(table_id, table)  # unlisted: closed or none
                             await served.drop(table_id)  # nothing left to serve: free the lease
                 except RefusedRecord as refused:  # a catch-up met it (a conflict, a stale table)
                     served.quarantine_refused(refused)
                     raise TableQuarantined(table_id) from refused
+
+    async def _reserve(self, table_id: str) -> None:
+        """Before a creation is appended: the table's entry in the index of open tables, so
+        that no table ever exists unlisted (:mod:`poker.dealer.index`)."""
+        index = self._served.index
+        if index is None:
+            return
+        try:
+            await index.reserve(table_id)
+        except (nats.errors.Error, nats.js.errors.Error, TimeoutError) as error:
+            raise Unavailable("The index of open tables is unavailable; retry.") from error
 
     async def _owned(self, table_id: str) -> LoadedTable:
         """The table, owned by this process (taking it over if its lease is free)."""
@@ -285,10 +302,14 @@ class CommandPipeline:
         loaded: LoadedTable,
     ) -> None:
         """After an append: count it, arm the table's timers, wake a hand-off waiting for the
-        hand to end. (Watchers follow the log itself: :mod:`poker.dealer.watchers`.)"""
+        hand to end, and keep the table's entry in the index of open tables (written in the
+        background when what a listing shows changed; deleted once it is closed). (Watchers
+        follow the log itself: :mod:`poker.dealer.watchers`.)"""
         state = loaded.state.table
         assert state is not None
         self._metrics.count_command(state, command, events)
+        if self._served.index is not None:
+            self._served.index.note(table_id, state)
         self._served.timers.arm(table_id, state)
         if not state.hand_running:
             self._served.hand_ended(table_id)

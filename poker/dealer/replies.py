@@ -6,6 +6,7 @@ The way in, requests, is :mod:`poker.dealer.wire`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 from google.rpc import status_pb2
@@ -15,7 +16,6 @@ from poker.dealer.quarantine import Quarantined
 from poker.dealer.redaction import sees_hole_cards
 from poker.dealer.wire import ACTIONS
 from poker.engine.hand.codec import cards_to_wire
-from poker.engine.hand.codec import config_to_wire as hand_config_to_wire
 from poker.engine.hand.state import HandState
 from poker.engine.table import (
     SeatStatus,
@@ -99,30 +99,36 @@ def refused_reply(command: Any, status: status_pb2.Status) -> dpb.PlayResponse:
 
 
 def table_summary(
-    table_id: str, state: TableState | None, quarantine: Quarantined | None = None
+    table_id: str, listing: pb.TableListing | None, quarantine: Quarantined | None = None
 ) -> dpb.TableSummary:
-    """A table's line in ListTables (a quarantined one's: as last read, marked)."""
+    """A table's line in ListTables, from its listing in the index of open tables (a
+    quarantined one's: as last listed, marked)."""
+    summary = dpb.TableSummary(table_id=table_id)
+    if listing is not None:
+        summary.game = listing.game
+        summary.structure = listing.structure
+        summary.stakes.CopyFrom(listing.stakes)
+        summary.seat_count = listing.seat_count
+        summary.players = listing.players
+        summary.hand_running = listing.hand_running
+        summary.real_money = listing.real_money
+        summary.version = listing.version
     if quarantine is not None:
-        summary = dpb.TableSummary(
-            table_id=table_id,
-            quarantined=True,
-            quarantine_reason=f"the record at position {quarantine.position} of its log was"
-            f" refused ({quarantine.cause})",
+        summary.quarantined = True
+        summary.quarantine_reason = (
+            f"the record at position {quarantine.position} of its log was refused"
+            f" ({quarantine.cause})"
         )
-        if state is not None:
-            summary.MergeFrom(table_summary(table_id, state))
-        return summary
-    assert state is not None  # a table that is not quarantined was read
-    game, structure, stakes, _ = hand_config_to_wire(state.config.hand)
-    return dpb.TableSummary(
-        table_id=table_id,
-        game=game,
-        structure=pb.BettingStructure.ValueType(structure),
-        stakes=stakes,
-        seat_count=state.config.seat_count,
-        players=len(state.occupied()),
-        hand_running=state.hand_running,
-        closed=state.closed,
+    return summary
+
+
+def tables_page(
+    listed: Sequence[tuple[str, pb.TableListing | None, Quarantined | None]],
+    next_page_token: str,
+) -> dpb.ListTablesResponse:
+    """One page of ListTables (each table as :class:`~poker.dealer.queries.ListedTable`)."""
+    return dpb.ListTablesResponse(
+        tables=[table_summary(*table) for table in listed], next_page_token=next_page_token
     )
 
 

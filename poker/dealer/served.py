@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 
 from poker.dealer.clock import TableTimers
+from poker.dealer.index import TableIndex
 from poker.dealer.ownership import OwnershipGate
 from poker.dealer.quarantine import Quarantine
 from poker.tablelog.repository import LoadedTable, RefusedRecord
@@ -36,6 +37,8 @@ class ServedTables:
         self.draining: dict[str, asyncio.Event] = {}
         #: False once the whole dealer drains (SIGTERM): it takes no new table.
         self.accepting = True
+        #: The index of open tables this dealer keeps (None: no index, unit tests).
+        self.index: TableIndex | None = None
         self._locks: dict[str, asyncio.Lock] = {}
 
     def lock(self, table_id: str) -> asyncio.Lock:

@@ -24,6 +24,7 @@ from poker.dealer.clock import TableTimers, Wake, now_ms
 from poker.dealer.config import CrashRule
 from poker.dealer.errors import FeedUnavailable, TableNotFound, TableQuarantined
 from poker.dealer.handoff import DrainResult, HandOff
+from poker.dealer.index import TableIndex
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import OwnershipGate
 from poker.dealer.pipeline import INTERNAL_PREFIX, CommandPipeline, CommandResult, UseCase
@@ -60,6 +61,7 @@ class TableService:
         *,
         gate: OwnershipGate,
         feed: TableFeed | None = None,
+        index: TableIndex | None = None,
         crash_rule: CrashRule = CrashRule.CLOSE,
         max_attempts: int = 5,
         hold_ttl_s: float = 120.0,
@@ -93,6 +95,9 @@ class TableService:
         self.quarantine = Quarantine(on_count=metrics.tables_quarantined.set)
         #: The tables held in memory (owned, stale, views, draining, their locks).
         self.served = ServedTables(gate, self.timers, self.quarantine)
+        self.served.index = index
+        #: The index of open tables (None: none kept; ListTables then reads every log).
+        self.index = index
         #: Taking tables over and handing them off (planned: :meth:`drain_table`).
         self.handoff = HandOff(
             self.served,
@@ -250,6 +255,13 @@ class TableService:
         """The table as this process last read it (before a refused record), if it did."""
         loaded = self.served.held(table_id)
         return None if loaded is None else loaded.state.table
+
+    async def table_or_none(self, table_id: str) -> TableState | None:
+        """The table as it is now, None if there is none (the index's rebuild)."""
+        try:
+            return await self.table(table_id)
+        except TableNotFound:
+            return None
 
     async def table_ids(self) -> list[str]:
         """Every table with a log (subjects that are no table's are skipped)."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from poker.dealer.bounds import MAX_CHIPS, rake_problem
+from poker.dealer.pages import ListFilter, ListRequest
 from poker.dealer.pipeline import INTERNAL_PREFIX
 from poker.engine.betting import Stakes, Structure
 from poker.engine.cards import Card, parse_cards
@@ -255,6 +256,20 @@ def with_settings(config: TableConfig, settings: pb.TableConfig) -> TableConfig:
         return table_config_from_wire(wire)
     except ValueError as error:  # an enum value this build does not know
         raise InvalidArgument(f"settings: {error}", field="settings") from None
+
+
+def list_request_of(request: dpb.ListTablesRequest) -> ListRequest:
+    """ListTables' filters and page (their bounds and enum numbers checked already)."""
+    money = request.money
+    real_money = {dpb.MONEY_FILTER_REAL: True, dpb.MONEY_FILTER_PLAY: False}.get(money)
+    filters = ListFilter(
+        game=request.game,
+        structure=int(request.structure),
+        big_blind=request.big_blind,
+        real_money=real_money,
+        has_free_seats=request.has_free_seats,
+    )
+    return ListRequest(filters, request.page_size, request.page_token)
 
 
 __all__ = [

@@ -20,6 +20,8 @@ DEFAULT_STREAM: Final = "POKER_TABLES"
 DEFAULT_SUBJECT_PREFIX: Final = "poker.table"
 DEFAULT_SNAPSHOT_BUCKET: Final = "POKER_SNAPSHOTS"
 DEFAULT_LEASE_BUCKET: Final = "POKER_LEASES"
+#: The key-value bucket of the dealers' index of open tables (a cache of the log).
+DEFAULT_INDEX_BUCKET: Final = "POKER_TABLE_INDEX"
 #: Copies JetStream keeps of a stream or bucket: 1 on one nats-server.
 DEFAULT_REPLICAS: Final = 1
 #: Seconds a lease lives unless renewed.

@@ -20,6 +20,7 @@ import sys
 from typing import Final
 
 from poker.eventstore.defaults import (
+    DEFAULT_INDEX_BUCKET,
     DEFAULT_LEASE_BUCKET,
     DEFAULT_LEASE_TTL_S,
     DEFAULT_MAX_ATTEMPTS,
@@ -273,7 +274,21 @@ TABLE_LEASE_BUCKET: Final = Setting(
     default=DEFAULT_LEASE_BUCKET,
     aliases={_D: ("lease-bucket",), _W: ("dealer-lease-bucket",)},
 )
-TABLE_LOG: Final = (TABLE_STREAM, TABLE_SUBJECT_PREFIX, TABLE_SNAPSHOT_BUCKET, TABLE_LEASE_BUCKET)
+TABLE_INDEX_BUCKET: Final = Setting(
+    "table-index-bucket",
+    "The key-value bucket of the dealers' index of open tables (ListTables and the takeover "
+    "scan read it; a cache of the log, rebuilt from it when missing).",
+    Group.TABLE_LOG,
+    (_D,),
+    default=DEFAULT_INDEX_BUCKET,
+)
+TABLE_LOG: Final = (
+    TABLE_STREAM,
+    TABLE_SUBJECT_PREFIX,
+    TABLE_SNAPSHOT_BUCKET,
+    TABLE_LEASE_BUCKET,
+    TABLE_INDEX_BUCKET,
+)
 
 # --- the dealer -------------------------------------------------------------------------------
 

@@ -90,6 +90,7 @@ class TableNames:
     subject_prefix: str = flags.TABLE_SUBJECT_PREFIX.default
     snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
     lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
+    index_bucket: str = flags.TABLE_INDEX_BUCKET.default
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,12 +189,29 @@ def _bucket_reads(bucket: str, whose: str) -> list[Grant]:
     ]
 
 
+def _index_bucket(bucket: str) -> list[Grant]:
+    """The index of open tables: a bucket the dealer writes (:func:`_own_bucket`) and watches
+    (an ordered consumer on its stream, as a KV watch makes it: the nameless form only)."""
+    stream = f"KV_{bucket}"
+    return [
+        *_own_bucket(bucket),
+        Grant(
+            f"{_API}.CONSUMER.CREATE.{stream}",
+            f"watch bucket {bucket} (an ordered consumer: the listing every dealer keeps of "
+            "the open tables); no durable consumer is made or changed through it",
+        ),
+        Grant(f"$JS.FC.{stream}.>", "flow-control replies of that watch"),
+    ]
+
+
 def dealer_grants(tables: TableNames) -> Grants:
-    """The dealer: writes the table stream and its two buckets; nothing of the wallet's."""
+    """The dealer: writes the table stream and its three buckets (snapshots, leases, the index
+    of open tables); nothing of the wallet's."""
     publish = [
         *_own_stream(tables.stream, tables.subject_prefix, "table event batches"),
         *_own_bucket(tables.snapshot_bucket),
         *_own_bucket(tables.lease_bucket),
+        *_index_bucket(tables.index_bucket),
     ]
     return Grants(tuple(publish), _inbox(DEALER_USER))
 
@@ -389,7 +407,7 @@ def _user_line(user: str, passwords: Mapping[str, str] | None) -> str:
 
 
 _USER_WHY: Final = {
-    DEALER_USER: "every dealer process: the table stream and its two buckets",
+    DEALER_USER: "every dealer process: the table stream and its three buckets",
     ADMIN_USER: "the operator's tooling on the dealer's side: every permission in TABLES",
     WALLET_USER: "the wallet leader and its standby: the journal and its buckets",
     WALLET_ADMIN_USER: "the operator's tooling on the wallet's side: every permission in WALLET",

@@ -72,6 +72,7 @@ _SERVICE_FLAGS: tuple[tuple[str, Setting, Program, tuple[str, ...]], ...] = (
     ("table-subject-prefix", flags.TABLE_SUBJECT_PREFIX, Program.DEALER, ("subject-prefix",)),
     ("table-snapshot-bucket", flags.TABLE_SNAPSHOT_BUCKET, Program.DEALER, ("snapshot-bucket",)),
     ("table-lease-bucket", flags.TABLE_LEASE_BUCKET, Program.DEALER, ("lease-bucket",)),
+    ("table-index-bucket", flags.TABLE_INDEX_BUCKET, Program.DEALER, ()),
     ("lease-ttl", flags.LEASE_TTL, Program.DEALER, ()),
     ("journal-stream", flags.JOURNAL_STREAM, Program.WALLET, ("wallet-stream",)),
     (
@@ -133,6 +134,7 @@ def room_of(args: argparse.Namespace) -> Room:
             args.table_subject_prefix,
             args.table_snapshot_bucket,
             args.table_lease_bucket,
+            args.table_index_bucket,
         ),
         replicas,
         lease_ttl,

@@ -9,8 +9,9 @@ cap its history, seal it, or source another service's stream (docs/security/nats
 
 >>> room = Room(TablesSpec(), WalletSpec())
 >>> [resource.label for resource in streams_of(room)]  # doctest: +NORMALIZE_WHITESPACE
-['stream POKER_TABLES', 'bucket POKER_SNAPSHOTS', 'bucket POKER_LEASES', 'stream POKER_WALLET',
- 'bucket POKER_WALLET_SNAPSHOTS', 'bucket POKER_WALLET_LEASES']
+['stream POKER_TABLES', 'bucket POKER_SNAPSHOTS', 'bucket POKER_LEASES',
+ 'bucket POKER_TABLE_INDEX', 'stream POKER_WALLET', 'bucket POKER_WALLET_SNAPSHOTS',
+ 'bucket POKER_WALLET_LEASES']
 >>> tables = streams_of(room)[0].config
 >>> tables.deny_delete, tables.deny_purge, tables.max_msgs_per_subject, tables.allow_direct
 (False, True, -1, True)
@@ -44,6 +45,8 @@ DUPLICATE_WINDOW_S: Final = StreamSettings().duplicate_window_s
 #: The largest snapshot value (bigger snapshots go in chunks, see poker.eventstore.snapshots).
 SNAPSHOT_MAX_VALUE_BYTES: Final = SnapshotSettings().max_value_bytes
 #: The redelivery schedule of the wallet's durable consumer (a stalled table's message).
+#: The largest listing the index of open tables holds (a TableListing is ~100 bytes).
+INDEX_MAX_VALUE_BYTES: Final = 4096
 CONSUMER_BACKOFF_S: Final = (1.0, 2.0, 5.0, 10.0, 30.0)
 CONSUMER_MAX_ACK_PENDING: Final = 10_000
 DEFAULT_LEASE_TTL_S: Final[float] = flags.LEASE_TTL.default
@@ -200,8 +203,22 @@ def lease_bucket(bucket: str, replicas: int, ttl_s: float) -> StreamResource:
     )
 
 
+def index_bucket(bucket: str, replicas: int) -> StreamResource:
+    """The index of open tables: one small listing per open table, no expiry (a closed table's
+    key is deleted by the dealer that closed it)."""
+    return StreamResource(
+        f"bucket {bucket}",
+        bucket_stream_config(
+            bucket,
+            replicas,
+            description="The open tables: one TableListing per table id (a cache of the log).",
+            max_value_bytes=INDEX_MAX_VALUE_BYTES,
+        ),
+    )
+
+
 def table_streams(spec: TablesSpec) -> list[StreamResource]:
-    """The table stream and the dealer's two buckets."""
+    """The table stream and the dealer's three buckets (snapshots, leases, the index)."""
     names = spec.names
     return [
         StreamResource(
@@ -210,6 +227,7 @@ def table_streams(spec: TablesSpec) -> list[StreamResource]:
         ),
         snapshot_bucket(names.snapshot_bucket, spec.replicas),
         lease_bucket(names.lease_bucket, spec.replicas, spec.lease_ttl_s),
+        index_bucket(names.index_bucket, spec.replicas),
     ]
 
 

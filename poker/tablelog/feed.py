@@ -103,6 +103,21 @@ class TableFeed(Protocol):
         changes when a record is appended or removed)."""
         ...
 
+    async def record_count(self, table_id: str) -> int:
+        """How many records ``table_id``'s log holds (0: none): one table's count, what
+        :meth:`table_counts` says of it."""
+        ...
+
+    async def has_records(self) -> bool:
+        """Whether any table has a log (the stream is not empty)."""
+        ...
+
+    async def note_foreign(self) -> None:
+        """Look for foreign subjects below the tables' (more than one token after the prefix:
+        a table id is one), logged and counted as :meth:`table_counts` does, without listing
+        the tables."""
+        ...
+
 
 class JetStreamFeed:
     """:class:`TableFeed` over the tables stream."""
@@ -163,6 +178,25 @@ class JetStreamFeed:
         info = await self._js.stream_info(self._settings.stream, subjects_filter=f"{prefix}>")
         return self.foreign.split(prefix, info.state.subjects or {})
 
+    async def record_count(self, table_id: str) -> int:
+        """See :meth:`TableFeed.record_count`: the stream's subjects filtered to this one."""
+        subject = f"{self._settings.subject_prefix}.{table_id}"
+        info = await self._js.stream_info(self._settings.stream, subjects_filter=subject)
+        return int((info.state.subjects or {}).get(subject, 0))
+
+    async def has_records(self) -> bool:
+        """See :meth:`TableFeed.has_records` (the stream's state, no subject listed)."""
+        info = await self._js.stream_info(self._settings.stream)
+        return bool(info.state.messages)
+
+    async def note_foreign(self) -> None:
+        """See :meth:`TableFeed.note_foreign` (``<prefix>.*.>``: only subjects of two tokens or
+        more come back; a one-token subject that is no table id is not seen here, the wallet's
+        consumer logs it)."""
+        prefix = f"{self._settings.subject_prefix}."
+        info = await self._js.stream_info(self._settings.stream, subjects_filter=f"{prefix}*.>")
+        self.foreign.split(prefix, info.state.subjects or {})
+
 
 class InMemoryFeed:
     """:class:`TableFeed` over an :class:`InMemoryEventStore`, by polling (unit tests)."""
@@ -193,3 +227,14 @@ class InMemoryFeed:
         in-memory store removes nothing)."""
         counts = {table: await self._store.last_position(table) for table in self._tables}
         return {table: count for table, count in sorted(counts.items()) if count}
+
+    async def record_count(self, table_id: str) -> int:
+        """See :meth:`TableFeed.record_count` (the last position stands for the count)."""
+        return await self._store.last_position(table_id)
+
+    async def has_records(self) -> bool:
+        """See :meth:`TableFeed.has_records`."""
+        return bool(await self.table_counts())
+
+    async def note_foreign(self) -> None:
+        """See :meth:`TableFeed.note_foreign` (the in-memory store has none)."""

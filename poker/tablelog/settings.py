@@ -33,6 +33,7 @@ class TableLogSettings:
     snapshot_bucket: str = flags.TABLE_SNAPSHOT_BUCKET.default
     lease_bucket: str = flags.TABLE_LEASE_BUCKET.default
     replicas: int = flags.REPLICAS.default
+    index_bucket: str = flags.TABLE_INDEX_BUCKET.default
 
     def subject(self, table_id: str) -> str:
         """The subject of ``table_id``'s log."""
@@ -41,7 +42,13 @@ class TableLogSettings:
     @property
     def names(self) -> TableNames:
         """The names alone (what the NATS users are granted and the operator provisions)."""
-        return TableNames(self.stream, self.subject_prefix, self.snapshot_bucket, self.lease_bucket)
+        return TableNames(
+            self.stream,
+            self.subject_prefix,
+            self.snapshot_bucket,
+            self.lease_bucket,
+            self.index_bucket,
+        )
 
     @property
     def stream_settings(self) -> StreamSettings:

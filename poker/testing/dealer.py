@@ -111,6 +111,7 @@ def table_names(settings: DealerSettings) -> TableNames:
         subject_prefix=settings.table_subject_prefix,
         snapshot_bucket=settings.table_snapshot_bucket,
         lease_bucket=settings.table_lease_bucket,
+        index_bucket=settings.table_index_bucket,
     )
 
 
@@ -136,6 +137,7 @@ def namespace_settings(
         table_subject_prefix=f"t{name}.table",
         table_snapshot_bucket=f"S_{name}",
         table_lease_bucket=f"L_{name}",
+        table_index_bucket=f"I_{name}",
         lease_ttl_s=2.0,
         scan_interval_s=0.3,
         crash_rule=CrashRule.CLOSE,

@@ -345,7 +345,7 @@ def tables_grid(summaries: Sequence[Any], views: Sequence[dpb.TableView]) -> Tab
             structure_name(summary.structure),
             stakes_text(summary.stakes),
             f"{summary.players}/{summary.seat_count}",
-            "real" if view.config.real_money else "play",
+            "real" if summary.real_money else "play",
             str(sum(seat.stack for seat in view.seats)),
             str(view.hands_started),
             state,

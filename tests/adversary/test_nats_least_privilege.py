@@ -93,6 +93,7 @@ class Room:
         buckets = (
             d.table_snapshot_bucket,
             d.table_lease_bucket,
+            d.table_index_bucket,
             w.journal_snapshot_bucket,
             w.journal_lease_bucket,
         )
@@ -110,6 +111,8 @@ async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
             operator = harness.client("operator", Role.OPERATOR)
             await operator.deposit("ann", DEPOSIT)
             await open_holdem(dealers.client("op", Role.OPERATOR))
+            assert dealers.dealer is not None
+            await dealers.dealer.index.flush()  # its listing written: the index holds still
             yield Room(nats_server, dealer, wallet, operator, admin, wallet_admin)
     finally:
         await wallet_admin.close()
@@ -128,6 +131,9 @@ class Snapshot:
 async def snapshot(room: Room) -> Snapshot:
     configs, states = {}, {}
     leases = {f"KV_{room.dealer.table_lease_bucket}", f"KV_{room.wallet.journal_lease_bucket}"}
+    # The index's sequence moves when the dealer rewrites a listing (in the background); its
+    # keys do not.
+    leases.add(f"KV_{room.dealer.table_index_bucket}")
     for stream in room.streams():
         info = await room.js_of(stream).stream_info(stream)
         configs[stream] = info.config.as_dict()
@@ -357,6 +363,66 @@ async def test_no_user_can_delete_or_purge_a_stream_or_a_record(room: Room, user
         await attacker.refused_call(
             lambda: attacker.js.delete_stream(own), f"$JS.API.STREAM.DELETE.{own}"
         )
+    await assert_unchanged(room, before)
+
+
+# --- the index of open tables (issue #26): the dealer's to write, nobody's to delete ---
+
+
+async def _index_keys(room: Room) -> dict[str, bytes]:
+    """Every key of the index of open tables and its value, as the TABLES admin reads them."""
+    bucket = f"KV_{room.dealer.table_index_bucket}"
+    info = await room.js.stream_info(bucket, subjects_filter=">")
+    found = {}
+    for subject in info.state.subjects or {}:
+        message = await room.js.get_last_msg(bucket, subject)
+        found[subject] = message.data or b""
+    return found
+
+
+async def test_the_wallet_cannot_write_or_read_the_index_of_open_tables(room: Room) -> None:
+    """A forged listing would only mislead ListTables and the takeover scan (never money), but
+    the wallet has no business there: each route is refused and the index is unchanged."""
+    before, keys = await snapshot(room), await _index_keys(room)
+    bucket = room.dealer.table_index_bucket
+    forged = b"\x0a\x02t9"  # TableListing(table_id="t9")
+    async with Attacker(room, WALLET_USER) as wallet:
+        for subject in (f"$KV.{bucket}.t9", f"$JS.TABLES.API.STREAM.INFO.KV_{bucket}"):
+            await wallet.client.publish(subject, forged)
+            await wallet.answered()
+            assert subject.lower() in wallet.refused, (subject, wallet.refused)
+        await wallet.refused_call(
+            lambda: wallet.js.publish(f"$KV.{bucket}.t9", forged), f"$KV.{bucket}.t9"
+        )
+        await wallet.refused_call(
+            partial(wallet.js.purge_stream, f"KV_{bucket}"), f"$JS.API.STREAM.PURGE.KV_{bucket}"
+        )
+    assert await _index_keys(room) == keys
+    await assert_unchanged(room, before)
+
+
+async def test_the_dealer_cannot_delete_purge_or_reconfigure_the_index_bucket(room: Room) -> None:
+    before, keys = await snapshot(room), await _index_keys(room)
+    stream = f"KV_{room.dealer.table_index_bucket}"
+    config = await _config(room, stream)
+    async with Attacker(room, DEALER_USER) as dealer:
+        await dealer.refused_call(
+            lambda: dealer.js.delete_key_value(room.dealer.table_index_bucket),
+            f"$JS.API.STREAM.DELETE.{stream}",
+        )
+        await dealer.refused_call(
+            partial(dealer.js.purge_stream, stream), f"$JS.API.STREAM.PURGE.{stream}"
+        )
+        await dealer.refused_call(
+            lambda: dealer.js.update_stream(replace(config, max_msgs_per_subject=5)),
+            f"$JS.API.STREAM.UPDATE.{stream}",
+        )
+        durable = api.ConsumerConfig(durable_name="spy", ack_policy=api.AckPolicy.EXPLICIT)
+        await dealer.refused_call(
+            lambda: dealer.js.add_consumer(stream, replace(durable, name="spy")),
+            f"$JS.API.CONSUMER.CREATE.{stream}.spy",
+        )
+    assert await _index_keys(room) == keys
     await assert_unchanged(room, before)
 
 

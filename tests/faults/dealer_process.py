@@ -35,6 +35,7 @@ def table_names(namespace: str) -> TableNames:
         subject_prefix=f"k{namespace}.table",
         snapshot_bucket=f"KS_{namespace}",
         lease_bucket=f"KL_{namespace}",
+        index_bucket=f"KI_{namespace}",
     )
 
 
@@ -66,6 +67,8 @@ class DealerProcess(ServiceProcess):
             names.snapshot_bucket,
             "--table-lease-bucket",
             names.lease_bucket,
+            "--table-index-bucket",
+            names.index_bucket,
             "--lease-ttl",
             "1.5",
             "--scan-interval",

@@ -200,6 +200,25 @@ async def test_show_and_tables_read_like_a_table(room: Room) -> None:
     assert table_id in listed
 
 
+async def test_tables_pages_through_every_open_table(room: Room) -> None:
+    created = {await new_table(room) for _ in range(3)}
+    every = json.loads(await pokerctl(room, "tables", "--all", "--page-size", "1", "--json"))
+    ids = [row["table_id"] for row in every["tables"]]
+    assert created <= set(ids) and len(ids) == len(set(ids)) and not every["next_page_token"]
+    first = json.loads(await pokerctl(room, "tables", "--page-size", "1", "--json"))
+    assert len(first["tables"]) == 1 and first["next_page_token"]
+    shown = await pokerctl(room, "tables", "--page-size", "1")
+    assert "more: pokerctl tables --page-token" in shown
+    following = json.loads(
+        await pokerctl(
+            room, "tables", "--page-size", "1", "--page-token", first["next_page_token"], "--json"
+        )
+    )
+    assert following["tables"][0]["table_id"] > first["tables"][0]["table_id"]
+    none = json.loads(await pokerctl(room, "tables", "--game", "razz", "--json"))
+    assert none["tables"] == []
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -91,13 +91,21 @@ def test_the_table_log_is_one_group_in_all_three_programs() -> None:
         "table-subject-prefix",
         "table-snapshot-bucket",
         "table-lease-bucket",
+        "table-index-bucket",
     ]
     assert all(setting.group is Group.TABLE_LOG for setting in flags.TABLE_LOG)
     for setting in flags.TABLE_LOG[:3]:
         assert set(setting.programs) == set(Program)
+    assert flags.TABLE_INDEX_BUCKET.programs == (Program.DEALER,)  # only dealers keep it
     room = TableLogSettings()
     defaults = [setting.default for setting in flags.TABLE_LOG]
-    assert defaults == [room.stream, room.subject_prefix, room.snapshot_bucket, room.lease_bucket]
+    assert defaults == [
+        room.stream,
+        room.subject_prefix,
+        room.snapshot_bucket,
+        room.lease_bucket,
+        room.index_bucket,
+    ]
     dealer = dealer_settings(SECRET, environ={}).table_log
     wallet = wallet_settings(SECRET, environ={}).table_log
     assert dealer.names == wallet.names == room.names

@@ -12,6 +12,7 @@ from poker.dealer.clock import Wake, next_wake
 from poker.dealer.config import CrashRule, load_settings
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import SoleOwner
+from poker.dealer.pages import ListFilter
 from poker.dealer.pipeline import UseCase
 from poker.dealer.redaction import redact_event
 from poker.dealer.replies import table_view
@@ -164,16 +165,22 @@ async def test_a_retry_that_catches_up_with_its_own_command_answers_from_it() ->
     assert parts.registry.get_sample_value("poker_dealer_concurrency_conflicts_total") == 1
 
 
-async def test_list_tables_answers_every_table_as_it_is_now() -> None:
+async def test_list_tables_answers_every_open_table_as_it_is_now() -> None:
     parts = Parts()
     service = await seated(parts)
     await service.create_table("t2", "create-2", CONFIG)
-    listed = await queries.list_tables(service)
-    assert all(entry.state is not None for entry in listed)
-    assert [(entry.table_id, len(entry.state.occupied())) for entry in listed if entry.state] == [
-        ("t1", 2),
-        ("t2", 0),
-    ]
+    listed, after = await queries.list_tables(service, ListFilter(), "", 100)
+    assert after == "" and all(entry.listing is not None for entry in listed)
+    assert [(e.table_id, e.listing.players) for e in listed if e.listing] == [("t1", 2), ("t2", 0)]
+    first, after = await queries.list_tables(service, ListFilter(), "", 1)
+    assert [e.table_id for e in first] == ["t1"] and after == "t1"
+    second, after = await queries.list_tables(service, ListFilter(), after, 1)
+    assert [e.table_id for e in second] == ["t2"] and after == ""
+    free, _ = await queries.list_tables(service, ListFilter(has_free_seats=True), "", 100)
+    assert [e.table_id for e in free] == ["t1", "t2"]  # six seats, two taken
+    await service.close_table("t2", "close-2", "done")
+    listed, _ = await queries.list_tables(service, ListFilter(), "", 100)
+    assert [e.table_id for e in listed] == ["t1"]  # a closed table is not listed
 
 
 async def test_a_rebuilt_table_equals_the_live_one_with_and_without_snapshots() -> None:

@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 from poker.dealer import queries
 from poker.dealer.errors import TableQuarantined
 from poker.dealer.ownership import LeaseOwnership, SoleOwner, TakeoverScanner
+from poker.dealer.pages import ListFilter
 from poker.dealer.quarantine import Quarantine
 from poker.dealer.replies import table_summary
 from poker.dealer.tables import TableService
@@ -118,12 +119,14 @@ async def test_a_forged_record_quarantines_its_table_and_the_others_go_on() -> N
         await service.table("t1")
     await service.sit_down("t2", "sit-ann-2", "ann", 1, 100)  # another table goes on
     assert parts.registry.get_sample_value("poker_dealer_tables_quarantined") == 1
-    listed = {entry.table_id: entry for entry in await queries.list_tables(service)}
+    page, _ = await queries.list_tables(service, ListFilter(), "", 100)
+    listed = {entry.table_id: entry for entry in page}
     assert sorted(listed) == ["t1", "t2"]
     entry = listed["t1"]
     assert entry.quarantine is not None and entry.quarantine.position == position
-    assert entry.state is None or entry.state == before  # as last read, if it was
-    assert listed["t2"].quarantine is None and listed["t2"].state is not None
+    assert entry.listing is not None
+    assert entry.listing.version in (0, before.version)  # as last read, if it was
+    assert listed["t2"].quarantine is None and listed["t2"].listing is not None
     summary = table_summary(*entry)
     assert summary.quarantined and f"position {position}" in summary.quarantine_reason
 

@@ -142,29 +142,72 @@ def _stakes(args: dict[str, Any]) -> pb.Stakes:
     return stakes
 
 
+#: The most pages ``tables --all`` follows (1,000 tables a page: a million tables).
+MAX_PAGES = 1000
+_MONEY = {"real": dpb.MONEY_FILTER_REAL, "play": dpb.MONEY_FILTER_PLAY}
+
+
 @click.command()
+@click.option(
+    "--page-size", type=click.IntRange(1, 1000), default=100, help="Tables a page (1-1000)."
+)
+@click.option("--page-token", default="", help="The page a previous listing ended with.")
+@click.option("--all", "every", is_flag=True, help="Follow the pages to the last one.")
+@click.option("--game", default="", help="Only this game's tables (e.g. holdem, omaha).")
+@click.option("--big-blind", type=click.IntRange(0), default=0, help="Only these stakes.")
+@click.option("--money", type=click.Choice(sorted(_MONEY)), help="Only real- or play-money.")
+@click.option("--free-seats", is_flag=True, help="Only tables with a seat free.")
 @json_option
 @run
-async def tables(ctl: Ctl) -> None:
-    """List the tables: game, stakes, seats, money and state."""
+async def tables(
+    ctl: Ctl,
+    *,
+    page_size: int,
+    page_token: str,
+    every: bool,
+    game: str,
+    big_blind: int,
+    money: str | None,
+    free_seats: bool,
+) -> None:
+    """List the open tables, a page at a time (--all: every page): game, stakes, seats, money
+    and state. The next page's token is printed (and in --json, ``next_page_token``)."""
+    request = dpb.ListTablesRequest(
+        page_size=page_size,
+        page_token=page_token,
+        game=game,
+        big_blind=big_blind,
+        money=_MONEY[money] if money else dpb.MONEY_FILTER_UNSPECIFIED,
+        has_free_seats=free_seats,
+    )
 
     async def body(channel: grpc.aio.Channel) -> None:
         operator = ctl.dealer(channel, "operator", Role.OPERATOR)
-        reply = await operator.call("ListTables", dpb.ListTablesRequest())
+        summaries: list[Any] = []
+        for _ in range(MAX_PAGES):
+            reply = await operator.call("ListTables", request)
+            summaries += reply.tables
+            request.page_token = reply.next_page_token
+            if not every or not request.page_token:
+                break
         # A quarantined table is not served (its GetTable is refused): its line says so.
         views = await asyncio.gather(
-            *(_view_unless_quarantined(operator, summary) for summary in reply.tables)
+            *(_view_unless_quarantined(operator, summary) for summary in summaries)
         )
         rows = [
             {
                 **as_json(summary),
-                "real_money": view.config.real_money,
+                "real_money": summary.real_money,
                 "chips": sum(seat.stack for seat in view.seats),
                 "hands_started": view.hands_started,
             }
-            for summary, view in zip(reply.tables, views, strict=True)
+            for summary, view in zip(summaries, views, strict=True)
         ]
-        ctl.emit({"tables": rows}, lambda: _print_tables(ctl, reply.tables, views))
+        token = request.page_token
+        ctl.emit(
+            {"tables": rows, "next_page_token": token},
+            lambda: _print_tables(ctl, summaries, views, token),
+        )
 
     await with_dealer(ctl, body)
 
@@ -175,11 +218,15 @@ async def _view_unless_quarantined(operator: Client, summary: Any) -> dpb.TableV
     return await operator.table(summary.table_id)
 
 
-def _print_tables(ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableView]) -> None:
+def _print_tables(
+    ctl: Ctl, summaries: Sequence[Any], views: Sequence[dpb.TableView], token: str
+) -> None:
     if not summaries:
-        ctl.out.print("no tables yet: `pokerctl create` opens one")
-        return
-    ctl.out.print(tables_grid(summaries, views))
+        ctl.out.print("no open tables: `pokerctl create` opens one")
+    else:
+        ctl.out.print(tables_grid(summaries, views))
+    if token:
+        ctl.out.print(f"more: pokerctl tables --page-token {token} (or --all)")
 
 
 @click.command()
