@@ -38,7 +38,7 @@ import asyncio
 import contextlib
 import pickle
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -158,8 +158,11 @@ class SnapshotSchedule(Generic[S]):
         encode_in_thread: bool = False,
         on_written: Callable[[str, int, int], None] | None = None,
         log_prefix: str = "",
+        prepare: Callable[[str, S], Awaitable[None]] | None = None,
     ) -> None:
-        """``on_written(key, position, size)`` hears every snapshot saved (a metric)."""
+        """``on_written(key, position, size)`` hears every snapshot saved (a metric);
+        ``prepare(key, state)`` runs before each is encoded (say, storing the parts of the
+        state that the snapshot then only refers to); if it fails, that snapshot is skipped."""
         if every < 1:
             raise ValueError(f"snapshots every {every} would never or always be due")
         self._snapshots = snapshots
@@ -169,6 +172,7 @@ class SnapshotSchedule(Generic[S]):
         self._encode_in_thread = encode_in_thread
         self._on_written = on_written
         self._log_prefix = log_prefix
+        self._prepare = prepare
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._next: dict[str, tuple[int, S]] = {}
 
@@ -190,6 +194,8 @@ class SnapshotSchedule(Generic[S]):
             while (scheduled := self._next.pop(key, None)) is not None:
                 position, state = scheduled
                 try:
+                    if self._prepare is not None:
+                        await self._prepare(key, state)
                     if self._encode_in_thread:
                         data = await asyncio.to_thread(self._encode, state)
                     else:
@@ -237,11 +243,13 @@ class Aggregate(Generic[S, E]):
         on_append: Callable[[float], None] | None = None,
         on_snapshot_written: Callable[[str, int, int], None] | None = None,
         log_prefix: str = "",
+        prepare_snapshot: Callable[[str, S], Awaitable[None]] | None = None,
     ) -> None:
         """``snapshots`` authenticates what it loads and seals what it saves (its writer and
         the writers it accepts are the caller's policy); ``save_snapshots=False`` for a writer
         whose snapshots nobody would accept. ``on_append`` hears each append's seconds;
-        ``log_prefix`` starts the names of this aggregate's log lines (``ledger_``)."""
+        ``log_prefix`` starts the names of this aggregate's log lines (``ledger_``);
+        ``prepare_snapshot(key, state)`` runs before a snapshot of ``state`` is encoded."""
         if max_attempts < 1:
             raise ValueError("an aggregate needs at least one attempt per command")
         self.store = store
@@ -259,6 +267,11 @@ class Aggregate(Generic[S, E]):
             encode_in_thread=encode_snapshot_in_thread,
             on_written=on_snapshot_written,
             log_prefix=log_prefix,
+            prepare=(
+                None
+                if prepare_snapshot is None
+                else lambda key, loaded: prepare_snapshot(key, loaded.state)
+            ),
         )
 
     # --- load -----------------------------------------------------------------------------------

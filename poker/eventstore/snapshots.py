@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import secrets
 import struct
 from dataclasses import dataclass
@@ -118,6 +119,33 @@ def _chunk_name(key: str, position: int, tag: bytes, index: int) -> str:
     return f"{key}.p{position}.{tag.decode()}.{index}"
 
 
+#: What separates a log's key from the name of a value kept beside its snapshot (say, a
+#: command index's archived runs: ``<key>.a.<name>``). A log key holds no dot, so these never
+#: meet a snapshot's key, nor its chunks' (``<key>.p<position>...``).
+BESIDE: str = ".a."
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def beside(key: str, name: str) -> str:
+    """The store key of the value ``name`` kept beside the snapshot of log ``key``.
+
+    >>> beside("t1", "cix-40-00ff")
+    't1.a.cix-40-00ff'
+    """
+    verify_key(key)
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a valid name: use 1-64 letters, digits, '-' and '_'.")
+    return f"{key}{BESIDE}{name}"
+
+
+def _verify_store_key(key: str) -> None:
+    """Raise ValueError unless ``key`` is a log's key or a value's beside it (:func:`beside`)."""
+    log_key, separator, name = key.partition(BESIDE)
+    verify_key(log_key)
+    if separator and not _NAME.fullmatch(name):
+        raise ValueError(f"{key!r} is not a valid snapshot key")
+
+
 def _verify_position(position: int) -> None:
     if not 0 < position < 2**64:
         raise ValueError(f"a snapshot position must be a positive 64-bit integer, not {position}")
@@ -131,7 +159,7 @@ class InMemorySnapshotStore:
 
     async def save(self, key: str, position: int, data: bytes) -> bool:
         """See :meth:`SnapshotStore.save`."""
-        verify_key(key)
+        _verify_store_key(key)
         _verify_position(position)
         current = self._snapshots.get(key)
         if current is not None and current.position >= position:
@@ -141,7 +169,7 @@ class InMemorySnapshotStore:
 
     async def load(self, key: str) -> Snapshot | None:
         """See :meth:`SnapshotStore.load`."""
-        verify_key(key)
+        _verify_store_key(key)
         return self._snapshots.get(key)
 
 
@@ -201,7 +229,7 @@ class JetStreamSnapshotStore:
     async def save(self, key: str, position: int, data: bytes) -> bool:
         """See :meth:`SnapshotStore.save`; raises :class:`SnapshotConflict` or
         :class:`~poker.eventstore.api.StoreUnavailable`."""
-        verify_key(key)
+        _verify_store_key(key)
         _verify_position(position)
         chunk = self.settings.chunk_bytes
         with unavailable_on_transient(f"saving the snapshot of {key!r}"):
@@ -252,7 +280,7 @@ class JetStreamSnapshotStore:
 
     async def load(self, key: str) -> Snapshot | None:
         """See :meth:`SnapshotStore.load`."""
-        verify_key(key)
+        _verify_store_key(key)
         with unavailable_on_transient(f"loading the snapshot of {key!r}"):
             for _ in range(MAX_SAVE_ATTEMPTS):
                 entry = await self._entry(key)

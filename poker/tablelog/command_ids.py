@@ -54,13 +54,18 @@ DEFAULT_SLACK: Final = 128
 MAX_MERGED_RUN: Final = 1 << 18
 
 _ARRAY_CODE: Final = "Q"
-if array(_ARRAY_CODE).itemsize != 8:  # pragma: no cover - every 64-bit CPython platform
-    raise ImportError("the command index needs 64-bit unsigned arrays")
+_FILTER_CODE: Final = "I"
+if array(_ARRAY_CODE).itemsize != 8 or array(_FILTER_CODE).itemsize != 4:  # pragma: no cover
+    raise ImportError("the command index needs 64- and 32-bit unsigned arrays")
 
-_MAGIC: Final = b"CIX1"
+_MAGIC: Final = b"CIX1"  # every run inline (written before runs were stored apart)
+_MAGIC_REFS: Final = b"CIX2"  # each run inline or a reference to its stored values
 _HEAD: Final = struct.Struct("<4sQII")  # magic, last position, recent count, run count
 _ENTRY: Final = struct.Struct("<HQQQB")  # id length, first, last, position, digest length
 _RUN: Final = struct.Struct("<Q")  # the run's length
+_INLINE: Final = b"\x00"
+_STORED: Final = b"\x01"
+_REF: Final = struct.Struct("<QQ16s16s")  # count, position, filter digest, data digest
 
 
 class CommandIdReused(RuleViolation):
@@ -103,39 +108,131 @@ class Outcome(NamedTuple):
     digest: bytes
 
 
-class _Run:
-    """One sorted run of the archive: id hashes ascending, their batches' positions beside.
-    Never changed once built (copies of an index share it), but for ``ordered``: whether its
-    order is known (built here: sorted by construction; read from a snapshot: checked when a
-    lookup first bisects it, see :func:`_checked`)."""
+class RunRef(NamedTuple):
+    """Where an archived run is stored (:mod:`poker.tablelog.command_archive`): beside the
+    table's snapshot, under its own immutable keys, sealed by a dealer. The snapshot carries
+    only this (so its size does not grow with the run), and the digests bind the stored values
+    to the snapshot's own seal: a run replaced by anyone, a dealer included, is refused."""
 
-    __slots__ = ("hashes", "ordered", "positions")
+    ids: int
+    #: The log position of the run's last batch (the stored values' seals bind it).
+    position: int
+    #: BLAKE2b-16 of the run's filter (its ids' 32-bit hash prefixes, sorted).
+    filter_digest: bytes
+    #: BLAKE2b-16 of the run's data (its 64-bit id hashes sorted, their positions beside).
+    data_digest: bytes
 
-    def __init__(self, hashes: array[int], positions: array[int], *, ordered: bool) -> None:
+    @property
+    def name(self) -> str:
+        """The name of the run's values (content-addressed: two writers of one run agree)."""
+        return f"cix-{self.position}-{self.data_digest[:8].hex()}"
+
+
+class ArchivedRun:
+    """One sorted run of the archive. Its content never changes once built (copies of an
+    index share it); what changes is what of it is in memory:
+
+    - ``hashes``/``positions``: the run's data (built here; else fetched on a filter hit);
+    - ``prefixes``: its filter, the 32-bit prefixes of its hashes, sorted (4 bytes an id: what
+      a lookup of a new id reads; fetched at the first lookup after a rebuild);
+    - ``ref``: where it is stored (None: not yet, the snapshot carries it inline);
+    - ``ordered``: whether the order of what is in memory is known (built here: sorted by
+      construction; read from a snapshot or fetched: checked before a bisect trusts it).
+    """
+
+    __slots__ = ("count", "hashes", "ordered", "positions", "prefixes", "ref")
+
+    def __init__(
+        self,
+        hashes: array[int] | None,
+        positions: array[int] | None,
+        *,
+        ordered: bool,
+        ref: RunRef | None = None,
+        prefixes: array[int] | None = None,
+    ) -> None:
         self.hashes = hashes
         self.positions = positions
+        self.prefixes = prefixes
         self.ordered = ordered
+        self.ref = ref
+        self.count = len(hashes) if hashes is not None else (ref.ids if ref else 0)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the run's data is in memory (a lookup can bisect it exactly)."""
+        return self.hashes is not None
+
+    def filter_hit(self, wanted: int) -> bool:
+        """Whether the run's filter (or its data) may hold the hash ``wanted``."""
+        hashes = _checked(self).hashes
+        if hashes is not None:
+            return _contains(hashes, wanted)
+        if self.prefixes is None:
+            raise RunNotLoaded("the run's filter is not loaded")
+        return _contains(self.prefixes, wanted >> 32)
+
+    def attach_filter(self, prefixes: array[int]) -> None:
+        """Hold the run's fetched filter (ValueError unless it has one prefix per id, in
+        order: a filter out of order could hide an id from the bisect)."""
+        if len(prefixes) != self.count or not _ascending(prefixes):
+            raise ValueError("a command index run's filter is malformed")
+        self.prefixes = prefixes
+
+    def attach_data(self, hashes: array[int], positions: array[int]) -> None:
+        """Hold the run's fetched data (ValueError unless it has ``count`` ids, in order)."""
+        if not len(hashes) == len(positions) == self.count or not _ascending(hashes):
+            raise ValueError("a command index run's data is malformed")
+        self.positions = positions
+        self.hashes = hashes
+        self.ordered = True
+
+    def drop_data(self) -> None:
+        """Keep only the filter of a stored run (the data is fetched again on a filter hit)."""
+        if self.ref is None:
+            return
+        if self.prefixes is None and self.hashes is not None:
+            self.prefixes = filter_of(self.hashes)
+        self.hashes = self.positions = None
 
 
-def _run_of(pairs: Iterable[tuple[int, int]]) -> _Run:
+class RunNotLoaded(LookupError):
+    """A lookup met a stored run whose filter (or, on a filter hit, data) is not in memory:
+    the repository fetches it first (:meth:`CommandIndex.runs_to_fetch`)."""
+
+
+def _contains(values: array[int], wanted: int) -> bool:
+    at = bisect.bisect_left(values, wanted)
+    return at < len(values) and values[at] == wanted
+
+
+def _run_of(pairs: Iterable[tuple[int, int]]) -> ArchivedRun:
     ordered = sorted(pairs)
-    return _Run(
+    return ArchivedRun(
         array(_ARRAY_CODE, (h for h, _ in ordered)),
         array(_ARRAY_CODE, (p for _, p in ordered)),
         ordered=True,
     )
 
 
-def _merge(older: _Run, newer: _Run) -> _Run:
+def _merge(older: ArchivedRun, newer: ArchivedRun) -> ArchivedRun:
     """One sorted run of both (C-level sort of indices: the runs are two ascending stretches)."""
-    hashes = older.hashes + newer.hashes
+    old_hashes, new_hashes = _checked(older).hashes, _checked(newer).hashes
+    assert old_hashes is not None and older.positions is not None
+    assert new_hashes is not None and newer.positions is not None
+    hashes = old_hashes + new_hashes
     positions = older.positions + newer.positions
     order = sorted(range(len(hashes)), key=hashes.__getitem__)
-    return _Run(
+    return ArchivedRun(
         array(_ARRAY_CODE, map(hashes.__getitem__, order)),
         array(_ARRAY_CODE, map(positions.__getitem__, order)),
         ordered=True,
     )
+
+
+def filter_of(hashes: array[int]) -> array[int]:
+    """The filter of a run's (sorted) hashes: their 32-bit prefixes, sorted as they are."""
+    return array(_FILTER_CODE, (h >> 32 for h in hashes))
 
 
 class CommandIndex:
@@ -155,7 +252,7 @@ class CommandIndex:
         self.recent_bound = recent
         self.slack = slack
         self._recent: dict[str, Outcome] = {}
-        self._runs: list[_Run] = []
+        self._runs: list[ArchivedRun] = []
         self.archived = 0
         self.last_position = 0
 
@@ -178,15 +275,38 @@ class CommandIndex:
         """The outcome of a recent command id (no log read needed), or None."""
         return self._recent.get(command_id)
 
+    def runs_to_fetch(self, command_id: str) -> tuple[list[ArchivedRun], list[ArchivedRun]]:
+        """What a lookup of ``command_id`` still needs from the store: the stored runs whose
+        filter is not in memory, and those whose filter hits but whose data is not (fetch the
+        first, then ask again). Both empty: :meth:`candidates` answers from memory."""
+        wanted = id_hash(command_id)
+        filters: list[ArchivedRun] = []
+        data: list[ArchivedRun] = []
+        for run in self._runs:
+            if run.hashes is not None:
+                continue
+            if run.prefixes is None:
+                filters.append(run)
+            elif run.filter_hit(wanted):
+                data.append(run)
+        return filters, data
+
     def candidates(self, command_id: str) -> list[int]:
         """Log positions of archived batches whose id hashes like ``command_id``, ascending:
-        read each and compare its command id exactly (a hash is not an id)."""
+        read each and compare its command id exactly (a hash is not an id). Raises
+        :class:`RunNotLoaded` if a stored run it must read is not in memory
+        (:meth:`runs_to_fetch`)."""
         if not self._runs:
             return []
         wanted = id_hash(command_id)
         found: list[int] = []
         for run in self._runs:
+            if run.hashes is None:
+                if not run.filter_hit(wanted):
+                    continue  # the filter rules the id out: no false negative
+                raise RunNotLoaded("a stored run's filter hits but its data is not loaded")
             hashes = _checked(run).hashes
+            assert hashes is not None and run.positions is not None
             at = bisect.bisect_left(hashes, wanted)
             while at < len(hashes) and hashes[at] == wanted:
                 found.append(run.positions[at])
@@ -219,22 +339,47 @@ class CommandIndex:
             del self._recent[command_id]
         self._runs.append(_run_of((id_hash(cid), seen.position) for cid, seen in oldest))
         self.archived += count
-        self._compact()
+        self.compact()
 
-    def _compact(self) -> None:
+    def compact(self) -> None:
+        """Merge the newest runs like a binary counter while their data is in memory (a stored
+        run whose data is not stops it: :meth:`blocked_merge` names the pair to fetch)."""
         runs = self._runs
-        while len(runs) >= 2:
-            older, newer = runs[-2], runs[-1]
-            size = len(older.hashes) + len(newer.hashes)
-            if len(older.hashes) > 2 * len(newer.hashes) or size > MAX_MERGED_RUN:
+        while (pair := self._mergeable()) is not None:
+            older, newer = pair
+            if older.hashes is None or newer.hashes is None:
                 return
             runs[-2:] = [_merge(older, newer)]
+
+    def _mergeable(self) -> tuple[ArchivedRun, ArchivedRun] | None:
+        runs = self._runs
+        if len(runs) < 2:
+            return None
+        older, newer = runs[-2], runs[-1]
+        if older.count > 2 * newer.count or older.count + newer.count > MAX_MERGED_RUN:
+            return None
+        return older, newer
+
+    def blocked_merge(self) -> list[ArchivedRun]:
+        """The stored runs whose data a due merge waits for (empty: none is due)."""
+        pair = self._mergeable()
+        return [] if pair is None else [run for run in pair if run.hashes is None]
+
+    def unstored(self) -> list[ArchivedRun]:
+        """The runs not stored yet (the snapshot would carry them inline)."""
+        return [run for run in self._runs if run.ref is None]
+
+    def stored(self) -> list[ArchivedRun]:
+        """The stored runs (their references are what the snapshot carries)."""
+        return [run for run in self._runs if run.ref is not None]
 
     # --- the snapshot form ----------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        """The index as bytes (little-endian, versioned): the snapshot carries it."""
-        parts = [_HEAD.pack(_MAGIC, self.last_position, len(self._recent), len(self._runs))]
+        """The index as bytes (little-endian, versioned): the snapshot carries it. A stored
+        run is written as its reference (:class:`RunRef`, 56 bytes whatever its size), a run
+        not stored yet inline."""
+        parts = [_HEAD.pack(_MAGIC_REFS, self.last_position, len(self._recent), len(self._runs))]
         for command_id, seen in self._recent.items():
             raw = command_id.encode()
             digest = seen.digest
@@ -243,7 +388,12 @@ class CommandIndex:
             # asks the archive now (find_command), so it is written 0 and read past.
             parts += (raw, digest, b"\x00")
         for run in self._runs:
-            parts.append(_RUN.pack(len(run.hashes)))
+            ref = run.ref
+            if ref is not None:
+                parts += (_STORED, _REF.pack(*ref))
+                continue
+            assert run.hashes is not None and run.positions is not None
+            parts += (_INLINE, _RUN.pack(len(run.hashes)))
             parts += (_little(run.hashes), _little(run.positions))
         return b"".join(parts)
 
@@ -255,18 +405,27 @@ class CommandIndex:
         the stored dict moves the excess to the archive."""
         reader = _Reader(data)
         magic, last_position, recent_count, run_count = reader.unpack(_HEAD)
-        if magic != _MAGIC:
+        if magic not in (_MAGIC, _MAGIC_REFS):
             raise ValueError("not a command index")
         index = cls(recent=recent, slack=slack)
         index._recent = reader.recent_entries(recent_count)
         for _ in range(run_count):
+            kind = _INLINE if magic == _MAGIC else reader.take(1)
+            if kind == _STORED:
+                count, position, filter_digest, data_digest = reader.unpack(_REF)
+                ref = RunRef(count, position, filter_digest, data_digest)
+                index._runs.append(ArchivedRun(None, None, ordered=False, ref=ref))
+                index.archived += count
+                continue
+            if kind != _INLINE:
+                raise ValueError("a command index run of an unknown kind")
             (length,) = reader.unpack(_RUN)
             hashes = _from_little(reader.take(8 * length))
             positions = _from_little(reader.take(8 * length))
             # The run's order is checked when a lookup first bisects it (_checked), not here:
             # a rebuild from snapshot + tail then costs the same whatever the table's history
             # (the arrays are one copy each, no Python step per id).
-            index._runs.append(_Run(hashes, positions, ordered=False))
+            index._runs.append(ArchivedRun(hashes, positions, ordered=False))
             index.archived += length
         reader.finish()
         index.last_position = last_position
@@ -278,11 +437,14 @@ class CommandIndex:
     # --- measurements ---------------------------------------------------------------------------
 
     def archive_bytes(self) -> int:
-        """The bytes the archive's arrays hold (16 per archived id)."""
-        return sum(
-            run.hashes.itemsize * len(run.hashes) + run.positions.itemsize * len(run.positions)
-            for run in self._runs
-        )
+        """The bytes of the archive's runs held in memory (16 per id of a run whose data is,
+        4 per id of a stored run whose filter only is)."""
+        total = 0
+        for run in self._runs:
+            for values in (run.hashes, run.positions, run.prefixes):
+                if values is not None:
+                    total += values.itemsize * len(values)
+        return total
 
     @property
     def runs(self) -> int:
@@ -290,27 +452,55 @@ class CommandIndex:
         return len(self._runs)
 
 
-def _checked(run: _Run) -> _Run:
-    """``run``, its hashes checked ascending the first time a lookup bisects it (ValueError if
-    not: a damaged index would hide an id from the bisect)."""
-    if not run.ordered:
-        hashes = run.hashes
-        if not all(map(operator.le, hashes, itertools.islice(hashes, 1, None))):
+def _checked(run: ArchivedRun) -> ArchivedRun:
+    """``run``, its hashes (if in memory) checked ascending the first time a lookup bisects
+    them (ValueError if not: a damaged index would hide an id from the bisect)."""
+    if not run.ordered and run.hashes is not None:
+        if not _ascending(run.hashes):
             raise ValueError("a command index run is not sorted")
         run.ordered = True  # idempotent: a run shared by copies is checked once for all
     return run
 
 
+def _ascending(values: array[int]) -> bool:
+    return all(map(operator.le, values, itertools.islice(values, 1, None)))
+
+
+def filter_bytes(prefixes: array[int]) -> bytes:
+    """A run's filter as stored (little-endian 32-bit prefixes)."""
+    return _little(prefixes)
+
+
+def filter_from_bytes(raw: bytes) -> array[int]:
+    """The filter :func:`filter_bytes` wrote (ValueError for a length not a whole number)."""
+    if len(raw) % 4:
+        raise ValueError("a command index run's filter is truncated")
+    return _from_little(raw, _FILTER_CODE)
+
+
+def data_bytes(run_hashes: array[int], run_positions: array[int]) -> bytes:
+    """A run's data as stored: its hashes, then its positions (little-endian 64-bit)."""
+    return _little(run_hashes) + _little(run_positions)
+
+
+def data_from_bytes(raw: bytes) -> tuple[array[int], array[int]]:
+    """The hashes and positions :func:`data_bytes` wrote (ValueError for a bad length)."""
+    if len(raw) % 16:
+        raise ValueError("a command index run's data is truncated")
+    half = len(raw) // 2
+    return _from_little(raw[:half]), _from_little(raw[half:])
+
+
 def _little(values: array[int]) -> bytes:
     if sys.byteorder == "little":
         return values.tobytes()
-    swapped = array(_ARRAY_CODE, values)  # pragma: no cover - big-endian hosts
+    swapped = array(values.typecode, values)  # pragma: no cover - big-endian hosts
     swapped.byteswap()  # pragma: no cover
     return swapped.tobytes()  # pragma: no cover
 
 
-def _from_little(raw: bytes) -> array[int]:
-    values = array(_ARRAY_CODE)
+def _from_little(raw: bytes, code: str = _ARRAY_CODE) -> array[int]:
+    values = array(code)
     values.frombytes(raw)
     if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
         values.byteswap()
@@ -433,10 +623,18 @@ def derived_digest(batch: pb.TableEventBatch) -> bytes:
 
 __all__ = [
     "DEFAULT_RECENT",
+    "ArchivedRun",
     "CommandIdReused",
     "CommandIndex",
     "Outcome",
+    "RunNotLoaded",
+    "RunRef",
+    "data_bytes",
+    "data_from_bytes",
     "derived_digest",
+    "filter_bytes",
+    "filter_from_bytes",
+    "filter_of",
     "id_hash",
     "outcome_of",
     "payload_digest",

@@ -39,6 +39,7 @@ from poker.eventstore.sealing import SEAL_HEADER, Writer
 from poker.eventstore.snapshots import Snapshot, SnapshotStore
 from poker.servicekit import flags
 from poker.servicekit.flagspec import Program
+from poker.tablelog import command_ids
 from poker.tablelog.chain import ChainState, advance_batch, rule_time
 from poker.tablelog.codec import (
     LoadedTable,
@@ -50,6 +51,7 @@ from poker.tablelog.codec import (
     UntrustedRecord,
     decode_batch,
 )
+from poker.tablelog.command_archive import CommandArchive, RefusedArchive
 from poker.tablelog.command_ids import DEFAULT_RECENT, Outcome, outcome_of
 from poker.tablelog.command_ids import derived_digest as _derived_digest
 from poker.tablelog.metrics import TableLogMetrics
@@ -98,6 +100,9 @@ class TableRepository:
             writer=seals.writer,
             on_refused=lambda reason: metrics.snapshots_refused.labels(reason=reason.value).inc(),
         )
+        #: The command index's archived runs, stored beside the snapshots (sealed alike) and
+        #: fetched by a lookup (:mod:`poker.tablelog.command_archive`).
+        self.archive = CommandArchive(sealed)
         #: The load, append, conflict-retry loop and snapshot schedule of every table.
         self.aggregate: Aggregate[TableLog, TableAppend] = Aggregate(
             _ReadsBackStoredTimes(store, self.codec),
@@ -108,6 +113,8 @@ class TableRepository:
             max_attempts=max_attempts,
             on_append=metrics.append_duration.observe,
             on_snapshot_written=lambda key, position, size: metrics.snapshots_written.inc(),
+            # The index's runs stored first: the snapshot then carries their references only.
+            prepare_snapshot=lambda key, state: self.archive.store(key, state.commands),
         )
 
     @property
@@ -182,21 +189,41 @@ class TableRepository:
     async def find_command(self, loaded: LoadedTable, command_id: str) -> Outcome | None:
         """The first outcome of ``command_id`` in ``loaded``'s log, or None if it has none.
 
-        A recent id is answered from memory; an archived hash is checked against the batch it
-        points to (one log read), so only the batch that carries this very id answers.
+        A recent id is answered from memory; the archive's stored runs are asked through their
+        filters (fetched once after a rebuild), a run's data fetched on a filter hit, and an
+        archived hash is checked against the batch it points to (one log read), so only the
+        batch that carries this very id answers. A run that cannot be trusted, or that points
+        at a batch of another id's hash, raises
+        :class:`~poker.tablelog.command_archive.RefusedArchive` (the table is quarantined).
         """
         commands = loaded.state.commands
         seen = commands.recent_outcome(command_id)
         # An archived batch with this id (a log written before ids were kept forever may hold
         # an id twice) is the first one: it answers, not the recent one.
-        candidates = commands.candidates(command_id)
+        candidates = await self.archive.candidates(loaded.key, commands, command_id)
         if seen is not None and not candidates:
             return seen
         for position in candidates:
-            first = await self.outcome_at(loaded.key, position, command_id)
+            first = await self._archived_outcome(loaded.key, position, command_id)
             if first is not None:
                 return first
         return seen
+
+    async def _archived_outcome(
+        self, table_id: str, position: int, command_id: str
+    ) -> Outcome | None:
+        """:meth:`outcome_at` of an archive's candidate: a batch of another id that hashes
+        alike is a collision (None); one whose id does not even hash alike means the index
+        lied (:class:`RefusedArchive`: the table is quarantined, nothing is answered)."""
+        record = await self._store.read_at(table_id, position)
+        if record is None:
+            return None
+        batch = decode_batch(record)
+        if batch.command_id != command_id:
+            if command_ids.id_hash(batch.command_id) != command_ids.id_hash(command_id):
+                raise RefusedArchive(table_id, position, f"name position {position} wrongly")
+            return None
+        return outcome_of(batch, position) if batch.events else None
 
     async def outcome_at(self, table_id: str, position: int, command_id: str) -> Outcome | None:
         """The outcome of the batch at ``position`` if it is ``command_id``'s, else None."""

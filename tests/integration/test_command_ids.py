@@ -316,3 +316,70 @@ async def test_a_hold_that_is_not_open_never_seats(room: Room) -> None:
     balance = await room.operator.balance("ann")
     assert (balance.cash, balance.held, list(balance.escrow)) == (DEPOSIT, 0, [])
     assert (await room.operator.audit()).clean
+
+
+async def _archived_and_restarted(room: Room) -> tuple[Client, str, str, Any]:
+    """A seat, enough commands to archive its id, a snapshot with the archive stored beside
+    it, a restart: the table rebuilt from the snapshot (run references) and its tail."""
+    await room.operator.deposit("ann", DEPOSIT)
+    table_id = await open_table(room)
+    ann = room.player("ann")
+    seat_id = cid()
+    first = await ann.call("SitDown", sit_down(table_id, seat_id))
+    await other_commands(ann, table_id, 1, 8 * RECENT)
+    await posted(room, "ann", table_id)
+    await room.restart_dealer()  # the stop flushes the snapshots being written
+    return room.player("ann"), table_id, seat_id, first
+
+
+async def test_the_snapshot_carries_references_and_the_runs_live_beside_it(room: Room) -> None:
+    """The snapshot's index holds references to stored runs (not their ids), the runs are in
+    the table snapshot bucket under the table's ``.a.`` keys, and an archived id is still
+    answered with its first outcome after the restart."""
+    ann, table_id, seat_id, first = await _archived_and_restarted(room)
+    before = await records(room, table_id)
+    again = await ann.call("SitDown", sit_down(table_id, seat_id))
+    assert (again.version, again.events) == (first.version, first.events)
+    assert await records(room, table_id) == before
+    assert room.dealer.dealer is not None
+    repository = room.dealer.dealer.repository
+    snapshot = await repository.snapshot(table_id)
+    assert snapshot is not None
+    state = repository.codec.decode_snapshot(table_id, snapshot.data)
+    stored = state.commands.stored()
+    # Runs archived while the snapshot was written travel inline: a few, never the history.
+    assert stored and sum(run.count for run in state.commands.unstored()) <= 4 * RECENT
+    for run in stored:
+        assert run.ref is not None
+        for part in ("-f", "-d"):
+            value = await repository.archive._snapshots.load(f"{table_id}.a.{run.ref.name}{part}")
+            assert value is not None and value.position == run.ref.position
+
+
+async def test_a_tampered_stored_run_quarantines_the_table_and_applies_nothing(
+    room: Room,
+) -> None:
+    """A stored run's value overwritten in the bucket (one byte of its data flipped, by
+    someone holding the bucket's write permission): the repeat of an archived id is refused
+    (FAILED_PRECONDITION, the table quarantined), never applied as a new command."""
+    ann, table_id, seat_id, _ = await _archived_and_restarted(room)
+    assert room.dealer.dealer is not None
+    repository = room.dealer.dealer.repository
+    snapshot = await repository.snapshot(table_id)
+    assert snapshot is not None
+    refs = repository.codec.decode_snapshot(table_id, snapshot.data).commands.stored()
+    bucket = repository.archive._snapshots._inner._bucket  # type: ignore[attr-defined]
+    for run in refs:
+        assert run.ref is not None
+        for part in ("-f", "-d"):
+            key = f"{table_id}.a.{run.ref.name}{part}"
+            entry = await bucket.get(key)
+            value = bytes(entry.value)
+            await bucket.put(key, value[:-1] + bytes([value[-1] ^ 1]))
+    before = await records(room, table_id)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await ann.call("SitDown", sit_down(table_id, seat_id))
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert await records(room, table_id) == before
+    balance = await room.operator.balance("ann")
+    assert (balance.cash, [line.amount for line in balance.escrow]) == (DEPOSIT - BUY_IN, [BUY_IN])

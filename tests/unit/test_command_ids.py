@@ -224,7 +224,7 @@ def test_an_archived_run_out_of_order_is_refused_at_its_first_lookup() -> None:
         index.add(f"c{n}", Outcome(n, n, n, b"d"))
     data = bytearray(index.to_bytes())
     first_run = index._runs[0].hashes
-    assert len(first_run) >= 2
+    assert first_run is not None and len(first_run) >= 2
     at = data.find(first_run.tobytes())
     data[at : at + 16] = data[at + 8 : at + 16] + data[at : at + 8]  # its two first swapped
     restored = CommandIndex.from_bytes(bytes(data), recent=1, slack=0)
