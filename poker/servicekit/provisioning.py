@@ -188,7 +188,10 @@ def snapshot_bucket(
 
 
 def lease_bucket(bucket: str, replicas: int, ttl_s: float) -> StreamResource:
-    """A lease bucket: one value per key, aging out after ``ttl_s`` (the lease TTL)."""
+    """A lease bucket: one value per key, aging out after ``ttl_s`` (the lease TTL), and
+    per-message TTLs allowed (``allow_msg_ttl``, :func:`bucket_stream_config`): the dealers'
+    table claims are written with ``Nats-TTL: never``, so that only the heartbeats they refer to
+    age out (:mod:`poker.eventstore.heartbeats`)."""
     return StreamResource(
         f"bucket {bucket}",
         bucket_stream_config(
