@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -41,6 +42,7 @@ from poker.dealer.metrics import DealerMetrics
 from poker.dealer.quarantine import Quarantine
 from poker.eventstore.api import StoreUnavailable
 from poker.eventstore.heartbeats import Claim, Heartbeat, HeartbeatKeeper, HeartbeatStore
+from poker.eventstore.leases import Clock
 from poker.servicekit.background import BackgroundTask
 from poker.tablelog.feed import TableFeed
 
@@ -96,8 +98,11 @@ class LeaseOwnership:
         metrics: DealerMetrics,
         *,
         renew_interval_s: float | None = None,
+        clock: Clock = time.monotonic,
     ) -> None:
+        """``clock``: the monotonic clock the heartbeat's deadline is read on (the store's)."""
         self._heartbeats = heartbeats
+        self._clock = clock
         self.owner_id = owner_id
         self._metrics = metrics
         self._renew_interval_s = renew_interval_s
@@ -139,7 +144,7 @@ class LeaseOwnership:
                 return keeper.heartbeat
             heartbeat = await self._heartbeats.start(self.owner_id)
             keeper = self._keeper = HeartbeatKeeper(
-                self._heartbeats, heartbeat, interval_s=self._renew_interval_s
+                self._heartbeats, heartbeat, interval_s=self._renew_interval_s, clock=self._clock
             )
             keeper.start()
             self._watcher = asyncio.create_task(self._watch(keeper), name="heartbeat-watch")

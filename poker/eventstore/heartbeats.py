@@ -22,7 +22,9 @@ on the claim's revision (two takers: one wins). *A restarted owner must take its
 like anybody else, through the takeover path (the dealer rebuilds the table and applies the crash
 rule: the process that ran its hands is gone). A claim in the old form ``{"owner": id}`` (a
 per-table lease of an earlier version, which ages out with the bucket's ``max_age``) counts as
-owned while it exists, so a rolling upgrade never has two owners.
+owned while it exists, so a rolling upgrade never has two owners; so does a value this module
+cannot read (never free a table on a value nobody of ours wrote: it ages out with the bucket's
+``max_age`` unless written to last, which only the dealers' user may do).
 
 **A dead heartbeat stays dead.** A renewal is a compare-and-set on the revision its owner last
 wrote; once the key aged out (or was rewritten by a new start), that revision is gone and no
@@ -68,6 +70,9 @@ _log = structlog.get_logger(__name__)
 
 #: The prefix of heartbeat keys: names (log keys) have no dot, so no name is a heartbeat key.
 HEARTBEAT_PREFIX = "owner."
+
+#: The owner named for a claim whose value this module cannot read (see the module docstring).
+UNREADABLE_OWNER = "(unreadable)"
 
 #: The longest value read; anything longer is not one this module wrote.
 _MAX_VALUE_BYTES = 4096
@@ -410,7 +415,7 @@ class JetStreamHeartbeatStore:
             current = await self._entry(name)
             if current.stamp == mine:
                 return Claim(name, heartbeat.owner, heartbeat.epoch, current.revision)
-            if current.stamp is not None and await self._alive(current.stamp):
+            if current.present and (current.stamp is None or await self._alive(current.stamp)):
                 return None
             value = encode(heartbeat.owner, heartbeat.epoch)
             revision = await self._write(name, value, current.revision, forever=True)
@@ -432,7 +437,11 @@ class JetStreamHeartbeatStore:
         verify_key(name)
         with unavailable_on_transient(f"reading the owner of {name!r}"):
             current = await self._entry(name)
-            if current.stamp is None or not await self._alive(current.stamp):
+            if not current.present:
+                return None
+            if current.stamp is None:
+                return UNREADABLE_OWNER
+            if not await self._alive(current.stamp):
                 return None
         return current.stamp.owner
 
@@ -512,6 +521,7 @@ class HeartbeatKeeper:
 
 __all__ = [
     "HEARTBEAT_PREFIX",
+    "UNREADABLE_OWNER",
     "Claim",
     "Heartbeat",
     "HeartbeatKeeper",

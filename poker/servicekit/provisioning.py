@@ -317,6 +317,9 @@ def stream_problems(have: api.StreamConfig, want: api.StreamConfig) -> list[str]
     # depends on it. One that must deny it must.
     if want.deny_delete and not have.deny_delete:
         problems.append("deny_delete=false (needs true)")
+    # Per-message TTLs: the dealers' table claims outlive the lease bucket's max_age by one.
+    if want.allow_msg_ttl and not have.allow_msg_ttl:
+        problems.append("allow_msg_ttl=false (needs true)")
     if have.republish is not None:
         republish = have.republish
         problems.append(f"a republish of {republish.src!r} to {republish.dest!r} (needs none)")

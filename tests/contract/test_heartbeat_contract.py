@@ -17,6 +17,7 @@ import nats
 import pytest
 
 from poker.eventstore.heartbeats import (
+    UNREADABLE_OWNER,
     HeartbeatKeeper,
     HeartbeatStore,
     InMemoryHeartbeatStore,
@@ -225,3 +226,24 @@ def test_heartbeat_keys_never_meet_a_table_id() -> None:
     key = heartbeat_key("host:1234 weird/owner")
     assert key.startswith("owner.") and "." in key[len("owner.") :]
     assert heartbeat_key("a") != heartbeat_key("b")
+
+
+async def test_a_value_nobody_of_ours_wrote_holds_the_name_until_it_ages_out(
+    nats_server: NatsServer,
+) -> None:
+    """Never free (and so never close, for the wallet's reaper) a table on an unreadable value:
+    it counts as held; written without a TTL of its own, it ages out with the bucket."""
+    client = await nats.connect(nats_server.url)
+    try:
+        settings = LeaseSettings(bucket=BUCKET, ttl_s=TTL_S)
+        await provisioned_lease_store(client.jetstream(), settings)
+        store = JetStreamHeartbeatStore(client.jetstream(), settings)
+        assert await store.bind_bucket()
+        name = new_name()
+        kv = await client.jetstream().key_value(BUCKET)
+        await kv.put(name, b"not a claim")
+        assert await store.owner_of(name) == UNREADABLE_OWNER
+        assert await store.claim(name, await store.start(new_name("dealer"))) is None
+        await claim_within(store, name, new_name("dealer"))  # once it aged out
+    finally:
+        await client.drain()

@@ -5,6 +5,8 @@ epoch."""
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry
 
@@ -15,9 +17,12 @@ from poker.eventstore.heartbeats import InMemoryHeartbeatStore
 TTL_S = 5.0
 
 
-def _gate(store: InMemoryHeartbeatStore, owner: str) -> tuple[LeaseOwnership, CollectorRegistry]:
+def _gate(
+    store: InMemoryHeartbeatStore, owner: str, clock: Callable[[], float] = time.monotonic
+) -> tuple[LeaseOwnership, CollectorRegistry]:
     registry = CollectorRegistry()
-    return LeaseOwnership(store, owner, DealerMetrics(registry), renew_interval_s=0.01), registry
+    metrics = DealerMetrics(registry)
+    return LeaseOwnership(store, owner, metrics, renew_interval_s=0.01, clock=clock), registry
 
 
 def _changes(registry: CollectorRegistry, change: str) -> float:
@@ -78,7 +83,7 @@ async def test_close_releases_every_table_at_once() -> None:
 async def test_a_crash_leaves_the_claims_to_age_out_with_the_heartbeat() -> None:
     now = [0.0]
     store = InMemoryHeartbeatStore(TTL_S, clock=lambda: now[0])
-    gate, _ = _gate(store, "a")
+    gate, _ = _gate(store, "a", clock=lambda: now[0])
     assert await gate.acquire("t1")
     await gate.close(release=False)
     assert await store.owner_of("t1") == "a"  # until the heartbeat ages out
