@@ -26,6 +26,13 @@ close it:
    when nothing ran, the stale append can only land as the next record of the log the successor
    rebuilt from, which the successor then reads (catch-up) before it decides anything: one log,
    never a fork, and no hand voided by it.
+
+What lock 1 does not cover is a pause that falls *between* the decision's ``holds()`` and the
+append leaving the process (the encoding and sealing of one batch): that one command may land
+after the takeover at a table where the successor wrote nothing yet (lock 2's second case). A
+takeover record (an empty sealed batch appended before serving) would fence that too; it is not
+written yet because the wallet's consumer does not follow a batch without events (its cached
+view would not advance past it, and the next record's link would look broken).
 """
 
 from __future__ import annotations

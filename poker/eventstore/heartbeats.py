@@ -77,6 +77,8 @@ UNREADABLE_OWNER = "(unreadable)"
 #: The longest value read; anything longer is not one this module wrote.
 _MAX_VALUE_BYTES = 4096
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+#: How many heartbeat epochs a store remembers as dead or alive before it starts afresh.
+_REMEMBERED = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,8 +291,12 @@ class JetStreamHeartbeatStore:
         self._clock = clock
         self._kv: KeyValue | None = None
         #: Epochs seen dead: a dead heartbeat never comes back (module docstring), so a
-        #: taker never reads it again.
+        #: taker never reads it again (forgotten past :data:`_REMEMBERED` epochs).
         self._dead: set[tuple[str, int]] = set()
+        #: Epochs seen alive, until when (local monotonic): a scan that meets thousands of
+        #: another dealer's tables reads its heartbeat once per tenth of the TTL, not once per
+        #: table. Believing it alive a little longer only delays a takeover, never allows one.
+        self._alive_until: dict[tuple[str, int], float] = {}
 
     @property
     def ttl_s(self) -> float:
@@ -400,11 +406,21 @@ class JetStreamHeartbeatStore:
         key exists, which the caller has just read)."""
         if stamp.epoch is None:
             return True
-        if (stamp.owner, stamp.epoch) in self._dead:
+        epoch = (stamp.owner, stamp.epoch)
+        if epoch in self._dead:
             return False
+        now = self._clock()
+        if self._alive_until.get(epoch, now) > now:
+            return True
         alive = (await self._entry(heartbeat_key(stamp.owner))).stamp == stamp
-        if not alive:
-            self._dead.add((stamp.owner, stamp.epoch))
+        if len(self._dead) + len(self._alive_until) >= _REMEMBERED:
+            self._dead.clear()
+            self._alive_until.clear()
+        if alive:
+            self._alive_until[epoch] = now + self.ttl_s / 10
+        else:
+            self._alive_until.pop(epoch, None)
+            self._dead.add(epoch)
         return alive
 
     async def claim(self, name: str, heartbeat: Heartbeat) -> Claim | None:
@@ -433,7 +449,9 @@ class JetStreamHeartbeatStore:
                     raise
 
     async def owner_of(self, name: str) -> str | None:
-        """See :meth:`HeartbeatStore.owner_of`: read-only (two key reads)."""
+        """See :meth:`HeartbeatStore.owner_of`: read-only (two key reads; a heartbeat seen
+        alive is believed for a tenth of the TTL more, so an owner gone just now may still be
+        named that long)."""
         verify_key(name)
         with unavailable_on_transient(f"reading the owner of {name!r}"):
             current = await self._entry(name)

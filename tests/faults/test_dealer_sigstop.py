@@ -154,7 +154,9 @@ async def test_a_stopped_dealer_wakes_owning_nothing_and_appends_nothing(
             # Calls queued at A while it sleeps: it reads them the moment it wakes, with its
             # heartbeat's renewal overdue but not yet refused.
             queued = [asyncio.ensure_future(_refused(call)) for call in _commands(at_a, idle)]
-            await asyncio.sleep(0.2)  # let them reach A's socket: nothing to wait on in A
+            # Not a synchronisation (the assertions hold whenever the calls arrive): a moment
+            # for them to reach A's socket, so that the wake-up race is the one usually run.
+            await asyncio.sleep(0.2)
         finally:
             os.kill(a.process.pid, signal.SIGCONT)
         assert set(await asyncio.gather(*queued)) <= REFUSED
