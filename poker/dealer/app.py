@@ -35,6 +35,8 @@ from poker.dealer.tables import TableService
 from poker.dealer.wallet_client import GrpcWallet
 from poker.dealer.wallet_port import DevWallet, WalletPort
 from poker.engine.evaluation import load_all_rankings
+from poker.eventstore.heartbeats import JetStreamHeartbeatStore
+from poker.eventstore.leases import LeaseSettings
 from poker.eventstore.sealing import Writer
 from poker.servicekit.composition import (
     LogStores,
@@ -45,7 +47,7 @@ from poker.servicekit.composition import (
     log_streams,
 )
 from poker.servicekit.jetstream_monitor import JetStreamMetrics, JetStreamMonitor
-from poker.servicekit.provisioning import TablesSpec, dealer_needs, verify
+from poker.servicekit.provisioning import TablesSpec, bind_provisioned, dealer_needs, verify
 from poker.servicekit.server import GrpcServer
 from poker.servicekit.settings import require_log_keys
 from poker.servicekit.tls import ClientTls
@@ -76,7 +78,9 @@ class Dealer:
     async def start(self) -> int:
         """Listen, load the index of open tables, take over the free ones, then report SERVING;
         returns the gRPC port. A table that cannot be taken over (a refused record:
-        quarantined) costs that table alone."""
+        quarantined) costs that table alone. The heartbeat starts first: a new epoch, so the
+        tables of an earlier run of this dealer are taken over again like any other's."""
+        await self.ownership.start()
         port = await self.server.start()
         await self.index.start()
         if not self.index.view and await self.feed.has_records():
@@ -161,7 +165,7 @@ async def build_dealer(
     stores = await _table_stores(js, settings)
     metrics = DealerMetrics(registry)
     repository = _repository(settings, stores, seals, deck_keys, metrics)
-    ownership = LeaseOwnership(stores.leases, settings.owner_id, metrics)
+    ownership = LeaseOwnership(await _heartbeats(js, settings), settings.owner_id, metrics)
     feed = _feed(js, stores, metrics)
     index = TableIndex(js, settings.table_log.index_bucket, metrics)
     wallet_port = wallet if wallet is not None else _wallet(settings)
@@ -193,8 +197,8 @@ def _provisioned(settings: DealerSettings) -> Callable[[Client], Awaitable[None]
 
 
 async def _table_stores(js: JetStreamContext, settings: DealerSettings) -> LogStores:
-    """The table log's stores: its events, the tables' snapshots and leases (one per table,
-    --lease-ttl), bound to what the operator provisioned, at --replicas copies."""
+    """The table log's stores: its events, the tables' snapshots and the lease bucket, bound
+    to what the operator provisioned, at --replicas copies."""
     table_log = settings.table_log
     return await bind_log_stores(
         js,
@@ -203,6 +207,20 @@ async def _table_stores(js: JetStreamContext, settings: DealerSettings) -> LogSt
         lease_bucket=table_log.lease_bucket,
         lease_ttl_s=settings.lease_ttl_s,
     )
+
+
+async def _heartbeats(js: JetStreamContext, settings: DealerSettings) -> JetStreamHeartbeatStore:
+    """This process's one heartbeat and its tables' claims, in the lease bucket (--lease-ttl:
+    the heartbeat's TTL; a table's claim is written once per takeover, never renewed)."""
+    table_log = settings.table_log
+    heartbeats = JetStreamHeartbeatStore(
+        js,
+        LeaseSettings(
+            bucket=table_log.lease_bucket, ttl_s=settings.lease_ttl_s, replicas=table_log.replicas
+        ),
+    )
+    await bind_provisioned(f"bucket {table_log.lease_bucket}", heartbeats.bind_bucket())
+    return heartbeats
 
 
 def _repository(

@@ -1,15 +1,45 @@
-"""Which dealer owns which table: a lease per table, renewed in the background, and takeovers.
+"""Which dealer owns which table: one heartbeat per dealer process, and per table a claim that
+refers to it (written once on takeover, never renewed), and takeovers.
 
-Only a table's owner writes to it (the expected-sequence check of every append fences a stale
-owner anyway). An owner that dies stops renewing; once its leases expire, the
-:class:`TakeoverScanner` of another dealer (or of the restarted one) acquires them and hands each
-table to :meth:`poker.dealer.tables.TableService.adopt`, which rebuilds it from the log and
-applies the crash rule (RULES.md §6.6).
+Only a table's owner writes to it. An owner that dies stops renewing its one heartbeat; once it
+ages out (or the owner restarted: a new epoch), every table it claimed is free at once, and the
+:class:`TakeoverScanner` of another dealer (or of the restarted one) claims each and hands it to
+:meth:`poker.dealer.tables.TableService.adopt`, which rebuilds it from the log and applies the
+crash rule (RULES.md §6.6). The representation and its argument: :mod:`poker.eventstore.heartbeats`.
+
+**Fencing: a paused or partitioned dealer never appends after another took over.** Two locks
+close it:
+
+1. *Its own deadline.* :meth:`LeaseOwnership.holds` is false once the local monotonic deadline
+   of its heartbeat (the send time of the last *confirmed* renewal plus the TTL) passed, and the
+   pipeline asks it when it decides every command, right before the append
+   (:class:`poker.dealer.pipeline.CommandPipeline`). Another dealer can claim the table only
+   once the server aged the heartbeat out, which is later than that deadline (the server stamps
+   a renewal after its sender read its clock): a dealer woken from SIGSTOP past its deadline
+   finds ``holds()`` false, refuses the command (UNAVAILABLE), and its renewal fails (the
+   revision is gone), so it loses every claim (``on_lost``) and must take each table anew,
+   which the successor's live heartbeat refuses (FAILED_PRECONDITION, served elsewhere).
+2. *The log's expected position.* A command decided before the pause and sent after it
+   carries the table's last position as its expected position. When the successor's takeover
+   wrote to the log (the crash rule's void or close of a hand left running: the one case where
+   such a stale command could change a hand), that position is gone and the stale append fails;
+   when nothing ran, the stale append can only land as the next record of the log the successor
+   rebuilt from, which the successor then reads (catch-up) before it decides anything: one log,
+   never a fork, and no hand voided by it.
+
+What lock 1 does not cover is a pause that falls *between* the decision's ``holds()`` and the
+append leaving the process (the encoding and sealing of one batch): that one command may land
+after the takeover at a table where the successor wrote nothing yet (lock 2's second case). A
+takeover record (an empty sealed batch appended before serving) would fence that too; it is not
+written yet because the wallet's consumer does not follow a batch without events (its cached
+view would not advance past it, and the next record's link would look broken).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Final, Protocol
 
@@ -18,7 +48,8 @@ import structlog
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.quarantine import Quarantine
 from poker.eventstore.api import StoreUnavailable
-from poker.eventstore.leases import LeaseKeeper, LeaseStore
+from poker.eventstore.heartbeats import Claim, Heartbeat, HeartbeatKeeper, HeartbeatStore
+from poker.eventstore.leases import Clock
 from poker.servicekit.background import BackgroundTask
 from poker.tablelog.feed import TableFeed
 
@@ -35,7 +66,7 @@ class OwnershipGate(Protocol):
         ...
 
     async def acquire(self, table_id: str) -> bool:
-        """Take the table's lease if it is free (or already ours); whether we own it now."""
+        """Take the table if it is free (or already ours); whether we own it now."""
         ...
 
     async def release(self, table_id: str) -> None:
@@ -59,98 +90,139 @@ class SoleOwner:
 
 
 class LeaseOwnership:
-    """:class:`OwnershipGate` over table leases, each kept alive by a :class:`LeaseKeeper`."""
+    """:class:`OwnershipGate` over one heartbeat of this process (a :class:`HeartbeatKeeper`)
+    and a claim per table that refers to it (see the module docstring).
+
+    The heartbeat starts with the first :meth:`acquire` (or :meth:`start`); once lost, every
+    table is lost with it (``on_lost`` for each) and the next :meth:`acquire` starts a new
+    epoch, whose claims go through the takeover like anybody else's.
+    """
 
     def __init__(
         self,
-        leases: LeaseStore,
+        heartbeats: HeartbeatStore,
         owner_id: str,
         metrics: DealerMetrics,
         *,
         renew_interval_s: float | None = None,
+        clock: Clock = time.monotonic,
     ) -> None:
-        self._leases = leases
+        """``clock``: the monotonic clock the heartbeat's deadline is read on (the store's)."""
+        self._heartbeats = heartbeats
+        self._clock = clock
         self.owner_id = owner_id
         self._metrics = metrics
         self._renew_interval_s = renew_interval_s
-        self._keepers: dict[str, LeaseKeeper] = {}
-        self._watchers: dict[str, asyncio.Task[None]] = {}
+        self._keeper: HeartbeatKeeper | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._starting = asyncio.Lock()
+        self._claims: dict[str, Claim] = {}
         self._on_lost: LostHandler | None = None
 
     def on_lost(self, handler: LostHandler) -> None:
-        """Call ``handler(table_id)`` when a lease is lost (not when released)."""
+        """Call ``handler(table_id)`` when a table is lost (not when released)."""
         self._on_lost = handler
 
+    @property
+    def heartbeat(self) -> Heartbeat | None:
+        """This process's heartbeat as last confirmed (None before the first start)."""
+        return None if self._keeper is None else self._keeper.heartbeat
+
+    def _live(self) -> HeartbeatKeeper | None:
+        keeper = self._keeper
+        return keeper if keeper is not None and keeper.holds() else None
+
     def holds(self, table_id: str) -> bool:
-        """See :meth:`OwnershipGate.holds`."""
-        keeper = self._keepers.get(table_id)
-        return keeper is not None and keeper.holds()
+        """See :meth:`OwnershipGate.holds`: claimed in this heartbeat's epoch, and the
+        heartbeat's own deadline not passed (the fencing of the module docstring)."""
+        keeper = self._live()
+        claim = self._claims.get(table_id)
+        return keeper is not None and claim is not None and claim.epoch == keeper.heartbeat.epoch
 
     def owned(self) -> list[str]:
-        """The tables this process holds leases on."""
-        return [table for table, keeper in self._keepers.items() if keeper.holds()]
+        """The tables this process holds."""
+        return list(self._claims) if self._live() is not None else []
+
+    async def start(self) -> Heartbeat:
+        """Start the heartbeat (a new epoch) unless one is alive; raises StoreUnavailable."""
+        async with self._starting:
+            keeper = self._keeper
+            if keeper is not None and not keeper.lost.is_set():
+                return keeper.heartbeat
+            heartbeat = await self._heartbeats.start(self.owner_id)
+            keeper = self._keeper = HeartbeatKeeper(
+                self._heartbeats, heartbeat, interval_s=self._renew_interval_s, clock=self._clock
+            )
+            keeper.start()
+            self._watcher = asyncio.create_task(self._watch(keeper), name="heartbeat-watch")
+            _log.info("heartbeat_started", owner=self.owner_id, epoch=heartbeat.epoch)
+            return heartbeat
 
     async def acquire(self, table_id: str) -> bool:
-        """See :meth:`OwnershipGate.acquire`."""
+        """See :meth:`OwnershipGate.acquire`: one claim written (none if already ours)."""
         if self.holds(table_id):
             return True
-        await self._forget(table_id)  # a lost keeper, if any
         try:
-            lease = await self._leases.acquire(table_id, self.owner_id)
+            heartbeat = await self.start()
+            keeper = self._keeper
+            if keeper is None or not keeper.holds():
+                return False  # alive but past its deadline: wait for its next renewal
+            claim = await self._heartbeats.claim(table_id, heartbeat)
         except StoreUnavailable as error:
             _log.warning("lease_acquire_failed", table_id=table_id, error=str(error))
             return False
-        if lease is None:
+        if claim is None or self._keeper is not keeper:
             return False
-        keeper = LeaseKeeper(self._leases, lease, interval_s=self._renew_interval_s)
-        keeper.start()
-        self._keepers[table_id] = keeper
-        self._watchers[table_id] = asyncio.create_task(
-            self._watch(table_id, keeper), name=f"lease-{table_id}"
-        )
+        self._claims[table_id] = claim
         self._metrics.lease_changes.labels(change="acquired").inc()
-        self._metrics.tables_owned.set(len(self._keepers))
-        _log.info("lease_acquired", table_id=table_id, owner=self.owner_id)
+        self._metrics.tables_owned.set(len(self._claims))
+        _log.info("lease_acquired", table_id=table_id, owner=self.owner_id, epoch=claim.epoch)
         return True
 
-    async def _watch(self, table_id: str, keeper: LeaseKeeper) -> None:
+    async def _watch(self, keeper: HeartbeatKeeper) -> None:
+        """When the heartbeat is lost, so is every table claimed in its epoch."""
         await keeper.lost.wait()
-        if self._keepers.get(table_id) is not keeper:
-            return  # released on purpose
-        self._metrics.lease_changes.labels(change="lost").inc()
-        _log.warning("lease_lost", table_id=table_id)
-        await self._forget(table_id, watcher_done=True)
+        if self._keeper is not keeper:
+            return  # stopped on purpose
+        epoch = keeper.heartbeat.epoch
+        lost = [table for table, claim in self._claims.items() if claim.epoch == epoch]
+        for table_id in lost:
+            del self._claims[table_id]
+        self._metrics.tables_owned.set(len(self._claims))
+        if lost:
+            self._metrics.lease_changes.labels(change="lost").inc(len(lost))
+            _log.warning("leases_lost", tables=len(lost), owner=self.owner_id, epoch=epoch)
         if self._on_lost is not None:
-            await self._on_lost(table_id)
-
-    async def _forget(self, table_id: str, *, watcher_done: bool = False) -> None:
-        keeper = self._keepers.pop(table_id, None)
-        watcher = self._watchers.pop(table_id, None)
-        if watcher is not None and not watcher_done:
-            watcher.cancel()
-        if keeper is not None:
-            await keeper.stop(release=False)
-        self._metrics.tables_owned.set(len(self._keepers))
+            for table_id in lost:
+                try:
+                    await self._on_lost(table_id)
+                except Exception:
+                    _log.exception("lease_lost_handler_failed", table_id=table_id)
 
     async def release(self, table_id: str) -> None:
-        """See :meth:`OwnershipGate.release`."""
-        keeper = self._keepers.pop(table_id, None)
-        watcher = self._watchers.pop(table_id, None)
+        """See :meth:`OwnershipGate.release`: the claim deleted (if still ours)."""
+        claim = self._claims.pop(table_id, None)
+        if claim is not None:
+            with contextlib.suppress(StoreUnavailable):
+                await self._heartbeats.release(claim)
+            self._metrics.lease_changes.labels(change="released").inc()
+            _log.info("lease_released", table_id=table_id)
+        self._metrics.tables_owned.set(len(self._claims))
+
+    async def close(self, *, release: bool = True) -> None:
+        """Stop the heartbeat; release every table and delete the heartbeat unless told
+        otherwise (a simulated crash: the heartbeat then ages out)."""
+        if release:
+            for table_id in list(self._claims):
+                await self.release(table_id)
+        self._claims.clear()
+        self._metrics.tables_owned.set(0)
+        keeper, self._keeper = self._keeper, None
+        watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.cancel()
         if keeper is not None:
-            await keeper.stop(release=True)
-            self._metrics.lease_changes.labels(change="released").inc()
-            _log.info("lease_released", table_id=table_id)
-        self._metrics.tables_owned.set(len(self._keepers))
-
-    async def close(self, *, release: bool = True) -> None:
-        """Stop renewing every lease; release them unless told otherwise (a simulated crash)."""
-        for table_id in list(self._keepers):
-            if release:
-                await self.release(table_id)
-            else:
-                await self._forget(table_id)
+            await keeper.stop(release=release)
 
 
 AdoptHandler = Callable[[str], Awaitable[bool]]

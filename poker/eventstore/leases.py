@@ -1,4 +1,9 @@
-"""Leases: at most one owner of a name (a table, the wallet) at a time, with expiry.
+"""Leases: at most one owner of a name (the wallet's writer role) at a time, with expiry.
+
+Each lease here is renewed on its own: right for one name (the wallet leader's), wrong for
+thousands. The dealers' tables use :mod:`poker.eventstore.heartbeats` instead: one heartbeat per
+dealer, renewed, and per table a claim that refers to it, never renewed (in the same kind of
+bucket; a per-table lease value written here reads there as a claim without epoch).
 
 A lease is a key in a JetStream Key-Value bucket whose value names its owner. Acquiring is
 ``kv.create`` (it lands only if the key is absent), renewing and releasing are compare-and-set on

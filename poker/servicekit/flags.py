@@ -92,8 +92,9 @@ JETSTREAM_POLL_INTERVAL: Final = Setting(
 )
 LEASE_TTL: Final = Setting(
     "lease-ttl",
-    "Seconds a lease lives unless renewed (the dealer's per table, the wallet's one): how "
-    "long a crashed holder's work waits for a successor.",
+    "Seconds a lease lives unless renewed (the dealer's heartbeat, one per process, renewed "
+    "every third of it, which all its tables' claims refer to; the wallet's one): how long a "
+    "crashed holder's work waits for a successor.",
     Group.COMMON,
     _SERVICES,
     kind=float,
@@ -267,8 +268,8 @@ TABLE_SNAPSHOT_BUCKET: Final = Setting(
 )
 TABLE_LEASE_BUCKET: Final = Setting(
     "table-lease-bucket",
-    "The key-value bucket of the dealers' table leases (the wallet reads them to find "
-    "abandoned tables).",
+    "The key-value bucket of the dealers' leases: a heartbeat per dealer process and a claim "
+    "per table naming it (the wallet reads both to find abandoned tables).",
     Group.TABLE_LOG,
     _SERVICES,
     default=DEFAULT_LEASE_BUCKET,
@@ -459,7 +460,7 @@ EXPIRY_INTERVAL: Final = Setting(
 )
 ABANDON_AFTER: Final = Setting(
     "abandon-after",
-    "Seconds a table may go without a dealer's lease before the wallet closes it and cashes "
+    "Seconds a table may go without a live dealer before the wallet closes it and cashes "
     "its players out (at least the close rule's idle time).",
     Group.WALLET,
     (_W,),

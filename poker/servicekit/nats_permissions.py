@@ -279,7 +279,8 @@ def shared_services(tables: TableNames, wallet: WalletNames) -> list[Shared]:
         ),
         Shared(
             *_api(f"STREAM.MSG.GET.{leases}"),
-            f"read keys of the dealer's bucket {tables.lease_bucket} (read only)",
+            f"read keys of the dealer's bucket {tables.lease_bucket}: a table's claim and the "
+            "heartbeat of the dealer it names (read only: the reaper's is-it-owned)",
         ),
         Shared(
             *_api(f"DIRECT.GET.{leases}.>"),

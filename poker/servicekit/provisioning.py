@@ -191,7 +191,10 @@ def snapshot_bucket(
 
 
 def lease_bucket(bucket: str, replicas: int, ttl_s: float) -> StreamResource:
-    """A lease bucket: one value per key, aging out after ``ttl_s`` (the lease TTL)."""
+    """A lease bucket: one value per key, aging out after ``ttl_s`` (the lease TTL), and
+    per-message TTLs allowed (``allow_msg_ttl``, :func:`bucket_stream_config`): the dealers'
+    table claims are written with ``Nats-TTL: never``, so that only the heartbeats they refer to
+    age out (:mod:`poker.eventstore.heartbeats`)."""
     return StreamResource(
         f"bucket {bucket}",
         bucket_stream_config(
@@ -332,6 +335,9 @@ def stream_problems(have: api.StreamConfig, want: api.StreamConfig) -> list[str]
     # depends on it. One that must deny it must.
     if want.deny_delete and not have.deny_delete:
         problems.append("deny_delete=false (needs true)")
+    # Per-message TTLs: the dealers' table claims outlive the lease bucket's max_age by one.
+    if want.allow_msg_ttl and not have.allow_msg_ttl:
+        problems.append("allow_msg_ttl=false (needs true)")
     if have.republish is not None:
         republish = have.republish
         problems.append(f"a republish of {republish.src!r} to {republish.dest!r} (needs none)")

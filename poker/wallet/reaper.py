@@ -1,6 +1,7 @@
 """Closing abandoned tables: when no dealer takes a table back, the wallet closes it itself.
 
-A table with players (escrow) whose lease in the dealer's bucket stays free for
+A table with players (escrow) that no live dealer owns (its claim in the dealer's lease bucket
+names no dealer whose heartbeat is alive, :class:`DealerLeases`) for
 ``abandon_after_s`` is closed here the way a dealer would: the table is rebuilt from its log
 (the table log's repository, :mod:`poker.tablelog.repository`, that the dealer uses too: snapshot
 + events), the engine's ``CloseTable`` decides the
@@ -39,13 +40,13 @@ import time
 from collections.abc import Callable
 
 import nats.errors
-import nats.js.errors
 import structlog
 from nats.js import JetStreamContext
-from nats.js.kv import KeyValue
 
 from poker.engine.table import CloseTable, TableRuleError, execute
 from poker.eventstore.api import ConcurrencyConflict, StoreUnavailable
+from poker.eventstore.heartbeats import JetStreamHeartbeatStore
+from poker.eventstore.leases import LeaseSettings
 from poker.eventstore.snapshots import Snapshot
 from poker.servicekit.background import BackgroundTask
 from poker.tablelog.repository import RefusedRecord, TableRepository
@@ -65,25 +66,26 @@ REASON = "no dealer took the table back: closed by the wallet (RULES.md 6.6)"
 
 
 class DealerLeases:
-    """Read-only view of the dealer's table leases (never written or reconfigured here: the
-    bucket's TTL is the dealer's setting)."""
+    """Read-only view of which dealer owns a table: the table's claim in the dealer's lease
+    bucket and the heartbeat of the dealer it names (:mod:`poker.eventstore.heartbeats`: owned
+    while that dealer's heartbeat of the same epoch is alive). Two key reads; nothing is ever
+    written or reconfigured here (the bucket's TTL is the dealer's setting)."""
 
     def __init__(self, js: JetStreamContext, bucket: str) -> None:
-        self._js = js
-        self._bucket = bucket
-        self._kv: KeyValue | None = None
+        # The TTL is not ours to know: only the dealers renew, the reader never judges time.
+        self._store = JetStreamHeartbeatStore(js, LeaseSettings(bucket=bucket))
+        self._bound = False
 
     async def is_owned(self, table_id: str) -> bool | None:
-        """Whether a dealer holds the table's lease; None when that cannot be told now."""
+        """Whether a live dealer owns the table; None when that cannot be told now."""
         try:
-            if self._kv is None:
-                self._kv = await self._js.key_value(self._bucket)
-            entry = await self._kv.get(table_id)
-        except nats.js.errors.KeyNotFoundError:  # absent, expired or released
-            return False
-        except (TimeoutError, nats.js.errors.BucketNotFoundError, nats.errors.Error):
+            if not self._bound:
+                self._bound = await self._store.bind_bucket(patient=False)
+                if not self._bound:
+                    return None  # the bucket is gone: an operator's mistake, not an abandon
+            return await self._store.owner_of(table_id) is not None
+        except (StoreUnavailable, TimeoutError, nats.errors.Error):
             return None
-        return bool(entry.value)
 
 
 class NoSnapshots:

@@ -38,6 +38,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 
 from poker.dealer.config import DealerSettings
+from poker.eventstore.heartbeats import heartbeat_key
 from poker.servicekit.nats_connect import load_credentials
 from poker.servicekit.nats_permissions import (
     DEALER_USER,
@@ -458,19 +459,24 @@ async def _lease(room: Room, table: str) -> bytes | None:
 
 async def assert_nothing_landed(room: Room, table: str, before: Landing) -> None:
     """No stream gained or lost a subject or a record (a lease bucket's key counts stay put as
-    its holders renew), the table's lease still names its dealer, and the dealer keeps its
-    table: a renewal after the attack succeeds (the lease's revision moves, its owner stays)."""
-    assert before.lease is not None and json.loads(before.lease) == {"owner": room.dealer.owner_id}
+    its holders renew), the table's claim still names its dealer, unchanged, and the dealer
+    keeps its table: a renewal of its heartbeat after the attack succeeds (the heartbeat's
+    revision moves, its owner and epoch stay)."""
+    assert before.lease is not None
+    claim = json.loads(before.lease)
+    assert claim["owner"] == room.dealer.owner_id and claim["epoch"] > 0
+    assert await _lease(room, table) == before.lease
     bucket = await room.js.key_value(room.dealer.table_lease_bucket)
-    first = await bucket.get(table)
+    key = heartbeat_key(room.dealer.owner_id)
+    first = await bucket.get(key)
     renewed = first
     for _ in range(200):  # bounded: renewals come every third of the 2 s TTL
-        renewed = await bucket.get(table)
+        renewed = await bucket.get(key)
         if renewed.revision != first.revision:
             break
         await asyncio.sleep(0.02)
-    assert renewed.revision != first.revision, "the dealer stopped renewing its lease"
-    assert json.loads(renewed.value or b"") == {"owner": room.dealer.owner_id}
+    assert renewed.revision != first.revision, "the dealer stopped renewing its heartbeat"
+    assert json.loads(renewed.value or b"") == claim
     # Compared after the renewal: every answer to the attack was sent long before.
     after = await landing(room, table)
     assert after.subjects == before.subjects
