@@ -21,7 +21,7 @@ durable consumer: the operator provisions them (poker.servicekit.provisioning, a
 
 >>> grants = dealer_grants(TableNames())
 >>> [s for s in grants.publish_subjects() if ".CREATE." in s or ".UPDATE." in s]
-['$JS.API.CONSUMER.CREATE.POKER_TABLES']
+['$JS.API.CONSUMER.CREATE.POKER_TABLES', '$JS.API.CONSUMER.CREATE.KV_POKER_TABLE_INDEX']
 >>> wallet = wallet_grants(TableNames(), WalletNames())
 >>> for subject in wallet.publish_subjects():  # its durable on the table stream: imported
 ...     if ".CONSUMER." in subject:

@@ -119,14 +119,16 @@ def _provision(
             str(nats_server.credentials("admin")),
             "--wallet-nats-credentials",
             str(nats_server.credentials("wallet-admin")),
-            "--stream",
+            "--table-stream",
             names.stream,
-            "--subject-prefix",
+            "--table-subject-prefix",
             names.subject_prefix,
-            "--snapshot-bucket",
+            "--table-snapshot-bucket",
             names.snapshot_bucket,
-            "--lease-bucket",
+            "--table-lease-bucket",
             names.lease_bucket,
+            "--table-index-bucket",
+            names.index_bucket,
             *flags,
         ],
         cwd=ROOT,
@@ -141,15 +143,15 @@ def test_the_command_provisions_a_room_as_the_admin_and_is_idempotent(
     nats_server: NatsServer, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     name = uuid.uuid4().hex[:8]
-    names = TableNames(f"P_{name}", f"p{name}.table", f"PS_{name}", f"PL_{name}")
+    names = TableNames(f"P_{name}", f"p{name}.table", f"PS_{name}", f"PL_{name}", f"PI_{name}")
     wallet = [
-        "--wallet-stream",
+        "--journal-stream",
         f"PW_{name}",
-        "--wallet-subject-prefix",
+        "--journal-subject-prefix",
         f"pw{name}.wallet",
-        "--wallet-snapshot-bucket",
+        "--journal-snapshot-bucket",
         f"PWS_{name}",
-        "--wallet-lease-bucket",
+        "--journal-lease-bucket",
         f"PWL_{name}",
         "--consumer-name",
         f"pc-{name}",
@@ -177,8 +179,10 @@ def test_the_command_provisions_a_room_as_the_admin_and_is_idempotent(
             "poker.dealer",
             *nats_server.service_flags("dealer"),
             *("--grpc-port", "0", "--metrics-port", "0", "--token-secret", "ab" * 32),
-            *("--stream", names.stream, "--subject-prefix", names.subject_prefix),
-            *("--snapshot-bucket", names.snapshot_bucket, "--lease-bucket", names.lease_bucket),
+            *("--table-stream", names.stream, "--table-subject-prefix", names.subject_prefix),
+            *("--table-snapshot-bucket", names.snapshot_bucket),
+            *("--table-lease-bucket", names.lease_bucket),
+            *("--table-index-bucket", names.index_bucket),
             *("--log-keys", str(harness_log_keys_file(log.parent, "dealer"))),
             *("--deck-key", str(harness_deck_key_file(log.parent))),
         ],
@@ -199,7 +203,7 @@ def test_a_dealer_process_on_unprovisioned_names_exits_with_one_sentence(
     nats_server: NatsServer, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     name = uuid.uuid4().hex[:8]
-    names = TableNames(f"N_{name}", f"n{name}.table", f"NS_{name}", f"NL_{name}")
+    names = TableNames(f"N_{name}", f"n{name}.table", f"NS_{name}", f"NL_{name}", f"NI_{name}")
     nats_server.authorize(Namespace(names, wallet=None))
     folder = tmp_path_factory.mktemp("unprovisioned")
     done = subprocess.run(
@@ -209,8 +213,10 @@ def test_a_dealer_process_on_unprovisioned_names_exits_with_one_sentence(
             "poker.dealer",
             *nats_server.service_flags("dealer"),
             *("--grpc-port", "0", "--metrics-port", "0", "--token-secret", "ab" * 32),
-            *("--stream", names.stream, "--subject-prefix", names.subject_prefix),
-            *("--snapshot-bucket", names.snapshot_bucket, "--lease-bucket", names.lease_bucket),
+            *("--table-stream", names.stream, "--table-subject-prefix", names.subject_prefix),
+            *("--table-snapshot-bucket", names.snapshot_bucket),
+            *("--table-lease-bucket", names.lease_bucket),
+            *("--table-index-bucket", names.index_bucket),
             *("--log-keys", str(harness_log_keys_file(folder, "dealer"))),
             *("--deck-key", str(harness_deck_key_file(folder))),
         ],
