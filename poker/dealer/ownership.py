@@ -73,6 +73,11 @@ class OwnershipGate(Protocol):
         """Give the table up (a closed table, a shutdown)."""
         ...
 
+    def claim_of(self, table_id: str) -> Claim | None:
+        """This process's claim on ``table_id`` while it holds it (its owner id and epoch, for
+        the takeover record); None when it holds none, or when nobody else could (sole owner)."""
+        ...
+
 
 class SoleOwner:
     """The gate of a dealer that shares its tables with nobody (unit tests, tools)."""
@@ -87,6 +92,10 @@ class SoleOwner:
 
     async def release(self, table_id: str) -> None:
         """See :meth:`OwnershipGate.release`."""
+
+    def claim_of(self, table_id: str) -> Claim | None:
+        """See :meth:`OwnershipGate.claim_of`: none (no other dealer to fence out)."""
+        return None
 
 
 class LeaseOwnership:
@@ -138,6 +147,10 @@ class LeaseOwnership:
         keeper = self._live()
         claim = self._claims.get(table_id)
         return keeper is not None and claim is not None and claim.epoch == keeper.heartbeat.epoch
+
+    def claim_of(self, table_id: str) -> Claim | None:
+        """See :meth:`OwnershipGate.claim_of`."""
+        return self._claims.get(table_id) if self.holds(table_id) else None
 
     def owned(self) -> list[str]:
         """The tables this process holds."""
