@@ -94,9 +94,7 @@ class DealerProcess(ServiceProcess):
         # As the operator would before the dealer starts (it creates nothing), with its TTL.
         lease_ttl = float(args[len(args) - 1 - args[::-1].index("--lease-ttl") + 1])
         nats_server.provision(Room(TablesSpec(names, 1, lease_ttl), wallet=None))
-        super().__init__(
-            args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10, env=env
-        )
+        super().__init__(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10, env=env)
 
 
 async def table_log(nats_url: str, namespace: str, table_id: str) -> list[pb.TableEvent]:

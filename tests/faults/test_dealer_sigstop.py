@@ -32,8 +32,8 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.service_process import ServiceProcess
 from poker.tools.client import Client
 from poker.v1 import dealer_pb2 as dpb
-from tests.dealer_support import open_holdem, seat_players, view_until
 from poker.v1 import events_pb2 as pb
+from tests.dealer_support import open_holdem, seat_players, view_until
 from tests.faults.dealer_process import SECRET, DealerProcess, table_names
 
 LEASE_TTL_S = 1.5
