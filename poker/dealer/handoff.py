@@ -7,6 +7,10 @@ The crash rule (RULES.md §6.6): a hand found running when a table is taken over
 (``void``) or the table closed (``close``, the default), or played on (``resume``). It is a
 command like any other, with an id derived from the table version it was decided on
 (``~crash-v<version>``), so two dealers deciding it append it once.
+
+Before a taken table is served, one record of the new owner is in its log: the crash rule's,
+else the takeover's own (``TableTakenOver``, id ``~takeover-e<epoch>-v<version>``). It fences
+the previous owner: see :mod:`poker.dealer.ownership`.
 """
 
 from __future__ import annotations
