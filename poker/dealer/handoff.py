@@ -7,6 +7,10 @@ The crash rule (RULES.md §6.6): a hand found running when a table is taken over
 (``void``) or the table closed (``close``, the default), or played on (``resume``). It is a
 command like any other, with an id derived from the table version it was decided on
 (``~crash-v<version>``), so two dealers deciding it append it once.
+
+Before a taken table is served, one record of the new owner is in its log: the crash rule's,
+else the takeover's own (``TableTakenOver``, id ``~takeover-e<epoch>-v<version>``). It fences
+the previous owner: see :mod:`poker.dealer.ownership`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from poker.dealer.errors import TableNotServedHere, TableQuarantined
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.pipeline import INTERNAL_PREFIX, CommandResult, UseCase
 from poker.dealer.served import ServedTables
-from poker.engine.table import CloseTable, Command, TableState, VoidHand
+from poker.engine.table import CloseTable, Command, RecordTakeover, TableState, VoidHand
 from poker.engine.table.errors import TableNotOpen
 from poker.servicekit.errors import Unavailable
 from poker.tablelog.repository import LoadedTable, RefusedRecord, TableRepository
@@ -120,6 +124,28 @@ class HandOff:
         served.quarantine.lift(table_id)  # loads again: its refused record was removed
         served.owned[table_id] = loaded
         served.views.pop(table_id, None)
+        try:
+            await self._fence(table_id, loaded)
+        except RefusedRecord:
+            raise  # the pipeline quarantines the table, keeping its lease
+        except BaseException:
+            # Never serve a table whose takeover is not in its log: let it go, so that the next
+            # scan (this dealer's or another's) takes it over again from the start.
+            await served.drop(table_id)
+            raise
+        taken = served.owned.get(table_id, loaded)
+        if served.index is not None:  # it may be stale or missing (a crash before its write)
+            served.index.rewrite(table_id, taken.state.table)
+        return taken
+
+    async def _fence(self, table_id: str, loaded: LoadedTable) -> None:
+        """Before the table is served: one record of this dealer in its log, so that an append
+        the previous owner decided before the takeover (and sends after it: a pause between its
+        ownership check and its append) finds its expected position taken and fails. The crash
+        rule's record when it applies (a hand left running); else the takeover's own
+        (``TableTakenOver``). None for a table that does not exist or is closed (nothing can be
+        decided there), nor under a sole owner (nobody to fence out)."""
+        served = self._served
         state = loaded.state.table
         if state is not None and state.hand_running and self._crash_rule is not CrashRule.RESUME:
             _log.warning("crash_rule", table_id=table_id, rule=self._crash_rule.value)
@@ -132,12 +158,21 @@ class HandOff:
                     events=result.events,
                     seq=result.version,
                 )
+                return  # the crash rule's record fences
+            state = served.owned[table_id].state.table
         else:
             served.timers.arm(table_id, state)
-        taken = served.owned.get(table_id, loaded)
-        if served.index is not None:  # it may be stale or missing (a crash before its write)
-            served.index.rewrite(table_id, taken.state.table)
-        return taken
+        claim = served.gate.claim_of(table_id)
+        if state is None or state.closed or claim is None:
+            return
+        owner, epoch = claim.owner, claim.epoch
+        record_id = f"{INTERNAL_PREFIX}takeover-e{epoch}-v{state.version}"
+
+        def record(table: TableState | None, now: int) -> Command | None:
+            return None if table is None or table.closed else RecordTakeover(owner, epoch, now)
+
+        result = await self._execute_locked(UseCase(table_id, record_id, record))
+        _log.info("table_taken_over", epoch=epoch, seq=result.version, repeated=result.repeated)
 
     def _crash(self, state: TableState | None, now: int) -> Command | None:
         if state is None or not state.hand_running:

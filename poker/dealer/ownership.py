@@ -19,20 +19,20 @@ close it:
    finds ``holds()`` false, refuses the command (UNAVAILABLE), and its renewal fails (the
    revision is gone), so it loses every claim (``on_lost``) and must take each table anew,
    which the successor's live heartbeat refuses (FAILED_PRECONDITION, served elsewhere).
-2. *The log's expected position.* A command decided before the pause and sent after it
-   carries the table's last position as its expected position. When the successor's takeover
-   wrote to the log (the crash rule's void or close of a hand left running: the one case where
-   such a stale command could change a hand), that position is gone and the stale append fails;
-   when nothing ran, the stale append can only land as the next record of the log the successor
-   rebuilt from, which the successor then reads (catch-up) before it decides anything: one log,
-   never a fork, and no hand voided by it.
-
-What lock 1 does not cover is a pause that falls *between* the decision's ``holds()`` and the
-append leaving the process (the encoding and sealing of one batch): that one command may land
-after the takeover at a table where the successor wrote nothing yet (lock 2's second case). A
-takeover record (an empty sealed batch appended before serving) would fence that too; it is not
-written yet because the wallet's consumer does not follow a batch without events (its cached
-view would not advance past it, and the next record's link would look broken).
+2. *The log's expected position, and the takeover record.* Every append carries the table's
+   last position as its expected position, and the successor appends one record before it
+   serves a taken table (:meth:`poker.dealer.handoff.HandOff.take_over`, ``adopt``): the crash
+   rule's void or close of a hand left running, else a ``TableTakenOver {owner, epoch}`` batch.
+   So a command decided before the takeover and sent after it - the pause that falls *between*
+   the decision's ``holds()`` and the append leaving the process, which lock 1 cannot see -
+   finds its position taken and fails; its retry decides again on the log as it is, where
+   ``holds()`` is false (UNAVAILABLE). Only an append that reached the store *before* the
+   successor's record can land, and the successor reads it (catch-up) before it decides
+   anything: one log, never a fork, and nothing of the old owner after the takeover
+   (``tests/faults/test_dealer_sigstop.py`` stops a dealer exactly in that window, through
+   :mod:`poker.dealer.faultpoints`). No takeover record under a sole owner
+   (:meth:`OwnershipGate.claim_of` is None: nobody to fence out), at a table that does not
+   exist or is closed (nothing can be decided there).
 """
 
 from __future__ import annotations
@@ -73,6 +73,11 @@ class OwnershipGate(Protocol):
         """Give the table up (a closed table, a shutdown)."""
         ...
 
+    def claim_of(self, table_id: str) -> Claim | None:
+        """This process's claim on ``table_id`` while it holds it (its owner id and epoch, for
+        the takeover record); None when it holds none, or when nobody else could (sole owner)."""
+        ...
+
 
 class SoleOwner:
     """The gate of a dealer that shares its tables with nobody (unit tests, tools)."""
@@ -87,6 +92,10 @@ class SoleOwner:
 
     async def release(self, table_id: str) -> None:
         """See :meth:`OwnershipGate.release`."""
+
+    def claim_of(self, table_id: str) -> Claim | None:
+        """See :meth:`OwnershipGate.claim_of`: none (no other dealer to fence out)."""
+        return None
 
 
 class LeaseOwnership:
@@ -138,6 +147,10 @@ class LeaseOwnership:
         keeper = self._live()
         claim = self._claims.get(table_id)
         return keeper is not None and claim is not None and claim.epoch == keeper.heartbeat.epoch
+
+    def claim_of(self, table_id: str) -> Claim | None:
+        """See :meth:`OwnershipGate.claim_of`."""
+        return self._claims.get(table_id) if self.holds(table_id) else None
 
     def owned(self) -> list[str]:
         """The tables this process holds."""

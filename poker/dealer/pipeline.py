@@ -34,6 +34,7 @@ import nats.errors
 import nats.js.errors
 import structlog
 
+from poker.dealer import faultpoints
 from poker.dealer.errors import TableNotFound, TableQuarantined
 from poker.dealer.metrics import DealerMetrics
 from poker.dealer.ownership import OwnershipGate
@@ -347,6 +348,7 @@ class _Decision:
         table_id = use_case.table_id
         if not self.gate.holds(table_id):
             raise Unavailable(f"This dealer no longer serves table {table_id}; retry.")
+        faultpoints.before_append(use_case.command_id)  # a fault test's pause, else nothing
         decided = TableAppend(table_id, use_case.command_id, events, now, use_case.digest)
         return TableLog(table, log.commands), decided
 

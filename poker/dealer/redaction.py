@@ -54,6 +54,13 @@ def redact_event(event: pb.TableEvent, viewer_seat: int | None) -> pb.TableEvent
         copy.CopyFrom(event)
         copy.table_created.ClearField("next_server_seed")  # the first hand's, secret
         return copy
+    if body == "table_taken_over":
+        # Which dealer process serves the table is the room's infrastructure, not the game:
+        # the log keeps it for the operator's audit (pokerctl), watchers see that it changed.
+        copy = pb.TableEvent()
+        copy.CopyFrom(event)
+        copy.table_taken_over.ClearField("owner")
+        return copy
     if body == "deck_revealed":
         # The seed tells every card, the mucked ones too: only a hand history shows it, to the
         # operator and the players dealt in (redact_history_event).

@@ -46,7 +46,8 @@ from typing import IO, Final
 
 import nats
 
-from poker.eventstore.leases import JetStreamLeaseStore, LeaseSettings
+from poker.eventstore.heartbeats import JetStreamHeartbeatStore
+from poker.eventstore.leases import LeaseSettings
 from poker.eventstore.sealing import room_keyring_files
 from poker.servicekit.nats_cluster import render_cluster
 from poker.servicekit.nats_connect import load_credentials
@@ -252,16 +253,19 @@ def _create_tables(issuers: Path) -> dict[str, int]:
 
 
 async def lease_owners(admin: Path, tables: Sequence[str]) -> dict[str, str | None]:
-    """``{table id: owner id}`` from the table leases, read as the admin user."""
+    """``{table id: owner id}`` of the live owners, read as the admin user: a table's claim
+    counts only while the heartbeat it refers to is alive (same owner, same epoch), as the
+    dealers judge it (:mod:`poker.eventstore.heartbeats`); None for a table nobody owns."""
     credentials = load_credentials(str(admin))
     client = await nats.connect(
         servers=_node_urls().split(","), user=credentials.user, password=credentials.password
     )
     try:
-        leases = JetStreamLeaseStore(
+        leases = JetStreamHeartbeatStore(
             client.jetstream(), LeaseSettings(bucket=DEFAULT_TABLE_LOG.lease_bucket)
         )
-        await leases.bind_bucket()
+        if not await leases.bind_bucket():
+            return dict.fromkeys(tables)
         return {table: await leases.owner_of(table) for table in tables}
     finally:
         await client.close()

@@ -156,6 +156,9 @@ class Narrator:
             "player_cashed_out": self._cashed_out,
             "table_created": lambda e: [f"table created: {config_text(e.config)}"],
             "table_closed": lambda e: [f"table closed{': ' + e.reason if e.reason else ''}"],
+            "table_taken_over": lambda e: [
+                f"another dealer took the table over{' (' + e.owner + ')' if e.owner else ''}"
+            ],
         }
 
     def lines(self, event: pb.TableEvent) -> list[str]:

@@ -44,8 +44,16 @@ class DealerProcess(ServiceProcess):
     (they override the defaults here: a lease of 1.5 s, a scan every 0.3 s)."""
 
     def __init__(
-        self, nats_server: NatsServer, namespace: str, log: Path, flags: Sequence[str] = ()
+        self,
+        nats_server: NatsServer,
+        namespace: str,
+        log: Path,
+        flags: Sequence[str] = (),
+        *,
+        env: dict[str, str] | None = None,
     ) -> None:
+        """``env``: added to the process's environment (a fault point,
+        :mod:`poker.dealer.faultpoints`)."""
         names = table_names(namespace)
         nats_server.authorize(Namespace(names, wallet=None))
         args = [
@@ -86,7 +94,7 @@ class DealerProcess(ServiceProcess):
         # As the operator would before the dealer starts (it creates nothing), with its TTL.
         lease_ttl = float(args[len(args) - 1 - args[::-1].index("--lease-ttl") + 1])
         nats_server.provision(Room(TablesSpec(names, 1, lease_ttl), wallet=None))
-        super().__init__(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10)
+        super().__init__(args, log, ready=_SERVING, name="the dealer", stop_timeout_s=10, env=env)
 
 
 async def table_log(nats_url: str, namespace: str, table_id: str) -> list[pb.TableEvent]:

@@ -19,6 +19,7 @@ from poker.dealer.wallet_port import InMemoryWallet
 from poker.engine.cards import DECK_52
 from poker.engine.table import Action, StartNextHand, TableState
 from poker.engine.table.errors import TableNotOpen
+from poker.eventstore.heartbeats import Claim
 from poker.eventstore.memory import InMemoryEventStore
 from poker.eventstore.snapshots import InMemorySnapshotStore
 from poker.servicekit.errors import NotFound
@@ -74,6 +75,9 @@ class Gate:
     async def release(self, table_id: str) -> None:
         self.owned.discard(table_id)
         self.released.append(table_id)
+
+    def claim_of(self, table_id: str) -> Claim | None:
+        return None  # nobody to fence out: no takeover record
 
 
 class Parts:

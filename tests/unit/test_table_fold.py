@@ -14,7 +14,7 @@ import pytest
 
 from poker.engine.hand.evolve import HANDLERS as HAND_HANDLERS
 from poker.engine.hand.state import HandState
-from poker.engine.table import CommitSeed, TableState, envelopes, evolve, replay
+from poker.engine.table import CommitSeed, RecordTakeover, TableState, envelopes, evolve, replay
 from poker.engine.table.evolve import STEPS, STEPS_BY_FIELD, Fold, after_hand_events, fold
 from poker.v1 import events_pb2 as pb
 from tests.table_support import Driver, fl_config
@@ -42,13 +42,15 @@ def unreadable() -> HandState:
 
 def played() -> Driver:
     """Four hands of fixed-limit Hold'em with a table event of every kind, several of them in
-    the middle of a hand (a player seated, a seed committed, a sit-out, a stand-up request),
+    the middle of a hand (a player seated, a seed committed, a takeover, a sit-out, a stand-up
+    request),
     an artificial all-in, a voided hand and a close that voids the last one."""
     table = Driver(fl_config(rake=None))
     table.seat_all({1: 100, 2: 100, 3: 100})
     table.deal(hole={1: "KsKh", 2: "QsQh", 3: "AsAh"}, board="2c7d9h3sJc")
     table.sit(4, 100)
     table.run(CommitSeed(2, "p2", b"luck", now=table.tick()))
+    table.run(RecordTakeover("dealer-b", 7, now=table.tick()))  # a dealer took it over
     table.play("1 call, 2 call, 3 check")
     table.sit_out(1)
     table.play("2 bet 2, 3 call, 1 call")
@@ -97,6 +99,7 @@ def test_the_log_has_every_table_level_event_some_in_the_middle_of_a_hand() -> N
         if name in table_only and before.hand_running
     }
     assert {"player_seated", "player_seed_committed", "player_sat_out"} <= mid_hand
+    assert "table_taken_over" in mid_hand
     assert "stand_up_requested" in mid_hand
     assert states[-1] == live == replay(wire)
 

@@ -170,6 +170,17 @@ class CloseTable:
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class RecordTakeover:
+    """A dealer took the open table over (``owner``'s claim in its heartbeat epoch ``epoch``):
+    recorded before it serves the table, so that an append the previous owner decided before
+    the takeover finds its expected position taken. Changes nothing at the table."""
+
+    owner: str
+    epoch: int
+    now: int
+
+
 Command = (
     CreateTable
     | SitDown
@@ -185,4 +196,5 @@ Command = (
     | VoidHand
     | CloseTable
     | CommitSeed
+    | RecordTakeover
 )

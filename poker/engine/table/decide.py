@@ -36,6 +36,7 @@ from poker.engine.table.commands import (
     CommitSeed,
     CreateTable,
     Draw,
+    RecordTakeover,
     SitDown,
     SitIn,
     SitOut,
@@ -389,6 +390,12 @@ def _close(recorder: _Recorder, command: CloseTable) -> None:
     recorder.emit(pb.TableClosed(reason=command.reason, at=command.now))
 
 
+def _taken_over(recorder: _Recorder, command: RecordTakeover) -> None:
+    """The takeover's own record (the fencing of the table log, not a rule of the game)."""
+    verify_table_open(recorder.state)
+    recorder.emit(pb.TableTakenOver(owner=command.owner, epoch=command.epoch, at=command.now))
+
+
 def _gather(recorder: _Recorder, before: TableState | None, now: int) -> None:
     """The game gathers: the next hand waits the gathering delay (see ``gathering_ends``)."""
     not_before = gathering_ends(before, recorder.table, now)
@@ -441,4 +448,5 @@ _COMMANDS: Final[dict[type, Callable[[_Recorder, Any], None]]] = {
     VoidHand: _void_hand,
     CloseTable: _close,
     CommitSeed: _commit_seed,
+    RecordTakeover: _taken_over,
 }

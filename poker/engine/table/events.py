@@ -26,6 +26,7 @@ TableOnlyEvent = (
     | pb.NextHandScheduled
     | pb.TableClosed
     | pb.PlayerSeedCommitted
+    | pb.TableTakenOver
 )
 TableEventBody = HandEvent | TableOnlyEvent
 

@@ -109,6 +109,11 @@ def _seed_committed(state: TableState, event: pb.PlayerSeedCommitted) -> TableSt
     return _update(state, event.seat, seed=event.seed)
 
 
+def _taken_over(state: TableState, event: pb.TableTakenOver) -> TableState:
+    # Only the version moves: who serves the table is the log's record, not the table's state.
+    return state
+
+
 _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
     pb.TableCreated: _table_created,
     pb.PlayerSeated: _player_seated,
@@ -121,6 +126,7 @@ _TABLE_HANDLERS: Final[dict[type, Callable[[Any, Any], TableState]]] = {
     pb.NextHandScheduled: _next_hand_scheduled,
     pb.TableClosed: _table_closed,
     pb.PlayerSeedCommitted: _seed_committed,
+    pb.TableTakenOver: _taken_over,
 }
 
 
