@@ -266,6 +266,7 @@ def _book(
         on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
         unsealed_before=settings.journal_unsealed_before,
         on_record_refused=lambda _, r: metrics.journal_records_refused.labels(reason=r.value).inc(),
+        key_window=settings.key_window,
     )
     return LedgerBook(
         journal,
