@@ -69,15 +69,14 @@ class Wallet:
         assert self.book is not None
         return self.book
 
-    async def run(self, command: Command) -> list[object]:
+    async def run(self, command: Command) -> None:
         try:
             events = list(await self.live.execute([command]))
         except LedgerError:
-            return []
+            return
         self.requests.append(command)
         if isinstance(command, (Deposit, Withdraw)) and events:
             self.moved[command.idempotency_key] = events[0].transaction_posted.transaction_id
-        return events
 
 
 def money(state: LedgerState) -> dict[str, int]:
