@@ -50,6 +50,7 @@ from poker.wallet.consumer import BatchApplier, TableConsumer
 from poker.wallet.expiry import HoldExpiry
 from poker.wallet.grpc_api import ERROR_TABLE, ROLES_BY_METHOD, SERVICE_NAME, WalletServicer
 from poker.wallet.journal import Journal
+from poker.wallet.keyindex import JetStreamIndexStore
 from poker.wallet.metrics import WalletMetrics
 from poker.wallet.reaper import DealerLeases, NoSnapshots, Reaper
 from poker.wallet.standby import Leadership
@@ -137,7 +138,8 @@ async def build_wallet(
     journal_stores = await _journal_stores(js, settings)
     table_side = _table_side(nats, settings, keyring)
     metrics = WalletMetrics(registry)
-    book = _book(settings, journal_stores, keyring, metrics)
+    key_index = JetStreamIndexStore(js, settings.journal_snapshot_bucket)
+    book = _book(settings, journal_stores, keyring, metrics, key_index)
     applier = BatchApplier(book, table_side.store, metrics, table_side.seals)
     consumer = _consumer(settings, table_side, applier, metrics)
     reaper = _reaper(settings, book, table_side, metrics)
@@ -243,12 +245,18 @@ def _table_side(nats: Client, settings: WalletSettings, keyring: Keyring) -> _Ta
 
 
 def _book(
-    settings: WalletSettings, stores: LogStores, keyring: Keyring, metrics: WalletMetrics
+    settings: WalletSettings,
+    stores: LogStores,
+    keyring: Keyring,
+    metrics: WalletMetrics,
+    key_index: JetStreamIndexStore,
 ) -> LedgerBook:
     """The ledger on its journal: every record sealed with the ledger key (unsealed ones
     accepted only below --journal-unsealed-before, the migration), a snapshot every
     --snapshot-every records, each refused record or snapshot counted by reason, the money
-    limits checked on every command."""
+    limits checked on every command; client keys and ended holds that left the state's window
+    found through the key index (in the journal's snapshot bucket, which only the wallet may
+    read or write: :mod:`poker.wallet.keyindex`)."""
     journal = Journal(
         stores.events,
         stores.snapshots,
@@ -258,8 +266,15 @@ def _book(
         on_snapshot_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
         unsealed_before=settings.journal_unsealed_before,
         on_record_refused=lambda _, r: metrics.journal_records_refused.labels(reason=r.value).inc(),
+        key_window=settings.key_window,
     )
-    return LedgerBook(journal, metrics, max_attempts=settings.max_attempts, limits=settings.limits)
+    return LedgerBook(
+        journal,
+        metrics,
+        max_attempts=settings.max_attempts,
+        limits=settings.limits,
+        key_index=key_index,
+    )
 
 
 def _consumer(

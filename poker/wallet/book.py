@@ -6,6 +6,11 @@ the events as one journal record with the expected position, and only then publi
 A command the ledger refuses raises its :class:`~poker.wallet.ledger.LedgerError` and nothing
 is written; a lost optimistic-concurrency race reloads the journal and decides again, a bounded
 number of times (:meth:`poker.eventstore.aggregate.Aggregate.execute`).
+
+Client keys and ended holds older than the state's window are recalled from the journal through
+the key index (:mod:`poker.wallet.keyindex`) before the commands are decided, and each appended
+record's keys are written to the index before anything else is decided (no key leaves the
+window unindexed); a load re-indexes the journal from the index's watermark first.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from poker.servicekit import flags
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.history import HistoryReader
-from poker.wallet.journal import Journal, LoadedLedger, record_id
-from poker.wallet.ledger import DEFAULT_LIMITS, Command, LedgerState, Limits, decide, evolve
+from poker.wallet.journal import LEDGER_KEY, Journal, LoadedLedger, record_id
+from poker.wallet.keyindex import IndexStore, InMemoryIndexStore, KeyIndex
+from poker.wallet.ledger import DEFAULT_LIMITS, Command, Hold, LedgerState, Limits, decide, evolve
+from poker.wallet.ledger.state import NOTHING_RECALLED, KeyedTransaction, Recalled
 from poker.wallet.metrics import WalletMetrics
 
 _log = structlog.get_logger(__name__)
@@ -50,8 +57,17 @@ class LedgerBook:
         max_attempts: int = flags.MAX_ATTEMPTS.default,
         clock: Callable[[], int] = now_ms,
         limits: Limits = DEFAULT_LIMITS,
+        key_index: IndexStore | None = None,
     ) -> None:
+        """``key_index``: where the keys that left the state's window are found (a dict when
+        None: tests that never restart)."""
         self._journal = journal
+        self.keys = KeyIndex(
+            InMemoryIndexStore() if key_index is None else key_index,
+            journal.store,
+            LEDGER_KEY,
+            journal.verify,
+        )
         self.limits = limits
         self._metrics = metrics
         self._max_attempts = max_attempts
@@ -81,7 +97,9 @@ class LedgerBook:
         """Rebuild the state from the journal (after taking the lease)."""
         started = time.perf_counter()
         async with self._lock:
-            self._loaded = await self._journal.load()
+            loaded = await self._journal.load()
+            await self.keys.reindex(loaded.position)  # before anything is decided
+            self._loaded = loaded
         self._metrics.rebuild_duration.observe(time.perf_counter() - started)
         self._metrics.holds_open.set(len(self._loaded.state.pending_holds))
 
@@ -100,10 +118,12 @@ class LedgerBook:
             loaded = self._loaded
             if loaded is None:
                 raise NotLeader("this wallet is on standby; retry in a moment")
+            await self.keys.flush()  # no decision while an appended key is not indexed
+            recalled = await self.keys.recall(loaded.state, commands)
             try:
                 after, events = await self._journal.aggregate.execute(
                     loaded,
-                    lambda state: _decide_all(state, commands, self.limits),
+                    lambda state: _decide_all(state, commands, self.limits, recalled),
                     msg_id=record_id,
                     max_attempts=self._max_attempts,
                     on_conflict=self._reloaded,
@@ -113,8 +133,21 @@ class LedgerBook:
             if events is None:
                 return []
             self._loaded = after
+            await self.keys.indexed(events, after.position)
             self._metrics.record(events, len(after.state.pending_holds))
             return list(events)
+
+    async def keyed(self, key: str) -> KeyedTransaction | None:
+        """The transaction posted under client key ``key`` (with its prefix): in the state's
+        window, else from the journal through the key index."""
+        found = self.state.keys.get(key)
+        return found if found is not None else await self.keys.keyed(key)
+
+    async def find_hold(self, hold_id: str) -> Hold | None:
+        """Hold ``hold_id``: pending or recently ended in the state, else as the journal
+        recorded its ending (through the key index)."""
+        found = self.state.holds.get(hold_id)
+        return found if found is not None else await self.keys.ended_hold(hold_id)
 
     def _reloaded(self, attempt: int, caught_up: LoadedLedger) -> None:
         """A lost race: keep the journal as it is now (the next attempt decides on it)."""
@@ -152,13 +185,17 @@ class LedgerBook:
 
 
 def _decide_all(
-    state: LedgerState, commands: Sequence[Command], limits: Limits
+    state: LedgerState,
+    commands: Sequence[Command],
+    limits: Limits,
+    recalled: Recalled = NOTHING_RECALLED,
 ) -> tuple[LedgerState, Sequence[lpb.LedgerEvent]] | None:
-    """Every command decided on the state its predecessors left; nothing on any refusal; None
-    when no command has an event (every one a repeat)."""
+    """Every command decided on the state its predecessors left (and what was ``recalled`` of
+    the journal for them); nothing on any refusal; None when no command has an event (every one
+    a repeat)."""
     events: list[lpb.LedgerEvent] = []
     for command in commands:
-        for event in decide(state, command, limits):
+        for event in decide(state, command, limits, recalled):
             state = evolve(state, event)
             events.append(event)
     return (state, events) if events else None

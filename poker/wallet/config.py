@@ -27,6 +27,7 @@ from poker.servicekit.settings import (
 from poker.tablelog.seals import MIN_CLOSE_IDLE_MS
 from poker.tablelog.settings import TableLogSettings
 from poker.wallet.ledger.limits import Limits
+from poker.wallet.ledger.state import KEY_WINDOW
 
 #: Exit the process right after the Nth ledger append of the consumer, before its ack (fault
 #: tests only: the crash window of exactly-once).
@@ -56,6 +57,10 @@ class WalletSettings(ServiceSettings):
     # Journal records *without* a seal below this position are accepted (the migration of a
     # journal written before seals: docs/security/journal.md); 0: none.
     journal_unsealed_before: int = flags.JOURNAL_UNSEALED_BEFORE.default
+    # How many transactions a client key or an ended hold stays in the ledger state (older ones
+    # are found through the key index: poker.wallet.keyindex). No flag: a snapshot of another
+    # window still folds the same, but tests shrink it to reach the index with few requests.
+    key_window: int = KEY_WINDOW
     # The dealer's side: the table log's names (the --table-* flags, the dealer's own), only
     # looked up here, never created or reconfigured.
     table_stream: str = flags.TABLE_STREAM.default

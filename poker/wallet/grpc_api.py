@@ -146,7 +146,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         """Move the money (once per key): the transaction's id and the player's balance."""
         events = await self._book.execute([command])
         state = self._book.state
-        tx_id = queries.moved_transaction_id(state, events, key)
+        tx_id = await queries.moved_transaction_id(self._book.keyed, events, key)
         caller = current_principal()
         # The money trail: who moved how much in or out of whose account (never a token).
         _log.info(
@@ -241,7 +241,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         )
         await self._book.execute([command])
         return wpb.PlaceHoldResponse(
-            hold=wire.hold_view(queries.hold(self._book.state, request.hold_id))
+            hold=wire.hold_view(queries.hold(await self._book.find_hold(request.hold_id)))
         )
 
     async def VoidHold(
@@ -253,7 +253,7 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         _check_bounds(request)
         await self._book.execute([VoidHold(request.hold_id, self._book.clock(), request.reason)])
         return wpb.VoidHoldResponse(
-            hold=wire.hold_view(queries.hold(self._book.state, request.hold_id))
+            hold=wire.hold_view(queries.hold(await self._book.find_hold(request.hold_id)))
         )
 
     async def GetTableEscrow(

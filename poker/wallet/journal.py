@@ -82,6 +82,7 @@ from poker.wallet.ledger import LedgerState, evolve
 from poker.wallet.ledger.plog import PLog
 from poker.wallet.ledger.pmap import PMap
 from poker.wallet.ledger.state import (
+    KEY_WINDOW,
     AccountState,
     AuditTotals,
     Hold,
@@ -100,8 +101,9 @@ _log = structlog.get_logger(__name__)
 LEDGER_KEY = "ledger"
 #: Bumped when the pickled layout of LedgerState changes: older snapshots are then ignored.
 # 4: the refused journal records are part of the state; 5: no transactions (they are the
-# journal's), the audit's running totals, client keys with what a retry is compared with
-_SNAPSHOT_FORMAT = 5
+# journal's), the audit's running totals, client keys with what a retry is compared with;
+# 6: client keys and ended holds kept for a window of transactions (forget_at, key_window)
+_SNAPSHOT_FORMAT = 6
 #: The only writer whose key may seal a journal record.
 _LEDGER_WRITERS: Final = frozenset({Writer.LEDGER})
 #: How many refused records the state names (the Audit); the count goes on past it.
@@ -197,8 +199,11 @@ class LedgerCodec:
         *,
         unsealed_before: int = 0,
         on_refused: Callable[[int, Refusal], None] | None = None,
+        key_window: int = KEY_WINDOW,
     ) -> None:
-        """:class:`~poker.eventstore.sealing.KeyringError` if ``keyring`` has no ledger key."""
+        """:class:`~poker.eventstore.sealing.KeyringError` if ``keyring`` has no ledger key;
+        ``key_window``: the state's (:data:`~poker.wallet.ledger.state.KEY_WINDOW`)."""
+        self._key_window = key_window
         self._keyring = keyring
         self._key = keyring.signer(Writer.LEDGER)
         self._unsealed_before = unsealed_before
@@ -208,7 +213,7 @@ class LedgerCodec:
 
     def empty(self, key: str) -> LedgerState:
         """The ledger before its first record."""
-        return LedgerState()
+        return LedgerState(key_window=self._key_window)
 
     def verify(self, record: Record, previous_position: int) -> None:
         """Raise :class:`~poker.eventstore.sealing.SealRefused` unless the wallet sealed
@@ -324,6 +329,7 @@ class Journal:
         on_snapshot_refused: Callable[[Refusal], None] | None = None,
         unsealed_before: int = 0,
         on_record_refused: Callable[[int, Refusal], None] | None = None,
+        key_window: int = KEY_WINDOW,
     ) -> None:
         """Records are sealed with the keyring's ledger key
         (:class:`~poker.eventstore.sealing.KeyringError` if it has none) and checked with it
@@ -339,9 +345,17 @@ class Journal:
             writer=Writer.WALLET,
             on_refused=on_snapshot_refused,
         )
-        codec = LedgerCodec(keyring, unsealed_before=unsealed_before, on_refused=on_record_refused)
+        codec = LedgerCodec(
+            keyring,
+            unsealed_before=unsealed_before,
+            on_refused=on_record_refused,
+            key_window=key_window,
+        )
+        self.store = store
+        #: checks a journal record's seal (the key index's and the history's reads)
+        self.verify = codec.verify
         #: the transactions ever posted, read from the journal (ListTransactions)
-        self.history = HistoryReader(store, LEDGER_KEY, codec.verify)
+        self.history = HistoryReader(store, LEDGER_KEY, self.verify)
         self.aggregate: Aggregate[LedgerState, Sequence[lpb.LedgerEvent]] = Aggregate(
             store,
             sealed,
@@ -354,7 +368,7 @@ class Journal:
         self._replayer: Aggregate[LedgerState, Sequence[lpb.LedgerEvent]] = Aggregate(
             store,
             sealed,
-            LedgerCodec(keyring, unsealed_before=unsealed_before),
+            LedgerCodec(keyring, unsealed_before=unsealed_before, key_window=key_window),
             snapshot_every=snapshot_every,
             save_snapshots=False,  # it only reads: catch_up, never an append
             log_prefix="ledger_replay_",

@@ -24,7 +24,7 @@ from poker.wallet.history import Cursor, HistoryReader, account_of, owned_by
 from poker.wallet.ledger import BreachKind, Hold, Transaction
 from poker.wallet.ledger.accounts import cash_account
 from poker.wallet.ledger.queries import RakeDimension, RakeRow
-from poker.wallet.ledger.state import CLIENT_KEY_PREFIX
+from poker.wallet.ledger.state import CLIENT_KEY_PREFIX, KeyedTransaction
 from poker.wallet.metrics import WalletMetrics
 
 
@@ -101,13 +101,18 @@ def require_account(state: ledger.LedgerState, player_id: str) -> None:
         raise AccountNotFound(f"no account for player {player_id}")
 
 
-def moved_transaction_id(state: ledger.LedgerState, events: Sequence[LedgerEvent], key: str) -> int:
+async def moved_transaction_id(
+    keyed: Callable[[str], Awaitable[KeyedTransaction | None]],
+    events: Sequence[LedgerEvent],
+    key: str,
+) -> int:
     """The transaction a Deposit or Withdraw with client key ``key`` posted: the new one, or for
-    a repeat (no events) the first request's."""
+    a repeat (no events) the first request's, found by ``keyed`` (the state's window, else the
+    journal through the key index: :meth:`poker.wallet.book.LedgerBook.keyed`)."""
     if events:
         return events[0].transaction_posted.transaction_id
-    keyed = state.keys.get(CLIENT_KEY_PREFIX + key)
-    return 0 if keyed is None else keyed.transaction_id
+    found = await keyed(CLIENT_KEY_PREFIX + key)
+    return 0 if found is None else found.transaction_id
 
 
 # --- transactions -------------------------------------------------------------------------------
@@ -150,11 +155,10 @@ async def list_transactions(
 # --- holds, tables, rake ------------------------------------------------------------------------
 
 
-def hold(state: ledger.LedgerState, hold_id: str) -> Hold:
-    """The hold ``hold_id`` in its current status."""
-    found = ledger.find_hold(state, hold_id)
+def hold(found: Hold | None) -> Hold:
+    """The hold found in its current status (:meth:`poker.wallet.book.LedgerBook.find_hold`)."""
     if found is None:  # pragma: no cover - placing or voiding it raised UnknownHold already
-        raise HoldNotFound(f"no hold {hold_id}")
+        raise HoldNotFound("no such hold")
     return found
 
 

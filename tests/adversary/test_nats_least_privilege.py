@@ -54,6 +54,7 @@ from poker.testing.nats_server import NatsServer
 from poker.testing.wallet import WalletHarness, wallet_settings
 from poker.tools.client import WalletClient
 from poker.wallet.config import WalletSettings
+from poker.wallet.keyindex import ENTRY_PREFIX
 from tests.dealer_support import open_holdem
 
 _VIOLATION = re.compile(r'permissions violation for (?:publish|subscription) to "([^"]+)"')
@@ -612,3 +613,25 @@ async def test_the_dealers_requests_cannot_steer_answers_into_the_wallets_side(
         await dealer.answered()
         assert not dealer.refused, dealer.refused
     await assert_nothing_landed(room, table, before)
+
+
+# --- the wallet's key index (keys.* in the journal's snapshot bucket) ---
+
+
+async def test_the_dealer_can_neither_read_nor_write_the_wallets_key_index(room: Room) -> None:
+    bucket = room.wallet.journal_snapshot_bucket
+    index = await room.wallet_js.key_value(bucket)
+    entries = [key for key in await index.keys() if key.startswith(ENTRY_PREFIX)]
+    assert entries  # the room's deposit is indexed
+    before = await snapshot(room)
+    forged = f"$KV.{bucket}.{entries[0]}"
+    read = f"$JS.API.DIRECT.GET.KV_{bucket}.$KV.{bucket}.{entries[0]}"
+    async with Attacker(room, DEALER_USER) as dealer:
+        await dealer.refused_call(
+            lambda: dealer.client.request(forged, b"99", timeout=REFUSED_TIMEOUT_S), forged
+        )
+        await dealer.refused_call(
+            lambda: dealer.client.request(read, b"", timeout=REFUSED_TIMEOUT_S), read
+        )
+    await assert_unchanged(room, before)
+    assert (await index.get(entries[0])).value != b"99"

@@ -16,6 +16,12 @@ Idempotency, per command:
 * ExpireHolds: only pending holds expire, so a repeat finds nothing to do.
 * Dealer-driven commands (PostHold, SettleHand, CashOut, CloseTableRefund): the source event's
   position; at or below the table's last applied position returns ``[]`` (redelivery).
+
+The state keeps client keys and ended holds for a window of transactions only
+(:data:`~.state.KEY_WINDOW`); older ones are given back to ``decide`` as ``recalled`` (found in
+the journal by the wallet's key index) and answered exactly as if they were still in the state.
+Nothing recalled ever produces an event: a recalled key is a repeat or a conflict, a recalled hold
+has ended (a repeat, or refused).
 """
 
 from __future__ import annotations
@@ -80,11 +86,13 @@ from poker.wallet.ledger.rules import (
 )
 from poker.wallet.ledger.state import (
     CLIENT_KEY_PREFIX,
+    NOTHING_RECALLED,
     Hold,
     HoldStatus,
     Kind,
     LedgerState,
     Posting,
+    Recalled,
     TableLedger,
 )
 
@@ -95,14 +103,34 @@ Postings = list[Posting]
 
 
 def decide(
-    state: LedgerState, command: Command, limits: Limits = DEFAULT_LIMITS
+    state: LedgerState,
+    command: Command,
+    limits: Limits = DEFAULT_LIMITS,
+    recalled: Recalled = NOTHING_RECALLED,
 ) -> list[pb.LedgerEvent]:
     """The events that record ``command`` (``[]`` for a repeat), or a :class:`LedgerError`;
-    money brought in or reserved stays within ``limits``."""
+    money brought in or reserved stays within ``limits``; ``recalled``: the keys and holds that
+    left the state's window (see the module)."""
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise InvalidCommand(f"{type(command).__name__} is not a ledger command.")
-    return handler(state, command, limits)
+    return handler(state, command, limits, recalled)
+
+
+def recall_names(command: Command) -> tuple[str, str]:
+    """What ``command`` may repeat that the state may have forgotten: its client key (with its
+    prefix, "" if none) and the hold it names ("" if none)."""
+    if isinstance(command, (Deposit, Withdraw)) and isinstance(command.idempotency_key, str):
+        return CLIENT_KEY_PREFIX + command.idempotency_key, ""
+    if isinstance(command, (PlaceHold, VoidHold, PostHold)) and isinstance(command.hold_id, str):
+        return "", command.hold_id
+    return "", ""
+
+
+def _known_hold(state: LedgerState, recalled: Recalled, hold_id: str) -> Hold:
+    """The hold ``hold_id``, in the state or recalled; :class:`UnknownHold` if neither."""
+    hold = state.holds.get(hold_id) or recalled.holds.get(hold_id)
+    return hold if hold is not None else verify_hold_known(state, hold_id)
 
 
 def _event(
@@ -129,9 +157,11 @@ def _event(
     )
 
 
-def _repeat_of(state: LedgerState, key: str, kind: Kind, postings: Postings) -> bool:
+def _repeat_of(
+    state: LedgerState, recalled: Recalled, key: str, kind: Kind, postings: Postings
+) -> bool:
     """Whether ``key`` already recorded this very transaction; raise if it recorded another."""
-    tx = state.keys.get(key)
+    tx = state.keys.get(key) or recalled.keys.get(key)
     if tx is None:
         return False
     if tx.kind is kind and tx.postings == tuple(postings):
@@ -143,13 +173,15 @@ def _repeat_of(state: LedgerState, key: str, kind: Kind, postings: Postings) -> 
     )
 
 
-def _deposit(state: LedgerState, command: Deposit, limits: Limits) -> list[pb.LedgerEvent]:
+def _deposit(
+    state: LedgerState, command: Deposit, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     verify_id("player id", command.player_id)
     amount = verify_amount("a deposit", command.amount)
     key = CLIENT_KEY_PREFIX + verify_idempotency_key(command.idempotency_key)
     now = verify_instant("now", command.now)
     postings = [(WORLD, -amount), (cash_account(command.player_id), amount)]
-    if _repeat_of(state, key, Kind.DEPOSIT, postings):
+    if _repeat_of(state, recalled, key, Kind.DEPOSIT, postings):
         return []
     verify_transaction_size("a deposit", amount, limits)
     verify_deposit_room(state, command.player_id, amount, limits)
@@ -167,13 +199,15 @@ def _deposit(state: LedgerState, command: Deposit, limits: Limits) -> list[pb.Le
     ]
 
 
-def _withdraw(state: LedgerState, command: Withdraw, limits: Limits) -> list[pb.LedgerEvent]:
+def _withdraw(
+    state: LedgerState, command: Withdraw, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     verify_id("player id", command.player_id)
     amount = verify_amount("a withdrawal", command.amount)
     key = CLIENT_KEY_PREFIX + verify_idempotency_key(command.idempotency_key)
     now = verify_instant("now", command.now)
     postings = [(cash_account(command.player_id), -amount), (WORLD, amount)]
-    if _repeat_of(state, key, Kind.WITHDRAWAL, postings):
+    if _repeat_of(state, recalled, key, Kind.WITHDRAWAL, postings):
         return []
     verify_transaction_size("a withdrawal", amount, limits)
     verify_funds(state, command.player_id, amount)
@@ -191,14 +225,16 @@ def _withdraw(state: LedgerState, command: Withdraw, limits: Limits) -> list[pb.
     ]
 
 
-def _place_hold(state: LedgerState, command: PlaceHold, limits: Limits) -> list[pb.LedgerEvent]:
+def _place_hold(
+    state: LedgerState, command: PlaceHold, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     verify_id("hold id", command.hold_id)
     verify_id("player id", command.player_id)
     verify_id("table id", command.table_id)
     amount = verify_amount("a hold", command.amount)
     ttl = verify_amount("a hold's time to live (ms)", command.ttl_ms)
     now = verify_instant("now", command.now)
-    existing = state.holds.get(command.hold_id)
+    existing = state.holds.get(command.hold_id) or recalled.holds.get(command.hold_id)
     if existing is not None:
         return _repeated_hold(existing, command.player_id, command.table_id, amount)
     verify_table_not_closed(state.tables.get(command.table_id))
@@ -270,17 +306,21 @@ def _release(
     )
 
 
-def _void_hold(state: LedgerState, command: VoidHold, limits: Limits) -> list[pb.LedgerEvent]:
+def _void_hold(
+    state: LedgerState, command: VoidHold, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     verify_id("hold id", command.hold_id)
     now = verify_instant("now", command.now)
-    hold = verify_hold_known(state, command.hold_id)
+    hold = _known_hold(state, recalled, command.hold_id)
     if hold.status in (HoldStatus.VOIDED, HoldStatus.EXPIRED):
         return []  # the cash is back already: a repeated void is a no-op
     verify_hold_pending(hold)
     return [_release(state, 1, hold, kind=Kind.HOLD_VOIDED, now=now, reason=command.reason)]
 
 
-def _expire_holds(state: LedgerState, command: ExpireHolds, limits: Limits) -> list[pb.LedgerEvent]:
+def _expire_holds(
+    state: LedgerState, command: ExpireHolds, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     now = verify_instant("now", command.now)
     due = sorted(
         (expires_at, hold_id)
@@ -303,7 +343,9 @@ def _source_key(source: SourceEvent) -> str:
     return f"table:{source.table_id}@{source.position}"
 
 
-def _post_hold(state: LedgerState, command: PostHold, limits: Limits) -> list[pb.LedgerEvent]:
+def _post_hold(
+    state: LedgerState, command: PostHold, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     verify_id("hold id", command.hold_id)
     verify_id("player id", command.player_id)
@@ -312,7 +354,7 @@ def _post_hold(state: LedgerState, command: PostHold, limits: Limits) -> list[pb
     if _already_applied(table, source):
         return []
     verify_table_not_closed(table)
-    hold = verify_hold_known(state, command.hold_id)
+    hold = _known_hold(state, recalled, command.hold_id)
     if (hold.player_id, hold.table_id) != (command.player_id, source.table_id):
         raise HoldMismatch(
             f"hold {hold.hold_id} belongs to player {hold.player_id} at table {hold.table_id}, "
@@ -345,7 +387,9 @@ def _post_hold(state: LedgerState, command: PostHold, limits: Limits) -> list[pb
     ]
 
 
-def _settle_hand(state: LedgerState, command: SettleHand, limits: Limits) -> list[pb.LedgerEvent]:
+def _settle_hand(
+    state: LedgerState, command: SettleHand, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     verify_id("hand id", command.hand_id)
     verify_id("game", command.game)
@@ -395,7 +439,9 @@ def _settle_hand(state: LedgerState, command: SettleHand, limits: Limits) -> lis
     ]
 
 
-def _cash_out(state: LedgerState, command: CashOut, limits: Limits) -> list[pb.LedgerEvent]:
+def _cash_out(
+    state: LedgerState, command: CashOut, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     verify_id("player id", command.player_id)
     now = verify_instant("now", command.now)
@@ -440,7 +486,7 @@ def _cash_out(state: LedgerState, command: CashOut, limits: Limits) -> list[pb.L
 
 
 def _close_table(
-    state: LedgerState, command: CloseTableRefund, limits: Limits
+    state: LedgerState, command: CloseTableRefund, limits: Limits, recalled: Recalled
 ) -> list[pb.LedgerEvent]:
     source = verify_source(command.source)
     now = verify_instant("now", command.now)
@@ -489,7 +535,7 @@ def _close_table(
     return events
 
 
-_HANDLERS: dict[type, Callable[[LedgerState, Any, Limits], list[pb.LedgerEvent]]] = {
+_HANDLERS: dict[type, Callable[[LedgerState, Any, Limits, Recalled], list[pb.LedgerEvent]]] = {
     Deposit: _deposit,
     Withdraw: _withdraw,
     PlaceHold: _place_hold,

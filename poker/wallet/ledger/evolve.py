@@ -92,6 +92,7 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
     if table_id:
         tables.advance_cursor(table_id, tx.source_position)
     holds, pending = state.holds, state.pending_holds
+    keys, forget_at = state.keys, state.forget_at
     kind = tx.kind
     totals = _totals_after(state.totals, tx)
     if kind is Kind.HOLD_PLACED and hold is not None:
@@ -100,6 +101,8 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         tables.ensure(hold.table_id)
     elif kind in _HOLD_ENDINGS:
         holds, pending, problem = _end_hold(holds, pending, tx, _HOLD_ENDINGS[kind])
+        if tx.hold_id in holds:
+            forget_at = forget_at.set(tx.transaction_id, "h" + tx.hold_id)
         if problem:
             totals = _bad_hold_ending(totals, tx.hold_id, problem)
         if kind is Kind.HOLD_POSTED and table_id:
@@ -112,11 +115,12 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         tables.put(table._replace(seated=table.seated - {tx.player_id}))
     elif kind is Kind.TABLE_CLOSED_REFUND and table_id:
         tables.put(tables.get(table_id)._replace(seated=frozenset(), closed=True))
-    keys = state.keys
     if tx.idempotency_key.startswith(CLIENT_KEY_PREFIX):
         keys = keys.set(
             tx.idempotency_key, KeyedTransaction(tx.transaction_id, tx.kind, tx.postings)
         )
+        forget_at = forget_at.set(tx.transaction_id, "k" + tx.idempotency_key)
+    holds, keys, forget_at = _forget(holds, keys, forget_at, tx.transaction_id - state.key_window)
     return LedgerState(
         sequence=sequence,
         accounts=accounts,
@@ -126,10 +130,41 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         tables=tables.result(),
         last_transaction_id=tx.transaction_id,
         keys=keys,
+        forget_at=forget_at,
+        key_window=state.key_window,
         totals=totals,
         refused_records=state.refused_records,
         refused_recent=state.refused_recent,
     )
+
+
+def _forget(
+    holds: PMap[str, Hold],
+    keys: PMap[str, KeyedTransaction],
+    forget_at: PMap[int, str],
+    transaction_id: int,
+) -> tuple[PMap[str, Hold], PMap[str, KeyedTransaction], PMap[int, str]]:
+    """Drop what transaction ``transaction_id`` keyed or ended, now out of the window (see
+    ``LedgerState.forget_at``): a client key it posted, a hold it ended (unless a later
+    transaction ended it again: that one's entry drops it). The journal keeps them; the key
+    index finds them (:mod:`poker.wallet.keyindex`)."""
+    name = forget_at.get(transaction_id)
+    if name is None:
+        return holds, keys, forget_at
+    forget_at = forget_at.remove(transaction_id)
+    if name[0] == "k":
+        keyed = keys.get(name[1:])
+        if keyed is not None and keyed.transaction_id == transaction_id:
+            keys = keys.remove(name[1:])
+    else:
+        hold = holds.get(name[1:])
+        if (
+            hold is not None
+            and hold.status is not HoldStatus.PENDING
+            and hold.ended_by == transaction_id
+        ):
+            holds = holds.remove(name[1:])
+    return holds, keys, forget_at
 
 
 _NO_RAKE_LINE = RakeLine(0, 0)

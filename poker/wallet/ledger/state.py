@@ -8,11 +8,12 @@ Where each account lives (all reachable by name through :meth:`LedgerState.accou
   because a hand touches one table and nothing else;
 * ``house:rake`` and ``world:external`` in ``system_accounts``, a two-entry dict copied on write.
 
-The state is bounded by what is live (accounts, tables, holds, client idempotency keys), never
-by the transactions ever posted: the transactions themselves stay in the journal
-(:mod:`poker.wallet.journal` reads them for ``ListTransactions``), and what the audit needs of
-them is kept as running totals (:class:`AuditTotals`), folded by ``evolve`` as each one is
-posted. Nothing in the state is ever mutated.
+The state is bounded by what is live (accounts, tables, pending holds, and the client keys and
+ended holds of the last :data:`KEY_WINDOW` transactions), never by the transactions ever posted:
+the transactions themselves stay in the journal (:mod:`poker.wallet.journal` reads them for
+``ListTransactions``; :mod:`poker.wallet.keyindex` finds an older key or ended hold there), and
+what the audit needs of them is kept as running totals (:class:`AuditTotals`), folded by
+``evolve`` as each one is posted. Nothing in the state is ever mutated.
 """
 
 from __future__ import annotations
@@ -123,6 +124,26 @@ class KeyedTransaction(NamedTuple):
     postings: tuple[Posting, ...]
 
 
+#: How many transactions a client key or an ended hold stays in the state after the transaction
+#: that keyed or ended it (see :attr:`LedgerState.forget_at`). Older ones are the journal's: the
+#: wallet finds them through its key index (:mod:`poker.wallet.keyindex`) when a request repeats
+#: one, and hands them to ``decide`` as :class:`Recalled`.
+KEY_WINDOW = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """Client keys and ended holds that left the state's window, found again in the journal for
+    one decision (never folded into the state): ``decide`` answers a repeat of one as it would
+    have while it was in the window."""
+
+    keys: Mapping[str, KeyedTransaction] = field(default_factory=dict)
+    holds: Mapping[str, Hold] = field(default_factory=dict)
+
+
+#: Nothing recalled.
+NOTHING_RECALLED = Recalled()
+
 #: How many of each kind of problem :class:`AuditTotals` names (the count goes on past it).
 RECENT_KEPT = 64
 
@@ -209,6 +230,13 @@ class LedgerState:
     # by their hold id and dealer-driven transactions by the tables' positions, so they need no
     # entry here.
     keys: PMap[str, KeyedTransaction] = field(default_factory=PMap)
+    # The window: transaction id -> the client key ("k" + key) it posted or the hold ("h" +
+    # hold id) it ended. ``evolve`` drops an entry's key or ended hold from the state when the
+    # transaction ``key_window`` ids later is posted, so keys and ended holds stay bounded (at
+    # most ``key_window`` of them) however many were ever used. Deterministic: replay and the
+    # live path drop the same ones.
+    forget_at: PMap[int, str] = field(default_factory=PMap)
+    key_window: int = KEY_WINDOW
     # The audit's running totals over every transaction posted (see AuditTotals).
     totals: AuditTotals = field(default_factory=AuditTotals)
     # The journal records the wallet refused to fold (no ledger seal there: someone else wrote
