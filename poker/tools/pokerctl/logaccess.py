@@ -111,7 +111,9 @@ async def with_log(
             name=settings.name,
             connect_timeout=ctlconfig.CONNECT_TIMEOUT_S,
             allow_reconnect=False,
-            max_reconnect_attempts=0,
+            # One more try of each server, then NoServersError. Not 0: nats-py (2.16) reads 0
+            # as "no limit" while it picks a server, so an unreachable URL hung forever.
+            max_reconnect_attempts=1,
             error_cb=_ignore_nats_error,  # the failure is raised below, as one line
             **settings.connect_options(),
         )
