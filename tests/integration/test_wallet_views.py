@@ -6,9 +6,18 @@ is rebuilt from its log, its money right too (:mod:`poker.wallet.views`)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import pytest
+
+from poker.dealer.wallet_client import GrpcWallet
+from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
+from poker.testing.nats_server import NatsServer
+from poker.testing.wallet import WalletHarness, wallet_settings
 from poker.v1 import dealer_pb2 as dpb
 from poker.wallet.app import Wallet
-from poker.wallet.views import VIEWS_KEY
+from poker.wallet.views import VIEWS_KEY, decode_views, encode_views
 from tests.integration.test_wallet_flow import (
     BUY_IN,
     DEPOSIT,
@@ -19,6 +28,20 @@ from tests.integration.test_wallet_flow import (
     open_table,
     play_hands,
 )
+
+
+@pytest.fixture
+async def room(nats_server: NatsServer) -> AsyncIterator[Room]:
+    """A wallet (its views saved every 5 journal records) and a dealer holding through it."""
+    dealer_settings = namespace_settings(nats_server.url, new_secret(), snapshot_every=5)
+    settings = wallet_settings(dealer_settings, hold_ttl_s=60, snapshot_every=5)
+    async with WalletHarness(settings) as wallet:
+        port = GrpcWallet([wallet.address], dealer_settings.token_secret)
+        try:
+            async with DealerHarness(dealer_settings, wallet=port) as dealer:
+                yield Room(wallet, dealer)
+        finally:
+            await port.close()
 
 
 def reads(wallet: Wallet) -> float:
@@ -97,4 +120,29 @@ async def test_tampered_saved_views_are_refused_and_the_table_rebuilt(room: Room
     assert resumed(wallet, "refused") == refused + 1
     before = reads(wallet)
     await money_right(room, table_id, hands=8)
+    assert reads(wallet) - before >= history - 20  # rebuilt from the table's log
+
+
+async def test_a_sealed_view_the_log_does_not_follow_is_dropped_and_rebuilt(room: Room) -> None:
+    """Even a view sealed with the wallet's key (a bug, a stale value) moves no money unless the
+    table's next record links to its chain head: here a head and a stack made up."""
+    table_id, history = await seated_table(room, hands=6)
+    wallet = room.wallet.wallet
+    assert wallet is not None
+    await wallet.deposed()
+    await wallet.applier.save_views()
+    saved = wallet.applier._saved_views
+    assert saved is not None
+    stored = await saved.load(VIEWS_KEY)
+    assert stored is not None
+    views = decode_views(stored.data)
+    view, chain = views[table_id]
+    forged_view = replace(view, stacks=dict.fromkeys(view.stacks, 1))
+    views[table_id] = (forged_view, chain._replace(last_hash=bytes(32)))
+    await saved.save(VIEWS_KEY, stored.position + 1, encode_views(views))
+    refused = resumed(wallet, "refused")
+    await wallet.elected()
+    before = reads(wallet)
+    await money_right(room, table_id, hands=10)
+    assert resumed(wallet, "refused") == refused + 1
     assert reads(wallet) - before >= history - 20  # rebuilt from the table's log
