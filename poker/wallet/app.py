@@ -27,7 +27,7 @@ from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
 from poker.eventstore.jetstream import BatchDirectGet, JetStreamEventStore, StreamSettings
-from poker.eventstore.sealing import Keyring, Writer
+from poker.eventstore.sealing import Keyring, SealedSnapshotStore, Writer
 from poker.servicekit.composition import (
     LogStores,
     ServiceApi,
@@ -91,6 +91,7 @@ class Wallet:
         """Took the lease: rebuild, start the workers, serve."""
         await self.book.open()
         self.applier.reset()
+        await self.applier.restore_views()  # each open table resumes where it stopped
         await self.consumer.start()
         self.expiry.start()
         self.reaper.start()
@@ -104,6 +105,7 @@ class Wallet:
         await self.reaper.stop()
         await self.expiry.stop()
         await self.consumer.stop()
+        await self.applier.save_views()  # before the book closes: at the journal's position
         await self.book.flush_snapshots()  # written off the command path: finish the last one
         self.book.close()
         self.metrics.leader.set(0)
@@ -140,7 +142,14 @@ async def build_wallet(
     metrics = WalletMetrics(registry)
     key_index = JetStreamIndexStore(js, settings.journal_snapshot_bucket)
     book = _book(settings, journal_stores, keyring, metrics, key_index)
-    applier = BatchApplier(book, table_side.store, metrics, table_side.seals)
+    applier = BatchApplier(
+        book,
+        table_side.store,
+        metrics,
+        table_side.seals,
+        saved_views=_saved_views(settings, journal_stores, keyring, metrics),
+        save_every=settings.snapshot_every,
+    )
     consumer = _consumer(settings, table_side, applier, metrics)
     reaper = _reaper(settings, book, table_side, metrics)
     expiry = HoldExpiry(book, settings.expiry_interval_s)
@@ -202,6 +211,20 @@ def _provisioned(settings: WalletSettings) -> Callable[[Client], Awaitable[None]
         await verify(_tables_jetstream(nats), *wallet_table_needs(spec, settings.table_log.names))
 
     return check
+
+
+def _saved_views(
+    settings: WalletSettings, stores: LogStores, keyring: Keyring, metrics: WalletMetrics
+) -> SealedSnapshotStore:
+    """Where the consumer's open-table views are saved (:mod:`poker.wallet.views`): beside the
+    ledger's snapshot, sealed with the wallet's key as it is."""
+    return SealedSnapshotStore(
+        stores.snapshots,
+        keyring,
+        bucket=settings.journal_snapshot_bucket,
+        writer=Writer.WALLET,
+        on_refused=lambda r: metrics.snapshots_refused.labels(reason=r.value).inc(),
+    )
 
 
 async def _journal_stores(js: JetStreamContext, settings: WalletSettings) -> LogStores:

@@ -70,6 +70,7 @@ from nats.js import JetStreamContext
 from poker.eventstore.api import EventStore, Record, StoreUnavailable
 from poker.eventstore.jetstream import delivered_place, writer_headers
 from poker.eventstore.sealing import Refusal, SealRefused, Writer
+from poker.eventstore.snapshots import CorruptSnapshot, SnapshotStore
 from poker.eventstore.tasks import cancel_and_wait
 from poker.servicekit.errors import Conflict, Unavailable
 from poker.servicekit.observability import bound_context
@@ -90,6 +91,7 @@ from poker.wallet.config import FAULT_EXIT_AFTER_APPEND_ENV
 from poker.wallet.ledger import LedgerError, last_applied_position
 from poker.wallet.mapping import MappingError, TableView, fold_batch, map_batch, money_versions
 from poker.wallet.metrics import WalletMetrics
+from poker.wallet.views import VIEWS_KEY, ViewsRefused, decode_views, encode_views
 
 _log = structlog.get_logger(__name__)
 
@@ -165,13 +167,30 @@ class BatchApplier:
     """The consumer's logic, without NATS: one message in, an :class:`Outcome` out."""
 
     def __init__(
-        self, book: LedgerBook, table_log: EventStore, metrics: WalletMetrics, seals: TableSeals
+        self,
+        book: LedgerBook,
+        table_log: EventStore,
+        metrics: WalletMetrics,
+        seals: TableSeals,
+        *,
+        saved_views: SnapshotStore | None = None,
+        save_every: int = 0,
     ) -> None:
+        """``saved_views``: where the open tables' views are saved and resumed from (a sealed
+        store: :mod:`poker.wallet.views`; None: never saved), every ``save_every`` journal
+        records (0: only when asked, :meth:`save_views`)."""
         self._book = book
         self._table_log = table_log
         self._metrics = metrics
         self._seals = seals
         self._views: dict[str, _Tracked] = {}
+        #: table -> its latest view with no signature waiting (what may be saved)
+        self._checkpoints: dict[str, _Tracked] = {}
+        #: table -> its view resumed from the saved ones, until a message links to it
+        self._restored: dict[str, _Tracked] = {}
+        self._saved_views = saved_views
+        self._save_every = save_every
+        self._saved_at = 0  # the journal position the views were last saved at
         self._outcomes = {o: metrics.messages.labels(outcome=o.value) for o in Outcome}
         #: table -> the stream position of the message it is stalled on
         self.stalled: dict[str, int] = {}
@@ -187,12 +206,81 @@ class BatchApplier:
     def reset(self) -> None:
         """Forget every view (the ledger was reloaded: another process may have written)."""
         self._views.clear()
+        self._checkpoints.clear()
+        self._restored.clear()
         self.stalled.clear()
         self._stall_reasons.clear()
         self.refused.clear()
         self.broken.clear()
         self._foreign.clear()
         self._metrics.tables_stalled.set(0)
+
+    async def restore_views(self) -> int:
+        """Resume each open table from its saved view (:mod:`poker.wallet.views`), after
+        :meth:`reset` and the ledger's load; how many. Saved views that fail their seal or
+        their layout are ignored (every table rebuilt from its log); a view ahead of the
+        ledger's cursor, or of a table the ledger has closed, is dropped."""
+        if self._saved_views is None:
+            return 0
+        try:
+            saved = await self._saved_views.load(VIEWS_KEY)
+            views = {} if saved is None else decode_views(saved.data)
+        except (CorruptSnapshot, ViewsRefused) as refused:
+            self._metrics.views_restored.labels(outcome="refused").inc()
+            _log.warning("table_views_refused", error=str(refused))
+            return 0
+        except (StoreUnavailable, nats.errors.Error, TimeoutError) as error:
+            _log.warning("table_views_unavailable", error=repr(error))
+            return 0
+        state = self._book.state
+        for table_id, (view, chain) in views.items():
+            if not is_table_id(table_id):
+                continue
+            table = state.tables.get(table_id)
+            if (table is not None and table.closed) or (
+                view.last_money_version > last_applied_position(state, table_id)
+            ):
+                self._metrics.views_restored.labels(outcome="dropped").inc()
+                continue
+            tracked = _Tracked(view, chain)
+            self._views[table_id] = self._checkpoints[table_id] = tracked
+            self._restored[table_id] = tracked
+        self._metrics.views_restored.labels(outcome="resumed").inc(len(self._restored))
+        self._saved_at = 0 if saved is None else saved.position
+        _log.info("table_views_resumed", tables=len(self._restored))
+        return len(self._restored)
+
+    async def save_views(self, *, due_only: bool = False) -> bool:
+        """Save every open table's view at the journal's position (sealed: see
+        :mod:`poker.wallet.views`); with ``due_only``, only once ``save_every`` records were
+        appended since the last save. Whether saved; a store failure is logged, never raised
+        (the views are a shortcut: a restart without them rebuilds from the logs)."""
+        position = self._book.position if self._book.is_open else 0
+        if self._saved_views is None or position <= self._saved_at:
+            return False
+        if due_only and (self._save_every <= 0 or position - self._saved_at < self._save_every):
+            return False
+        data = encode_views({t: (k.view, k.chain) for t, k in self._checkpoints.items()})
+        try:
+            saved = await self._saved_views.save(VIEWS_KEY, position, data)
+        except Exception as error:  # any store failure: the next save tries again
+            _log.warning("table_views_save_failed", error=repr(error))
+            return False
+        self._saved_at = position
+        return saved
+
+    def _keep(self, table_id: str, tracked: _Tracked) -> None:
+        """``tracked`` is the table's view; saved from now on if nothing of it waits."""
+        self._views[table_id] = tracked
+        if tracked.view.closed:
+            self._checkpoints.pop(table_id, None)
+        elif not tracked.pending:
+            self._checkpoints[table_id] = tracked
+
+    def _forget(self, table_id: str) -> None:
+        self._views.pop(table_id, None)
+        self._checkpoints.pop(table_id, None)
+        self._restored.pop(table_id, None)
 
     def stacks_at(self, table_id: str, cursor: int) -> dict[str, int] | None:
         """The stacks of ``table_id`` as consumed, if the last money event folded is exactly the
@@ -284,9 +372,7 @@ class BatchApplier:
             batch = None  # refused below, once its seal says who wrote it
         first = batch.events[0].version if batch is not None and batch.events else -1
         try:
-            # The seal binds the table's previous record: the view before this message has it.
-            tracked = await self._view_before(table_id, position, first)
-            after = self._check(tracked, record, batch)
+            tracked, after = await self._checked(record, batch, first)
         except _Untrusted as untrusted:
             return self._refuse(table_id, untrusted.position, untrusted.refused)
         except SealRefused as refused:
@@ -325,7 +411,7 @@ class BatchApplier:
         except (StoreUnavailable, Unavailable, Conflict) as error:
             _log.warning("consumer_retry", error=str(error))
             return Outcome.RETRY
-        self._views[table_id] = _Tracked(mapped, after.chain, after.pending)
+        self._keep(table_id, _Tracked(mapped, after.chain, after.pending))
         if self.stalled.pop(table_id, None) is not None:
             _log.info("table_unstalled")
             self._stall_reasons.pop(table_id, None)
@@ -333,7 +419,7 @@ class BatchApplier:
             self.broken.pop(table_id, None)
             self._metrics.tables_stalled.set(len(self.stalled))
         if mapped.closed:
-            self._views.pop(table_id, None)  # nothing more will come
+            self._forget(table_id)  # nothing more will come
         return Outcome.APPLIED if commands else Outcome.NO_MONEY
 
     def _check(
@@ -397,7 +483,7 @@ class BatchApplier:
         self._stall_reasons.pop(table_id, None)
         self.refused.pop(table_id, None)
         self.broken.pop(table_id, None)
-        self._views.pop(table_id, None)
+        self._forget(table_id)
         self._metrics.tables_stalled.set(len(self.stalled))
 
     def _stall(self, table_id: str, position: int, why: str) -> Outcome:
@@ -440,11 +526,36 @@ class BatchApplier:
         if view.position < position and batch.events[0].version == view.version + 1:
             try:
                 folded = fold_batch(view, batch, position)
-                self._views[table_id] = _Tracked(folded, after.chain, after.pending)
+                self._keep(table_id, _Tracked(folded, after.chain, after.pending))
                 return
             except MappingError:
                 pass
-        self._views.pop(table_id, None)  # rebuilt from the log when next needed
+        self._forget(table_id)  # rebuilt from the log when next needed
+
+    async def _checked(
+        self, record: Record, batch: pb.TableEventBatch | None, first: int
+    ) -> tuple[_Tracked, _Tracked]:
+        """The table's view before ``record`` and what follows it once ``record``'s seal and
+        chain link are checked (:meth:`_check`). A view resumed from the saved ones that the
+        log does not follow from (its records or this one refused, its chain broken) is
+        dropped and the table rebuilt from its log: never is money applied on it."""
+        table_id = record.key
+        try:
+            # The seal binds the table's previous record: the view before this message has it.
+            tracked = await self._view_before(table_id, record.position, first)
+            after = self._check(tracked, record, batch)
+        except (_Untrusted, SealRefused, _Broken, MappingError) as error:
+            if table_id not in self._restored:
+                raise
+            _log.warning("table_view_refused", error=str(error))
+            self._metrics.views_restored.labels(outcome="refused").inc()
+            self._forget(table_id)
+            tracked = await self._view_before(table_id, record.position, first)
+            after = self._check(tracked, record, batch)
+        restored = self._restored.get(table_id)
+        if restored is not None and tracked.view.position >= restored.view.position:
+            del self._restored[table_id]  # a message linked to it (or to what followed it)
+        return tracked, after
 
     async def _view_before(self, table_id: str, position: int, first: int) -> _Tracked:
         """The table as of the message just before ``position`` (whose first event is version
@@ -467,6 +578,7 @@ class BatchApplier:
             async for record in records:
                 if record.position >= position:
                     break
+                self._metrics.view_records_read.inc()
                 batch = pb.TableEventBatch.FromString(record.data)
                 try:
                     checked = self._check(start, record, batch)
@@ -670,6 +782,8 @@ class TableConsumer:
                 continue
             for message in messages:
                 await self._handle(message)
+            if messages:
+                await self._applier.save_views(due_only=True)
             if time.monotonic() - lag_at > 1.0:
                 lag_at = time.monotonic()
                 await self._update_lag()

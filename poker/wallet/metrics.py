@@ -36,6 +36,19 @@ class WalletMetrics:
             ["game"],
             registry=registry,
         )
+        self.view_records_read = Counter(
+            "poker_wallet_consumer_view_records_read",
+            "Table-log records the consumer read to rebuild a table's view (a restart without"
+            " saved views, a redelivery, a saved view refused): flat in history when views resume.",
+            registry=registry,
+        )
+        self.views_restored = Counter(
+            "poker_wallet_consumer_views_restored",
+            "Saved table views the consumer resumed from at a start, and those it refused"
+            " (seal, layout, or a first message that does not follow them), by outcome.",
+            ["outcome"],
+            registry=registry,
+        )
         self.holds_open = Gauge(
             "poker_wallet_holds_open", "Holds waiting for a seat.", registry=registry
         )
