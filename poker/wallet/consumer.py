@@ -868,6 +868,8 @@ def _log_money(events: Sequence[lpb.LedgerEvent]) -> None:
     event it came from, and every account's movement (``cash:<player>``, ``escrow:<table>:
     <player>``, ``house:rake``, ...): who got or paid how much, for an operator's trail."""
     for event in events:
+        if not event.HasField("transaction_posted"):
+            continue
         tx = event.transaction_posted
         _log.info(
             "money_moved",

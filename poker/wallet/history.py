@@ -158,4 +158,8 @@ class HistoryReader:
             events = lpb.LedgerEventBatch.FromString(record.data).events
         except (SealRefused, DecodeError, ValueError):
             return []
-        return [decode_transaction(event)[0] for event in reversed(events)]
+        return [
+            decode_transaction(event)[0]
+            for event in reversed(events)
+            if event.HasField("transaction_posted")  # a TableForgotten lists nothing
+        ]

@@ -103,7 +103,8 @@ LEDGER_KEY = "ledger"
 # 4: the refused journal records are part of the state; 5: no transactions (they are the
 # journal's), the audit's running totals, client keys with what a retry is compared with;
 # 6: client keys and ended holds kept for a window of transactions (forget_at, key_window)
-_SNAPSHOT_FORMAT = 6
+# 7: forgotten closed tables (forgotten, forgotten_rake)
+_SNAPSHOT_FORMAT = 7
 #: The only writer whose key may seal a journal record.
 _LEDGER_WRITERS: Final = frozenset({Writer.LEDGER})
 #: How many refused records the state names (the Audit); the count goes on past it.

@@ -100,6 +100,8 @@ def names_of(events: Iterable[lpb.LedgerEvent]) -> list[str]:
     """The index names a record's events key: each client key, each hold ended."""
     names: list[str] = []
     for event in events:
+        if not event.HasField("transaction_posted"):
+            continue  # a TableForgotten keys nothing
         tx, _ = decode_transaction(event)
         if tx.idempotency_key.startswith(CLIENT_KEY_PREFIX):
             names.append(client_name(tx.idempotency_key))
@@ -350,6 +352,8 @@ class KeyIndex:
         if found is None:
             return None
         for event in found[1]:
+            if not event.HasField("transaction_posted"):
+                continue
             tx, _ = decode_transaction(event)
             if tx.idempotency_key == key:
                 return KeyedTransaction(tx.transaction_id, tx.kind, tx.postings)
@@ -362,6 +366,8 @@ class KeyIndex:
             return None
         ended: Hold | None = None
         for event in found[1]:
+            if not event.HasField("transaction_posted"):
+                continue
             tx, hold = decode_transaction(event)
             if tx.kind in _ENDINGS and tx.hold_id == hold_id and hold is not None:
                 ended = Hold(

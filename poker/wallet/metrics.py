@@ -131,6 +131,8 @@ class WalletMetrics:
     def record(self, events: Iterable[lpb.LedgerEvent], holds_open: int) -> None:
         """Count what one append wrote."""
         for event in events:
+            if not event.HasField("transaction_posted"):
+                continue  # a TableForgotten moves no money
             body = event.transaction_posted
             kind = Kind(body.kind)
             self.transactions.labels(kind=kind.name.lower()).inc()

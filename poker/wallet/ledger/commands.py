@@ -136,6 +136,17 @@ class CloseTableRefund:
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ForgetTable:
+    """Drop a closed table from the state: its TableClosed (at ``closed_at_position`` of its log)
+    is at or below the wallet consumer's ack floor, so JetStream will not redeliver it; the
+    ledger records the forgetting (``TableForgotten``) so that replay agrees."""
+
+    table_id: str
+    closed_at_position: int
+    now: int
+
+
 Command = (
     Deposit
     | Withdraw
@@ -146,4 +157,5 @@ Command = (
     | SettleHand
     | CashOut
     | CloseTableRefund
+    | ForgetTable
 )

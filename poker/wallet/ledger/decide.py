@@ -44,6 +44,7 @@ from poker.wallet.ledger.commands import (
     Command,
     Deposit,
     ExpireHolds,
+    ForgetTable,
     PlaceHold,
     PostHold,
     SettleHand,
@@ -82,6 +83,7 @@ from poker.wallet.ledger.rules import (
     verify_settlement_balanced,
     verify_source,
     verify_table_not_closed,
+    verify_table_not_forgotten,
     verify_table_open,
 )
 from poker.wallet.ledger.state import (
@@ -238,6 +240,7 @@ def _place_hold(
     if existing is not None:
         return _repeated_hold(existing, command.player_id, command.table_id, amount)
     verify_table_not_closed(state.tables.get(command.table_id))
+    verify_table_not_forgotten(state, command.table_id)
     verify_transaction_size("a hold", amount, limits)
     verify_funds(state, command.player_id, amount)
     hold = Hold(command.hold_id, command.player_id, command.table_id, amount, now + ttl)
@@ -335,8 +338,13 @@ def _expire_holds(
     ]
 
 
-def _already_applied(table: TableLedger | None, source: SourceEvent) -> bool:
-    return table is not None and source.position <= table.last_position
+def _already_applied(state: LedgerState, table: TableLedger | None, source: SourceEvent) -> bool:
+    """Whether the table's event at ``source`` was applied already: at or below the table's
+    cursor, or of a forgotten table at or below its close (a late redelivery: never applied)."""
+    if table is None:
+        closed_at = state.forgotten.get(source.table_id)
+        return closed_at is not None and source.position <= closed_at
+    return source.position <= table.last_position
 
 
 def _source_key(source: SourceEvent) -> str:
@@ -351,7 +359,7 @@ def _post_hold(
     verify_id("player id", command.player_id)
     now = verify_instant("now", command.now)
     table = state.tables.get(source.table_id)
-    if _already_applied(table, source):
+    if _already_applied(state, table, source):
         return []
     verify_table_not_closed(table)
     hold = _known_hold(state, recalled, command.hold_id)
@@ -405,7 +413,7 @@ def _settle_hand(
                 f"player {player}'s net result must be an integer of minor units, not {result!r}."
             )
     table = state.tables.get(source.table_id)
-    if _already_applied(table, source):
+    if _already_applied(state, table, source):
         return []
     table = verify_table_open(table, source.table_id)
     verify_settlement_balanced(net, rake)
@@ -450,7 +458,7 @@ def _cash_out(
     else:
         amount = verify_amount("a partial cash-out", command.amount)
     table = state.tables.get(source.table_id)
-    if _already_applied(table, source):
+    if _already_applied(state, table, source):
         return []
     table = verify_table_open(table, source.table_id)
     verify_escrow_open(table, command.player_id)
@@ -491,7 +499,7 @@ def _close_table(
     source = verify_source(command.source)
     now = verify_instant("now", command.now)
     known = state.tables.get(source.table_id)
-    if _already_applied(known, source):
+    if _already_applied(state, known, source):
         return []
     table = known or TableLedger(source.table_id)
     if table.closed:
@@ -535,6 +543,39 @@ def _close_table(
     return events
 
 
+def _forget_table(
+    state: LedgerState, command: ForgetTable, limits: Limits, recalled: Recalled
+) -> list[pb.LedgerEvent]:
+    """Forget a closed table with no escrow left (``[]`` if already forgotten); the caller
+    vouches that its close is acked (see :class:`ForgetTable`)."""
+    verify_id("table id", command.table_id)
+    now = verify_instant("now", command.now)
+    table = state.tables.get(command.table_id)
+    if table is None:
+        if command.table_id in state.forgotten:
+            return []
+        raise InvalidCommand(f"table {command.table_id} is not known to the ledger.")
+    if not table.closed:
+        raise InvalidCommand(f"table {command.table_id} is open: only a closed table is forgotten.")
+    if any(entry.balance for entry in table.escrow.values()):
+        raise InvalidCommand(
+            f"table {command.table_id} still holds escrow; it cannot be forgotten."
+        )
+    if any(state.holds[h].table_id == command.table_id for h in state.pending_holds):
+        raise InvalidCommand(
+            f"table {command.table_id} has a pending hold; it cannot be forgotten."
+        )
+    if command.closed_at_position < table.last_position:
+        raise InvalidCommand(
+            f"table {command.table_id}'s close at {command.closed_at_position} is before the "
+            f"ledger's cursor there ({table.last_position})."
+        )
+    body = pb.TableForgotten(
+        table_id=command.table_id, closed_at_position=command.closed_at_position
+    )
+    return [pb.LedgerEvent(sequence=state.sequence + 1, occurred_at=now, table_forgotten=body)]
+
+
 _HANDLERS: dict[type, Callable[[LedgerState, Any, Limits, Recalled], list[pb.LedgerEvent]]] = {
     Deposit: _deposit,
     Withdraw: _withdraw,
@@ -545,6 +586,7 @@ _HANDLERS: dict[type, Callable[[LedgerState, Any, Limits, Recalled], list[pb.Led
     SettleHand: _settle_hand,
     CashOut: _cash_out,
     CloseTableRefund: _close_table,
+    ForgetTable: _forget_table,
 }
 
 

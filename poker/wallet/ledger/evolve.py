@@ -64,7 +64,10 @@ def evolve(state: LedgerState, event: pb.LedgerEvent) -> LedgerState:
             f"event {event.sequence} cannot follow event {state.sequence}: the log has a gap or "
             "was replayed out of order."
         )
-    if event.WhichOneof("body") != "transaction_posted":
+    body = event.WhichOneof("body")
+    if body == "table_forgotten":
+        return _forget_table(state, event.sequence, event.table_forgotten)
+    if body != "transaction_posted":
         raise UnknownEvent(
             f"event {event.sequence} has a body this version does not know; upgrade the wallet."
         )
@@ -135,6 +138,31 @@ def _apply(state: LedgerState, sequence: int, tx: Transaction, hold: Hold | None
         totals=totals,
         refused_records=state.refused_records,
         refused_recent=state.refused_recent,
+        forgotten=state.forgotten,
+        forgotten_rake=state.forgotten_rake,
+    )
+
+
+def _forget_table(state: LedgerState, sequence: int, event: pb.TableForgotten) -> LedgerState:
+    """The state after a closed table is forgotten: it leaves ``tables``, its rake joins the
+    running totals by (game, day), and its close position guards any late redelivery. Like any
+    recorded event it is a fact: ``decide`` checked it (closed, no escrow) before writing it."""
+    table = state.tables.get(event.table_id)
+    tables, rake = state.tables, state.forgotten_rake
+    if table is not None:
+        tables = tables.remove(event.table_id)
+        if table.rake:
+            rake = dict(rake)
+            for key, line in table.rake.items():
+                old = rake.get(key, _NO_RAKE_LINE)
+                rake[key] = RakeLine(old.hands + line.hands, old.rake + line.rake)
+    position = max(event.closed_at_position, state.forgotten.get(event.table_id, 0))
+    return replace(
+        state,
+        sequence=sequence,
+        tables=tables,
+        forgotten=state.forgotten.set(event.table_id, position),
+        forgotten_rake=rake,
     )
 
 

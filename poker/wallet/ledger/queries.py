@@ -102,11 +102,19 @@ def rake_report(
     return sorted(rows, key=lambda r: (r.day or "", r.table_id or "", r.game or ""))
 
 
+#: The table id under which the rake of forgotten tables is reported (their per-table lines left
+#: the state with them; their rake is kept by game and day: ``LedgerState.forgotten_rake``).
+FORGOTTEN_TABLES = ""
+
+
 def rake_lines(state: LedgerState) -> Iterator[tuple[RakeKey, RakeLine]]:
-    """Every (table, game, UTC day) with hands settled, and its hands and rake."""
+    """Every (table, game, UTC day) with hands settled, and its hands and rake; the forgotten
+    tables' rake under table id :data:`FORGOTTEN_TABLES`."""
     for table_id, table in state.tables.items_iter():
         for (game, day), line in table.rake.items():
             yield RakeKey(table_id, game, day), line
+    for (game, day), line in state.forgotten_rake.items():
+        yield RakeKey(FORGOTTEN_TABLES, game, day), line
 
 
 def _selected(

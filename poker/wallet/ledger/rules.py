@@ -115,6 +115,12 @@ def verify_table_not_closed(table: TableLedger | None) -> None:
         raise TableClosed(f"table {table.table_id} was closed and refunded; no money moves there.")
 
 
+def verify_table_not_forgotten(state: LedgerState, table_id: str) -> None:
+    """Raise :class:`TableClosed` if the table was closed and then forgotten by the ledger."""
+    if table_id in state.forgotten:
+        raise TableClosed(f"table {table_id} was closed and refunded; no money moves there.")
+
+
 def verify_escrow_open(table: TableLedger, player_id: str) -> None:
     """Raise :class:`UnknownEscrow` unless the player has an open escrow at the table."""
     if player_id not in table.seated:

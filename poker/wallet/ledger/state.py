@@ -244,6 +244,15 @@ class LedgerState:
     # the Audit. Part of the state so that a snapshot taken after one still reports it.
     refused_records: int = 0
     refused_recent: tuple[tuple[int, str], ...] = ()
+    # Forgotten tables (a TableForgotten event: closed, no escrow, their close acked by the
+    # consumer): table id -> the position of its TableClosed. A message of such a table at or
+    # below it is a duplicate (``decide`` refuses it, a hold for it is refused as for a closed
+    # table). One short entry per table instead of its whole TableLedger (rake lines, zero
+    # escrows); see docs/wallet.md "Forgotten tables" for what remains to bound it.
+    forgotten: PMap[str, int] = field(default_factory=PMap)
+    # The rake of forgotten tables, folded into running totals by (game, UTC day): bounded by
+    # days and games, not by tables. ``rake_report`` adds it to the live tables' lines.
+    forgotten_rake: Mapping[tuple[str, str], RakeLine] = field(default_factory=dict)
 
     def account(self, name: str) -> AccountState | None:
         """The state of the account ``name``, or None if no posting ever touched it."""
