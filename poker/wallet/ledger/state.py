@@ -248,7 +248,7 @@ class LedgerState:
     # consumer): table id -> the position of its TableClosed. A message of such a table at or
     # below it is a duplicate (``decide`` refuses it, a hold for it is refused as for a closed
     # table). One short entry per table instead of its whole TableLedger (rake lines, zero
-    # escrows); see docs/wallet.md "Forgotten tables" for what remains to bound it.
+    # escrows). Still one entry per forgotten table: moving it to the key index is to do.
     forgotten: PMap[str, int] = field(default_factory=PMap)
     # The rake of forgotten tables, folded into running totals by (game, UTC day): bounded by
     # days and games, not by tables. ``rake_report`` adds it to the live tables' lines.
