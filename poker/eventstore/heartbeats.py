@@ -62,6 +62,7 @@ from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from poker.eventstore.api import StoreUnavailable, retry_while_unavailable, verify_key
+from poker.eventstore.buckets import bind_existing
 from poker.eventstore.leases import Clock, LeaseLost, LeaseSettings
 from poker.eventstore.nats_errors import is_wrong_last_sequence, unavailable_on_transient
 from poker.eventstore.tasks import cancel_and_wait
@@ -313,13 +314,8 @@ class JetStreamHeartbeatStore:
         return await self._bind_once()
 
     async def _bind_once(self) -> bool:
-        bucket = self.settings.bucket
-        with unavailable_on_transient(f"opening bucket {bucket!r}"):
-            try:
-                self._kv = await self._js.key_value(bucket)
-            except nats.js.errors.BucketNotFoundError:
-                return False
-        return True
+        self._kv = await bind_existing(self._js, self.settings.bucket)
+        return self._kv is not None
 
     @property
     def _bucket(self) -> KeyValue:

@@ -56,6 +56,7 @@ from poker.eventstore.api import (
     retry_while_unavailable,
     verify_key,
 )
+from poker.eventstore.buckets import bind_existing
 from poker.eventstore.defaults import DEFAULT_LEASE_BUCKET, DEFAULT_LEASE_TTL_S, DEFAULT_REPLICAS
 from poker.eventstore.nats_errors import is_wrong_last_sequence, unavailable_on_transient
 from poker.eventstore.tasks import cancel_and_wait
@@ -258,13 +259,8 @@ class JetStreamLeaseStore:
         return await retry_while_unavailable(self._bind_once)
 
     async def _bind_once(self) -> bool:
-        bucket = self.settings.bucket
-        with unavailable_on_transient(f"opening bucket {bucket!r}"):
-            try:
-                self._kv = await self._js.key_value(bucket)
-            except nats.js.errors.BucketNotFoundError:
-                return False
-        return True
+        self._kv = await bind_existing(self._js, self.settings.bucket)
+        return self._kv is not None
 
     @property
     def _bucket(self) -> KeyValue:

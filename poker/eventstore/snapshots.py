@@ -38,6 +38,7 @@ from poker.eventstore.api import (
     retry_while_unavailable,
     verify_key,
 )
+from poker.eventstore.buckets import bind_existing
 from poker.eventstore.defaults import DEFAULT_REPLICAS, DEFAULT_SNAPSHOT_BUCKET
 from poker.eventstore.nats_errors import unavailable_on_transient
 
@@ -213,12 +214,8 @@ class JetStreamSnapshotStore:
         return await retry_while_unavailable(self._bind_once)
 
     async def _bind_once(self) -> bool:
-        with unavailable_on_transient(f"opening bucket {self.settings.bucket!r}"):
-            try:
-                self._kv = await self._js.key_value(self.settings.bucket)
-            except nats.js.errors.BucketNotFoundError:
-                return False
-        return True
+        self._kv = await bind_existing(self._js, self.settings.bucket)
+        return self._kv is not None
 
     @property
     def _bucket(self) -> KeyValue:

@@ -544,6 +544,22 @@ SECRET_FILE: Final = Setting(
     Group.POKERCTL,
     (_C,),
 )
+ARCHIVE_RETENTION: Final = Setting(
+    "retention",
+    "`pokerctl log archive`: how long a closed table's log stays in the hot table stream after "
+    "its close before it moves to the archive stream (a number and s, m, h or d).",
+    Group.POKERCTL,
+    (_C,),
+    default="7d",
+)
+ARCHIVE_CONSUMER: Final = Setting(
+    "wallet-consumer",
+    "`pokerctl log archive`: the wallet's durable consumer on the tables stream, whose ack "
+    "floor must be past a table's last record before the table leaves it.",
+    Group.POKERCTL,
+    (_C,),
+    default="wallet-ledger",
+)
 CTL_TLS_CA: Final = Setting("tls-ca", "CA (PEM) of the servers.", Group.POKERCTL, (_C,))
 CTL_TLS_CERT: Final = Setting("tls-cert", "Client certificate (PEM).", Group.POKERCTL, (_C,))
 CTL_TLS_KEY: Final = Setting("tls-key", "Its private key (PEM).", Group.POKERCTL, (_C,))

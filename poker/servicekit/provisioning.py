@@ -10,8 +10,8 @@ cap its history, seal it, or source another service's stream (docs/security/nats
 >>> room = Room(TablesSpec(), WalletSpec())
 >>> [resource.label for resource in streams_of(room)]  # doctest: +NORMALIZE_WHITESPACE
 ['stream POKER_TABLES', 'bucket POKER_SNAPSHOTS', 'bucket POKER_LEASES',
- 'bucket POKER_TABLE_INDEX', 'stream POKER_WALLET', 'bucket POKER_WALLET_SNAPSHOTS',
- 'bucket POKER_WALLET_LEASES']
+ 'bucket POKER_TABLE_INDEX', 'stream POKER_TABLES_ARCHIVE', 'stream POKER_WALLET',
+ 'bucket POKER_WALLET_SNAPSHOTS', 'bucket POKER_WALLET_LEASES']
 >>> tables = streams_of(room)[0].config
 >>> tables.deny_delete, tables.deny_purge, tables.max_msgs_per_subject, tables.allow_direct
 (False, True, -1, True)
@@ -220,6 +220,38 @@ def index_bucket(bucket: str, replicas: int) -> StreamResource:
     )
 
 
+def archive_names(stream: str, subject_prefix: str) -> tuple[str, str]:
+    """The archive stream and subject prefix of the table stream ``stream`` with subjects
+    ``subject_prefix`` (``pokerctl log archive`` moves closed tables' logs there): the stream's
+    name and ``_ARCHIVE``, and the prefix's last token ``table`` made ``archive``.
+
+    >>> archive_names("POKER_TABLES", "poker.table")
+    ('POKER_TABLES_ARCHIVE', 'poker.archive')
+    >>> archive_names("T_x", "tx.tables")
+    ('T_x_ARCHIVE', 'tx.tables_archive')
+    """
+    head, _, last = subject_prefix.rpartition(".")
+    prefix = f"{head}.archive" if head and last == "table" else f"{subject_prefix}_archive"
+    return f"{stream}_ARCHIVE", prefix
+
+
+def archive_stream(names: TableNames, replicas: int) -> StreamResource:
+    """The archive of closed tables' logs (:func:`archive_names`): written by the operator
+    alone (no service user may publish to its subjects, nor delete or purge: ``deny_delete``
+    and ``deny_purge``), kept without limit (an operator who wants the archive to expire sets
+    ``max_age`` on it by hand, or copies it to an object store), read as the hot log was by
+    ``pokerctl verify --archive`` and ``export --archive``.
+
+    >>> archive = archive_stream(TableNames(), 1).config
+    >>> archive.name, archive.subjects, archive.deny_delete, archive.deny_purge
+    ('POKER_TABLES_ARCHIVE', ['poker.archive.>'], True, True)
+    """
+    stream, prefix = archive_names(names.stream, names.subject_prefix)
+    return StreamResource(
+        f"stream {stream}", log_stream_config(stream, prefix, replicas, deny_delete=True)
+    )
+
+
 def table_streams(spec: TablesSpec) -> list[StreamResource]:
     """The table stream and the dealer's three buckets (snapshots, leases, the index)."""
     names = spec.names
@@ -268,11 +300,17 @@ def wallet_consumer(tables: TableNames, wallet: WalletNames) -> ConsumerResource
 
 
 def streams_of(room: Room) -> list[StreamResource]:
-    """Every stream and bucket of ``room``, the table stream first."""
-    found = table_streams(room.tables)
+    """Every stream and bucket of ``room``, the table stream first (and the archive of its
+    closed tables' logs after the dealer's buckets)."""
+    found = _tables_side(room.tables)
     if room.wallet is not None:
         found += wallet_streams(room.wallet)
     return found
+
+
+def _tables_side(spec: TablesSpec) -> list[StreamResource]:
+    """What the TABLES account's admin provisions: the table stream, its buckets, the archive."""
+    return [*table_streams(spec), archive_stream(spec.names, spec.replicas)]
 
 
 def consumers_of(room: Room) -> list[ConsumerResource]:
@@ -529,7 +567,7 @@ async def provision(
     if room.wallet is not None and wallet_js is None:
         raise ValueError("a room with a wallet needs the WALLET account's admin (wallet_js)")
     steps: list[Callable[[], Awaitable[Outcome]]] = [
-        _retried(js, stream, apply_stream) for stream in table_streams(room.tables)
+        _retried(js, stream, apply_stream) for stream in _tables_side(room.tables)
     ]
     if room.wallet is not None:
         assert wallet_js is not None

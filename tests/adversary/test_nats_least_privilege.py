@@ -48,6 +48,7 @@ from poker.servicekit.nats_permissions import (
     inbox_prefix,
     shared_services,
 )
+from poker.servicekit.provisioning import archive_names
 from poker.servicekit.tokens import Role
 from poker.testing.dealer import DealerHarness, namespace_settings, new_secret
 from poker.testing.nats_server import NatsServer
@@ -99,7 +100,13 @@ class Room:
             w.journal_snapshot_bucket,
             w.journal_lease_bucket,
         )
-        return [d.table_stream, w.journal_stream, *(f"KV_{bucket}" for bucket in buckets)]
+        archive = archive_names(d.table_stream, d.table_subject_prefix)[0]
+        return [
+            d.table_stream,
+            w.journal_stream,
+            *(f"KV_{bucket}" for bucket in buckets),
+            archive,
+        ]
 
 
 @pytest.fixture
@@ -365,6 +372,26 @@ async def test_no_user_can_delete_or_purge_a_stream_or_a_record(room: Room, user
         await attacker.refused_call(
             lambda: attacker.js.delete_stream(own), f"$JS.API.STREAM.DELETE.{own}"
         )
+    await assert_unchanged(room, before)
+
+
+# --- the archive of closed tables' logs (issue #26): the operator's alone ---
+
+
+@pytest.mark.parametrize("user", [DEALER_USER, WALLET_USER])
+async def test_no_service_can_write_into_the_archive_of_closed_tables(
+    room: Room, user: str
+) -> None:
+    """A record forged into the archive would be read back by ``verify``/``export --archive``
+    as a table's history: no service user may publish there (deletes and purges of the archive
+    and of the table stream are refused above, the archive being one of ``room.streams()``)."""
+    before = await snapshot(room)
+    prefix = archive_names(room.dealer.table_stream, room.dealer.table_subject_prefix)[1]
+    subject = f"{prefix}.t-forged"
+    async with Attacker(room, user) as attacker:
+        await attacker.client.publish(subject, b"forged")
+        await attacker.answered()
+        assert subject.lower() in attacker.refused, (subject, attacker.refused)
     await assert_unchanged(room, before)
 
 

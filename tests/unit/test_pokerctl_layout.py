@@ -94,4 +94,4 @@ def test_the_audiences_call_the_services_through_the_one_client() -> None:
 def test_the_log_subgroup_keeps_its_command() -> None:
     group = cli.commands["log"]
     assert isinstance(group, click.Group)
-    assert set(group.commands) == {"remove-record"}
+    assert set(group.commands) == {"remove-record", "archive"}

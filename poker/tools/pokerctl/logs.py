@@ -20,8 +20,10 @@ from poker.eventstore.jetstream import JetStreamEventStore
 from poker.tablelog.feed import JetStreamFeed
 from poker.tools import logtools
 from poker.tools.ctlconfig import CtlError
+from poker.tools.logtools import archive as _archive  # noqa: F401 - logtools.archive
 from poker.tools.pokerctl.common import (
     Ctl,
+    F,
     json_option,
     run,
 )
@@ -34,6 +36,17 @@ from poker.tools.pokerctl.logaccess import (
 )
 from poker.tools.pokerctl.snapshots import snapshot_options, snapshot_store, start_of
 from poker.tools.pokerctl.tablecheck import Keys, print_report, state_data, verify_table
+
+
+def archive_option(function: F) -> F:
+    """``--archive``: read the archived tables (``pokerctl log archive``) instead of the hot
+    table stream."""
+    return click.option(
+        "--archive",
+        is_flag=True,
+        help="Read the tables `pokerctl log archive` moved to the archive stream of"
+        " --table-stream (POKER_TABLES_ARCHIVE by default) instead of the hot table stream.",
+    )(function)
 
 
 def _tables_progress(ctl: Ctl, verb: str) -> Progress:
@@ -136,6 +149,7 @@ async def replay(
     help="Where the checkpoints are kept (default: var/pokerctl in the home).",
 )
 @click.option("--no-checkpoints", is_flag=True, help="Neither read nor write checkpoints.")
+@archive_option
 @nats_options
 @snapshot_options
 @deck_key_option
@@ -149,6 +163,7 @@ async def verify(
     from_scratch: bool,
     checkpoint_dir: str,
     no_checkpoints: bool,
+    archive: bool,
     log_keys: str,
     table_snapshot_bucket: str,
     deck_key: str,
@@ -167,7 +182,11 @@ async def verify(
     folder = Path(checkpoint_dir) if checkpoint_dir else ctl.settings.state_folder()
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
-        names = list(tables) or await feed.table_ids()
+        if archive:  # the archived tables, read as their hot logs were
+            archived = logtools.archive.ArchivedLog(js, store.settings)
+            store, names = archived, list(tables) or await archived.table_ids()
+        else:
+            names = list(tables) or await feed.table_ids()
         snapshots = await snapshot_store(ctl, js, log_keys, table_snapshot_bucket)
         checkpoints = None
         if not no_checkpoints:  # --from-scratch: none read, fresh ones written
@@ -219,6 +238,7 @@ def _ms(moment: datetime | None) -> int | None:
 @click.option("--since", type=click.DateTime(), default=None, help="Hands started from (UTC).")
 @click.option("--until", type=click.DateTime(), default=None, help="Hands started before (UTC).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", help="The file.")
+@archive_option
 @nats_options
 @deck_key_option
 @json_option
@@ -231,6 +251,7 @@ async def export(
     since: datetime | None,
     until: datetime | None,
     output: str,
+    archive: bool,
     deck_key: str,
     **log: str,
 ) -> None:
@@ -256,7 +277,12 @@ async def export(
 
     async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
         nonlocal total
-        names = [table] if table else await feed.table_ids()
+        if archive:  # the archived tables, read as their hot logs were
+            archived = logtools.archive.ArchivedLog(js, store.settings)
+            store = archived
+            names = [table] if table else await archived.table_ids()
+        else:
+            names = [table] if table else await feed.table_ids()
         with _tables_progress(ctl, "exporting") as progress:
             task = progress.add_task("tables", total=len(names))
             for name in names:

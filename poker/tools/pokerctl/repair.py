@@ -5,6 +5,7 @@ verdict; this module reads the record and deletes it."""
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any
 
 import click
@@ -23,6 +24,7 @@ from poker.tablelog.feed import JetStreamFeed, is_table_id
 from poker.tablelog.seals import TableSeals
 from poker.tools import ctlconfig, logtools
 from poker.tools.ctlconfig import CtlError
+from poker.tools.logtools import archive as _archive  # noqa: F401 - logtools.archive below
 from poker.tools.pokerctl.common import (
     Ctl,
     json_option,
@@ -129,6 +131,79 @@ async def remove_record(ctl: Ctl, *, table: str, position: int, log_keys: str, *
             f" ({result['subject']}): {result['why']}"
         ),
     )
+
+
+@log_group.command("archive")
+@ctlconfig.option(flags.ARCHIVE_RETENTION)
+@ctlconfig.option(flags.ARCHIVE_CONSUMER)
+@ctlconfig.option(
+    flags.LOG_KEYS,
+    detail="Here: the public keyring every seal of a table is checked with before and after"
+    " its copy (else var/log-keys-public.json of the home; required).",
+)
+@nats_options
+@json_option
+@run
+async def archive(
+    ctl: Ctl,
+    *,
+    retention: str,
+    wallet_consumer: str,
+    log_keys: str,
+    **log: str,
+) -> None:
+    """Move the logs of tables closed longer ago than --retention out of the hot table stream
+    into its archive stream (POKER_TABLES_ARCHIVE, subjects poker.archive.<table>, provisioned
+    by python -m poker.servicekit.provision; pokerctl verify/export --archive read them
+    there): a table leaves only once the wallet has acknowledged its last record and its copy
+    checks out like its log (chain and seals); open tables and tables within the retention
+    are left alone. Idempotent: a run cut short is completed by the next. Needs the operator's
+    NATS user."""
+    try:
+        retention_s = logtools.archive.parse_retention(retention)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--retention") from None
+    keyring = log_keyring_of(ctl, log_keys)
+    if keyring is None:
+        raise CtlError("Archiving checks every seal: give --log-keys (the room's public ring).")
+    outcomes: list[logtools.archive.ArchiveOutcome] = []
+
+    async def body(store: JetStreamEventStore, feed: JetStreamFeed, js: JetStreamContext) -> None:
+        archived = logtools.archive.ArchivedLog(js, store.settings)
+        try:
+            outcomes.extend(
+                await logtools.archive.archive_closed_tables(
+                    js,
+                    store,
+                    archived,
+                    await feed.table_ids(),
+                    consumer=wallet_consumer,
+                    keyring=keyring,
+                    now_ms=int(time.time() * 1000),
+                    retention_ms=int(retention_s * 1000),
+                )
+            )
+        except nats.js.errors.NotFoundError as error:
+            raise CtlError(f"Not provisioned: {error.description}") from None
+
+    await with_log(ctl, log, body)
+    data = {
+        "tables": [
+            {"table_id": o.table_id, "action": o.action, "why": o.why, "records": o.records}
+            for o in outcomes
+        ],
+        "archived": sum(o.action == "archived" for o in outcomes),
+    }
+
+    def human() -> None:
+        for o in outcomes:
+            note = f": {o.why}" if o.why else f" ({o.records} records)"
+            print(f"{o.table_id} {o.action}{note}")
+        print(f"{data['archived']} tables archived")
+
+    ctl.emit(data, human)
+    if any(o.action == "refused" for o in outcomes):
+        raise SystemExit(1)
 
 
 #: The log-repair group, as :mod:`poker.tools.pokerctl.cli` adds them.
