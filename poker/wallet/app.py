@@ -48,6 +48,7 @@ from poker.wallet.book import LedgerBook
 from poker.wallet.config import WalletSettings
 from poker.wallet.consumer import BatchApplier, TableConsumer
 from poker.wallet.expiry import HoldExpiry
+from poker.wallet.forget import TableForgetter
 from poker.wallet.grpc_api import ERROR_TABLE, ROLES_BY_METHOD, SERVICE_NAME, WalletServicer
 from poker.wallet.journal import Journal
 from poker.wallet.keyindex import JetStreamIndexStore
@@ -72,6 +73,7 @@ class Wallet:
     leadership: Leadership
     metrics: WalletMetrics
     jetstream: JetStreamMonitor
+    forgetter: TableForgetter
     _stopping: bool = field(default=False)
 
     async def start(self) -> int:
@@ -95,6 +97,7 @@ class Wallet:
         await self.consumer.start()
         self.expiry.start()
         self.reaper.start()
+        self.forgetter.start()
         self.metrics.leader.set(1)
         await self.server.set_serving()
 
@@ -102,6 +105,7 @@ class Wallet:
         """Lost the lease (or stopping): stop writing at once, back to standby."""
         if not self._stopping:
             await _set_health(self.server, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.forgetter.stop()
         await self.reaper.stop()
         await self.expiry.stop()
         await self.consumer.stop()
@@ -153,6 +157,15 @@ async def build_wallet(
     consumer = _consumer(settings, table_side, applier, metrics)
     reaper = _reaper(settings, book, table_side, metrics)
     expiry = HoldExpiry(book, settings.expiry_interval_s)
+    # Closed tables whose close the consumer acked leave the state, on the expiry's timer.
+    forgetter = TableForgetter(
+        book,
+        table_side.js,
+        table_side.store,
+        stream=settings.table_log.stream,
+        durable=settings.consumer_name,
+        interval_s=settings.expiry_interval_s,
+    )
     servicer = _servicer(settings, book, metrics, applier, table_side)
     server = grpc_server("wallet", settings, _api(servicer), nats, registry)
     wallet: Wallet | None = None
@@ -170,6 +183,7 @@ async def build_wallet(
         leadership,
         metrics,
         monitor,
+        forgetter,
     )
     # Hooks run last registered first: stop the workers and free the lease, then drain NATS
     # (the server's own hook, registered first).

@@ -46,9 +46,11 @@ def table_escrow(state: LedgerState, table_id: str) -> dict[str, int]:
 
 def last_applied_position(state: LedgerState, table_id: str) -> int:
     """The position of the last dealer event of ``table_id`` applied (0: none); the consumer
-    resumes after it."""
+    resumes after it. A forgotten table's is its close: a redelivery there is a duplicate."""
     table = state.tables.get(table_id)
-    return 0 if table is None else table.last_position
+    if table is None:
+        return state.forgotten.get(table_id, 0)
+    return table.last_position
 
 
 def find_hold(state: LedgerState, hold_id: str) -> Hold | None:
