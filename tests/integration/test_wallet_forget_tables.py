@@ -100,6 +100,12 @@ async def test_closed_tables_acked_are_forgotten_and_nothing_moves(room: Room) -
     assert set(tables) <= set(state.forgotten)
     assert await _snapshot(room) == before
     assert await _forgetter(room).forget_pass() == 0  # nothing left to forget
+    # By table, the forgotten tables' rake is one row under table id "" (documented in the API).
+    by_table = await room.operator.call(
+        "GetRakeReport",
+        wpb.GetRakeReportRequest(group_by=[wpb.RAKE_DIMENSION_BY_TABLE]),
+    )
+    assert [(row.table_id, row.rake) for row in by_table.rows] == [("", before[1][0])]
 
     # A late redelivery of every message of a forgotten table, through the consumer's own path,
     # each as stored: duplicates, nothing moves.
