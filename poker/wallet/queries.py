@@ -174,10 +174,15 @@ class TableEscrow:
 
 
 def table_escrow(state: ledger.LedgerState, table_id: str) -> TableEscrow:
-    """The escrow of ``table_id``; :class:`NotFound` if no money ever moved there."""
+    """The escrow of ``table_id``; :class:`NotFound` if no money ever moved there. A forgotten
+    table (closed, its close acked: it left the state) answers closed, with no escrow, followed
+    up to its close."""
     table = state.tables.get(table_id)
     if table is None:
-        raise NoTableMoney(f"no money has moved at table {table_id!r}")
+        closed_at = state.forgotten.get(table_id)
+        if closed_at is None:
+            raise NoTableMoney(f"no money has moved at table {table_id!r}")
+        return TableEscrow(table_id, (), 0, closed_at, closed=True)
     escrows = ledger.table_escrow(state, table_id)
     return TableEscrow(
         table_id=table.table_id,

@@ -99,6 +99,8 @@ async def test_closed_tables_acked_are_forgotten_and_nothing_moves(room: Room) -
     assert not set(tables) & set(state.tables)
     assert set(tables) <= set(state.forgotten)
     assert await _snapshot(room) == before
+    escrow = await consumer_caught_up(room, tables[0])  # still answered: closed, nothing held
+    assert escrow.closed and escrow.total == 0 and not escrow.escrow
     assert await _forgetter(room).forget_pass() == 0  # nothing left to forget
     # By table, the forgotten tables' rake is one row under table id "" (documented in the API).
     by_table = await room.operator.call(
