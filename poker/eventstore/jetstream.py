@@ -179,6 +179,31 @@ class JetStreamEventStore:
             stored_at=unix_ms(message.time),
         )
 
+    async def first_position_at(self, key: str, unix_ms: int) -> int | None:
+        """The position of ``key``'s first record stored at or after ``unix_ms`` (the server's
+        clock, as :attr:`Record.stored_at`), None if there is none: one direct get by start time
+        (``DIRECT.GET.<stream>`` with ``start_time`` and ``next_by_subj``), whose cost does not
+        grow with the log."""
+        moment = datetime.datetime.fromtimestamp(unix_ms / 1000, tz=datetime.UTC)
+        request = {
+            "start_time": moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "next_by_subj": self.subject(key),
+        }
+        with unavailable_on_transient(f"locating the records of {key!r} by time"):
+            # nats-py's get_msg has no start_time: the API call by hand.
+            reply = await self._js._nc.request(
+                f"{self._js._prefix}.DIRECT.GET.{self.settings.stream}",
+                json.dumps(request).encode(),
+                timeout=self.settings.request_timeout_s,
+            )
+        headers = reply.headers or {}
+        status = headers.get(api.Header.STATUS)
+        if status == "404":
+            return None
+        if status is not None or "Nats-Sequence" not in headers:
+            raise StoreUnavailable(f"locating the records of {key!r} by time: status {status}")
+        return int(headers["Nats-Sequence"])
+
     async def _last_message(self, key: str) -> Record | None:
         subject = self.subject(key)
         with unavailable_on_transient(f"reading the last record of {key!r}"):

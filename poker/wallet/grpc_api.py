@@ -274,13 +274,25 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         """See the proto."""
         _check_bounds(request)
         day_from, day_to = wire.rake_days(request)
-        report = queries.rake_report(
-            self._book.state,
+        state, position = self._book.state, self._book.position  # one instant of the ledger
+        by, table_id, game = (
             wire.rake_dimensions(request),
-            table_id=request.table_id or None,
-            game=request.game or None,
+            request.table_id or None,
+            request.game or None,
+        )
+        by_table = None
+        if queries.needs_forgotten_tables(state, by, table_id):
+            by_table = await queries.forgotten_tables_rake(
+                state, self._book.history, position, game=game, day_from=day_from, day_to=day_to
+            )
+        report = queries.rake_report(
+            state,
+            by,
+            table_id=table_id,
+            game=game,
             day_from=day_from,
             day_to=day_to,
+            forgotten_by_table=by_table,
         )
         return wire.rake_report_message(report)
 

@@ -21,10 +21,10 @@ one reads only what his role may see, from elsewhere in the journal.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Final, Protocol, cast, runtime_checkable
 
 from google.protobuf.message import DecodeError
 
@@ -35,7 +35,7 @@ from poker.v1 import ledger_pb2 as lpb
 from poker.wallet.ledger import Transaction
 from poker.wallet.ledger.accounts import cash_account, held_account
 from poker.wallet.ledger.events import decode_transaction
-from poker.wallet.ledger.state import escrow_owner
+from poker.wallet.ledger.state import Kind, escrow_owner
 
 #: The most journal records one page reads.
 SCAN_LIMIT: Final = 4096
@@ -100,6 +100,16 @@ def owned_by(player_id: str) -> Callable[[Transaction], bool]:
 Verifier = Callable[[Record, int], None]
 
 
+@runtime_checkable
+class TimeLocated(Protocol):
+    """A store that finds a log's first record stored at or after an instant (JetStream's direct
+    get by start time: :meth:`poker.eventstore.jetstream.JetStreamEventStore.first_position_at`)."""
+
+    def first_position_at(self, key: str, unix_ms: int) -> Awaitable[int | None]:
+        """The position of ``key``'s first record stored at or after ``unix_ms``, or None."""
+        ...
+
+
 class HistoryReader:
     """Pages of the journal's transactions; see the module docstring."""
 
@@ -140,6 +150,29 @@ class HistoryReader:
             scanned += high - low + 1
             high = low - 1
         return found, (Cursor(high, before) if high >= 1 else None)
+
+    async def first_position_at(self, unix_ms: int) -> int | None:
+        """The position of the journal's first record stored at or after ``unix_ms`` (None: no
+        such record); 1 from a store that cannot locate by time (the read then starts at the
+        journal's first record)."""
+        if isinstance(self._store, TimeLocated):
+            return await self._store.first_position_at(self._key, unix_ms)
+        return 1
+
+    async def settlements(self, low: int, high: int) -> AsyncIterator[list[Transaction]]:
+        """The hand settlements of the records ``low`` .. ``high`` (those the wallet sealed),
+        oldest first, a list per window of records read."""
+        while low <= high:
+            top = min(high, low + self._window - 1)
+            found: list[Transaction] = []
+            for record in await self._window_records(low, top):
+                found.extend(
+                    tx
+                    for tx in reversed(self._transactions(record))
+                    if tx.kind is Kind.HAND_SETTLED
+                )
+            yield found
+            low = top + 1
 
     async def _window_records(self, low: int, high: int) -> list[Record]:
         records: list[Record] = []

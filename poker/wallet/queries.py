@@ -12,8 +12,10 @@ Balance(player_id='ann', cash=0, held=0, escrow=(), total=0)
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from poker.servicekit.errors import NotFound
 from poker.tablelog.chain import ChainBreak
@@ -24,7 +26,7 @@ from poker.wallet.history import Cursor, HistoryReader, account_of, owned_by
 from poker.wallet.ledger import BreachKind, Hold, Transaction
 from poker.wallet.ledger.accounts import cash_account
 from poker.wallet.ledger.queries import RakeDimension, RakeRow
-from poker.wallet.ledger.state import CLIENT_KEY_PREFIX, KeyedTransaction
+from poker.wallet.ledger.state import CLIENT_KEY_PREFIX, KeyedTransaction, RakeKey, RakeLine
 from poker.wallet.metrics import WalletMetrics
 
 
@@ -212,14 +214,95 @@ def rake_report(
     game: str | None,
     day_from: str | None,
     day_to: str | None,
+    forgotten_by_table: Mapping[RakeKey, RakeLine] | None = None,
 ) -> RakeReport:
-    """Rake grouped ``by`` the dimensions, filtered (None: no filter), with its totals."""
+    """Rake grouped ``by`` the dimensions, filtered (None: no filter), with its totals; the
+    forgotten tables' lines by table (:func:`forgotten_tables_rake`) where it needs them."""
     rows = tuple(
         ledger.rake_report(
-            state, by=by, table_id=table_id, game=game, day_from=day_from, day_to=day_to
+            state,
+            by=by,
+            table_id=table_id,
+            game=game,
+            day_from=day_from,
+            day_to=day_to,
+            forgotten_by_table=forgotten_by_table,
         )
     )
     return RakeReport(rows, sum(row.rake for row in rows), sum(row.hands for row in rows))
+
+
+#: How long before its first day the read of forgotten tables' rake starts: a hand's day is of
+#: its own time, its journal record's time is the server's, later (the wallet applies it after
+#: the table) unless the clocks disagree by more than this.
+CLOCK_MARGIN_MS: Final = 3_600_000
+_DAY_MS: Final = 86_400_000
+
+
+def needs_forgotten_tables(
+    state: ledger.LedgerState, by: tuple[RakeDimension, ...], table_id: str | None
+) -> bool:
+    """Whether a rake report needs the forgotten tables' rake by table (grouped by table, or
+    filtered on a forgotten table's id, with forgotten rake in the state)."""
+    if not state.forgotten_rake:
+        return False
+    if table_id is not None:
+        return table_id in state.forgotten
+    return "table" in by
+
+
+async def forgotten_tables_rake(
+    state: ledger.LedgerState,
+    reader: HistoryReader,
+    position: int,
+    *,
+    game: str | None,
+    day_from: str | None,
+    day_to: str | None,
+) -> dict[RakeKey, RakeLine]:
+    """The forgotten tables' rake by (table, game, day) over the requested games and days, read
+    from the journal up to ``position`` (the state's): what ``rake_report`` needs to report it
+    by table exactly as before the forgetting.
+
+    **Cost.** The read starts at the journal's first record stored on the period's first day
+    (less :data:`CLOCK_MARGIN_MS`; one direct get by start time finds it) and goes forward only
+    until the lines found add up, per game and day, to the state's running totals of the
+    forgotten rake (``LedgerState.forgotten_rake``): it grows with the period asked (and the
+    journal written since, where a hand of the period was applied late), not with the room's
+    whole history. Only if the lines do not add up at the state's position (a hand the clocks
+    put before the start) are the records before the start read too; what still does not add up
+    is reported under table id ``""`` by ``rake_report`` (the totals are the state's always).
+    """
+    wanted = {
+        key: line
+        for key, line in state.forgotten_rake.items()
+        if (game is None or key[0] == game)
+        and (day_from is None or key[1] >= day_from)
+        and (day_to is None or key[1] <= day_to)
+    }
+    if not wanted:
+        return {}
+    first_day = min(day for _, day in wanted)
+    days = (dt.date.fromisoformat(first_day) - dt.date(1970, 1, 1)).days
+    start_ms = days * _DAY_MS - CLOCK_MARGIN_MS
+    start = await reader.first_position_at(max(0, start_ms))
+    start = position + 1 if start is None else start
+    lines: dict[RakeKey, RakeLine] = {}
+    sums: dict[tuple[str, str], RakeLine] = {}
+    for low, high in ((start, position), (1, start - 1)):
+        async for settlements in reader.settlements(low, high):
+            for tx in settlements:
+                day = ledger.utc_day(tx.occurred_at)
+                if (tx.game, day) not in wanted or tx.source_table_id not in state.forgotten:
+                    continue
+                key = RakeKey(tx.source_table_id, tx.game, day)
+                old = lines.get(key, RakeLine(0, 0))
+                lines[key] = RakeLine(old.hands + 1, old.rake + tx.rake)
+                total = sums.get((tx.game, day), RakeLine(0, 0))
+                sums[(tx.game, day)] = RakeLine(total.hands + 1, total.rake + tx.rake)
+            if sums == wanted:
+                return lines
+    return lines
 
 
 # --- the audit ----------------------------------------------------------------------------------

@@ -300,3 +300,27 @@ async def test_every_record_carries_the_time_the_store_took_it(store: EventStore
     assert [record.stored_at for record in batches] == stamps
     at = [await store.read_at(key, position) for position in (first, second)]
     assert [record.stored_at for record in at if record is not None] == stamps
+
+
+async def test_jetstream_finds_a_logs_first_record_stored_at_or_after_an_instant(
+    store: EventStore,
+) -> None:
+    if not isinstance(store, JetStreamEventStore):
+        pytest.skip("locating by time is JetStream's (a direct get by start time)")
+    key, other = new_key(), new_key()
+    for n in range(3):
+        await store.append(
+            other, b"o", expected_position=await store.last_position(other), msg_id=f"o{n}"
+        )
+        await store.append(
+            key, b"k", expected_position=await store.last_position(key), msg_id=f"k{n}"
+        )
+    records = await read_all(store, key)
+    assert await store.first_position_at(key, 0) == records[0].position
+    for record in records:
+        assert record.stored_at is not None
+        first = next(
+            r for r in records if r.stored_at is not None and r.stored_at >= record.stored_at
+        )
+        assert await store.first_position_at(key, record.stored_at) == first.position
+    assert await store.first_position_at(key, records[-1].stored_at + 60_000) is None  # type: ignore[operator]

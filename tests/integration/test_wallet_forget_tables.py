@@ -71,6 +71,24 @@ async def test_the_leaders_timer_forgets_closed_tables(room: Room) -> None:
     assert report.clean, report.breaches
 
 
+async def _rake_by_table(room: Room, tables: list[str]) -> list[wpb.GetRakeReportResponse]:
+    """The rake reports by table, by table and day, and filtered on each table's id."""
+    by_table = [wpb.RAKE_DIMENSION_BY_TABLE]
+    everything = [
+        wpb.RAKE_DIMENSION_BY_TABLE,
+        wpb.RAKE_DIMENSION_BY_GAME,
+        wpb.RAKE_DIMENSION_BY_DAY,
+    ]
+    requests = [
+        wpb.GetRakeReportRequest(group_by=by_table),
+        wpb.GetRakeReportRequest(group_by=everything),
+        *(wpb.GetRakeReportRequest(group_by=everything, table_id=t) for t in tables),
+    ]
+    reports = [await room.operator.call("GetRakeReport", r) for r in requests]
+    assert {row.table_id for row in reports[0].rows} == set(tables)
+    return reports
+
+
 async def _forgotten(room: Room) -> set[str]:
     return set(_state(room).forgotten)
 
@@ -84,6 +102,7 @@ async def test_closed_tables_acked_are_forgotten_and_nothing_moves(room: Room) -
     assert set(tables) <= set(_state(room).tables)
     before = await _snapshot(room)
     assert before[1][0] > 0  # the house took rake at those tables
+    reports_before = await _rake_by_table(room, tables)
 
     # The pass forgets each table once the consumer's ack floor passed its last record (the
     # ack follows the apply: a pass may find it not yet there, the next one does).
@@ -102,12 +121,9 @@ async def test_closed_tables_acked_are_forgotten_and_nothing_moves(room: Room) -
     escrow = await consumer_caught_up(room, tables[0])  # still answered: closed, nothing held
     assert escrow.closed and escrow.total == 0 and not escrow.escrow
     assert await _forgetter(room).forget_pass() == 0  # nothing left to forget
-    # By table, the forgotten tables' rake is one row under table id "" (documented in the API).
-    by_table = await room.operator.call(
-        "GetRakeReport",
-        wpb.GetRakeReportRequest(group_by=[wpb.RAKE_DIMENSION_BY_TABLE]),
-    )
-    assert [(row.table_id, row.rake) for row in by_table.rows] == [("", before[1][0])]
+    # By table (grouped, and filtered on each forgotten table's id), the report is the one taken
+    # before the forgetting: the forgotten tables' rows are read from the journal.
+    assert await _rake_by_table(room, tables) == reports_before
 
     # A late redelivery of every message of a forgotten table, through the consumer's own path,
     # each as stored: duplicates, nothing moves.

@@ -25,7 +25,7 @@ from poker.wallet.ledger import (
     execute,
     replay,
 )
-from poker.wallet.ledger.queries import rake_report
+from poker.wallet.ledger.queries import RakeRow, rake_lines, rake_report
 
 T0 = 1_700_000_000_000
 DAY = 86_400_000
@@ -148,3 +148,25 @@ def test_replay_and_snapshots_agree_with_the_live_path(
     assert _report(live) == report
     assert replay(recorded, state) == live  # type: ignore[arg-type]
     assert decode_state(encode_state(live)) == live
+
+
+def test_the_forgotten_tables_lines_from_the_journal_give_back_the_report_by_table() -> None:
+    state = _funded()
+    closes = {}
+    for n in range(3):
+        state, closes[f"t{n}"] = _play_table(state, f"t{n}", hands=2 + n, day=n % 2)
+    before = rake_report(state, by=("table", "game", "day"))
+    lines = dict(rake_lines(state))  # what the journal's hand settlements add up to
+    for table_id, position in closes.items():
+        state, _ = execute(state, ForgetTable(table_id, position, now=T0))
+
+    assert rake_report(state, by=("table", "game", "day"), forgotten_by_table=lines) == before
+    assert rake_report(state, by=("table",), table_id="t1", forgotten_by_table=lines) == [
+        RakeRow("t1", None, None, 3, 3)
+    ]
+    # Lines that do not add up (say, one table's hands not found): the rest is the "" row, the
+    # totals are the state's.
+    partial = {key: line for key, line in lines.items() if key.table_id != "t0"}
+    rows = rake_report(state, by=("table",), forgotten_by_table=partial)
+    assert [(row.table_id, row.hands) for row in rows] == [("", 2), ("t1", 3), ("t2", 4)]
+    assert rake_report(state, by=("table",)) == [RakeRow("", None, None, 9, 9)]

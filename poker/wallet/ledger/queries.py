@@ -7,7 +7,7 @@ arrive while a client is paging.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,13 +84,15 @@ def rake_report(
     game: str | None = None,
     day_from: str | None = None,
     day_to: str | None = None,
+    forgotten_by_table: Mapping[RakeKey, RakeLine] | None = None,
 ) -> list[RakeRow]:
     """Rake grouped ``by`` table, game and/or UTC day (``YYYY-MM-DD``, inclusive bounds), sorted.
 
-    ``by=()`` gives one grand-total row (if any hand was settled).
+    ``by=()`` gives one grand-total row (if any hand was settled). ``forgotten_by_table``: the
+    forgotten tables' lines read from the journal (:func:`rake_lines`).
     """
     groups: dict[tuple[str | None, ...], tuple[int, int]] = {}
-    for key, line in rake_lines(state):
+    for key, line in rake_lines(state, forgotten_by_table):
         if not _selected(key, table_id, game, day_from, day_to):
             continue
         group = (
@@ -104,19 +106,38 @@ def rake_report(
     return sorted(rows, key=lambda r: (r.day or "", r.table_id or "", r.game or ""))
 
 
-#: The table id under which the rake of forgotten tables is reported (their per-table lines left
-#: the state with them; their rake is kept by game and day: ``LedgerState.forgotten_rake``).
+#: The table id under which the rake of forgotten tables is reported when no line read from the
+#: journal accounts for it (their per-table lines left the state with them; their rake is kept by
+#: game and day: ``LedgerState.forgotten_rake``; the wallet's report reads the lines).
 FORGOTTEN_TABLES = ""
 
 
-def rake_lines(state: LedgerState) -> Iterator[tuple[RakeKey, RakeLine]]:
-    """Every (table, game, UTC day) with hands settled, and its hands and rake; the forgotten
-    tables' rake under table id :data:`FORGOTTEN_TABLES`."""
+def rake_lines(
+    state: LedgerState, forgotten_by_table: Mapping[RakeKey, RakeLine] | None = None
+) -> Iterator[tuple[RakeKey, RakeLine]]:
+    """Every (table, game, UTC day) with hands settled, and its hands and rake.
+
+    The forgotten tables' rake is the state's by game and day: each under its own table given
+    its lines in ``forgotten_by_table`` (read from the journal), and what those lines do not
+    account for (all of it without them) under table id :data:`FORGOTTEN_TABLES`, so the totals
+    are the state's whatever the lines hold.
+    """
     for table_id, table in state.tables.items_iter():
         for (game, day), line in table.rake.items():
             yield RakeKey(table_id, game, day), line
+    found: dict[tuple[str, str], RakeLine] = {}
+    for key, line in (forgotten_by_table or {}).items():
+        total = state.forgotten_rake.get((key.game, key.day))
+        if total is None:
+            continue  # not the state's: a line read past it
+        yield key, line
+        old = found.get((key.game, key.day), RakeLine(0, 0))
+        found[(key.game, key.day)] = RakeLine(old.hands + line.hands, old.rake + line.rake)
     for (game, day), line in state.forgotten_rake.items():
-        yield RakeKey(FORGOTTEN_TABLES, game, day), line
+        seen = found.get((game, day), RakeLine(0, 0))
+        rest = RakeLine(line.hands - seen.hands, line.rake - seen.rake)
+        if rest != (0, 0):
+            yield RakeKey(FORGOTTEN_TABLES, game, day), rest
 
 
 def _selected(
